@@ -14,10 +14,10 @@ import builtins as _builtins
 import sys
 import typing as _typing
 
-if sys.version_info >= (3, 11):
-    from typing import TypeAlias as _TypeAlias, Never as _Never
+if sys.version_info >= (3, 10):
+    from typing import TypeAlias as _TypeAlias
 else:
-    from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
+    from typing_extensions import TypeAlias as _TypeAlias
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -245,8 +245,8 @@ class Memory(_message.Message):
         status: Global___MemoryStatus.ValueType = ...,
         topic_key: _builtins.str = ...,
         content: _builtins.str = ...,
-        importance: _builtins.float = ...,
-        confidence: _builtins.float = ...,
+        importance: _builtins.float | None = ...,
+        confidence: _builtins.float | None = ...,
         source: _builtins.str = ...,
         tags: _abc.Iterable[_builtins.str] | None = ...,
         metadata: _struct_pb2.Struct | None = ...,
@@ -262,10 +262,17 @@ class Memory(_message.Message):
         embedding_model: _builtins.str = ...,
         content_hash: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "expire_at", b"expire_at", "metadata", b"metadata", "occurred_at", b"occurred_at", "updated_at", b"updated_at", "valid_to", b"valid_to"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "confidence", b"confidence", "created_at", b"created_at", "expire_at", b"expire_at", "importance", b"importance", "metadata", b"metadata", "occurred_at", b"occurred_at", "updated_at", b"updated_at", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_scope", b"agent_scope", "confidence", b"confidence", "content", b"content", "content_hash", b"content_hash", "created_at", b"created_at", "embedding_model", b"embedding_model", "etag", b"etag", "expire_at", b"expire_at", "id", b"id", "importance", b"importance", "metadata", b"metadata", "occurred_at", b"occurred_at", "session_id", b"session_id", "source", b"source", "status", b"status", "superseded_by_id", b"superseded_by_id", "supersedes_id", b"supersedes_id", "tags", b"tags", "tier", b"tier", "topic_key", b"topic_key", "type", b"type", "updated_at", b"updated_at", "user_id", b"user_id", "valid_to", b"valid_to", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "agent_scope", b"agent_scope", "confidence", b"confidence", "content", b"content", "content_hash", b"content_hash", "created_at", b"created_at", "embedding_model", b"embedding_model", "etag", b"etag", "expire_at", b"expire_at", "id", b"id", "importance", b"importance", "metadata", b"metadata", "occurred_at", b"occurred_at", "session_id", b"session_id", "source", b"source", "status", b"status", "superseded_by_id", b"superseded_by_id", "supersedes_id", b"supersedes_id", "tags", b"tags", "tier", b"tier", "topic_key", b"topic_key", "type", b"type", "updated_at", b"updated_at", "user_id", b"user_id", "valid_to", b"valid_to", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__confidence: _TypeAlias = _typing.Literal["confidence"]  # noqa: Y015
+    _WhichOneofArgType__confidence: _TypeAlias = _typing.Literal["_confidence", b"_confidence"]  # noqa: Y015
+    _WhichOneofReturnType__importance: _TypeAlias = _typing.Literal["importance"]  # noqa: Y015
+    _WhichOneofArgType__importance: _TypeAlias = _typing.Literal["_importance", b"_importance"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__confidence) -> _WhichOneofReturnType__confidence | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__importance) -> _WhichOneofReturnType__importance | None: ...
 
 Global___Memory: _TypeAlias = Memory  # noqa: Y015

@@ -1,0 +1,6 @@
+"""Typed async Python client for recalld (generated stubs in `recalld.v1`)."""
+
+from recalld_client._client import RecalldClient
+from recalld_client._errors import FieldViolation, RecalldError
+
+__all__ = ["FieldViolation", "RecalldClient", "RecalldError"]

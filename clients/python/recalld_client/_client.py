@@ -1,0 +1,203 @@
+"""RecalldClient: a thin async wrapper over the generated MemoryService stub."""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, TypeAlias, TypeVar
+
+import grpc
+from google.protobuf import field_mask_pb2
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
+from recalld_client._errors import RecalldError
+
+T = TypeVar("T")
+ForgetMode: TypeAlias = memory_service_pb2.ForgetMode.ValueType
+
+DEFAULT_TIMEOUT_S = 10.0
+RECALL_TIMEOUT_S = 5.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Retries of UNAVAILABLE on idempotent calls only."""
+
+    attempts: int = 4
+    initial_backoff_s: float = 0.1
+    max_backoff_s: float = 2.0
+
+
+def _is_unavailable(error: BaseException) -> bool:
+    return isinstance(error, RecalldError) and error.code == grpc.StatusCode.UNAVAILABLE
+
+
+class RecalldClient:
+    """Async client for one recalld server.
+
+    Args:
+        address: host:port of the server.
+        api_key: Sent as `authorization: Bearer <key>`; the key decides the tenant.
+        tenant: Without a key (loopback development servers), the tenant to use.
+        tls: Use TLS (system roots unless root_certificates is given).
+        root_certificates: PEM roots for TLS.
+        retry: Retry policy for UNAVAILABLE on idempotent calls.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        api_key: str = "",
+        tenant: str = "",
+        tls: bool = False,
+        root_certificates: bytes | None = None,
+        retry: RetryPolicy | None = None,
+        channel: grpc.aio.Channel | None = None,
+    ) -> None:
+        if channel is None:
+            if tls:
+                channel = grpc.aio.secure_channel(
+                    address, grpc.ssl_channel_credentials(root_certificates)
+                )
+            else:
+                channel = grpc.aio.insecure_channel(address)
+        self._channel = channel
+        self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        self._metadata: list[tuple[str, str]] = []
+        if api_key:
+            self._metadata.append(("authorization", f"Bearer {api_key}"))
+        if tenant:
+            self._metadata.append(("x-recalld-tenant", tenant))
+        self._retry = retry or RetryPolicy()
+
+    async def __aenter__(self) -> RecalldClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Closes the channel."""
+        await self._channel.close(None)
+
+    async def _call(
+        self, fn: Callable[..., Awaitable[T]], request: Any, timeout: float, idempotent: bool
+    ) -> T:
+        async def once() -> T:
+            try:
+                return await fn(request, timeout=timeout, metadata=self._metadata)
+            except grpc.aio.AioRpcError as error:
+                raise RecalldError.from_rpc_error(error) from None
+
+        if not idempotent:
+            return await once()
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception(_is_unavailable),
+            stop=stop_after_attempt(self._retry.attempts),
+            wait=wait_exponential_jitter(
+                multiplier=self._retry.initial_backoff_s,
+                max=self._retry.max_backoff_s,
+                jitter=self._retry.initial_backoff_s,
+            ),
+            reraise=True,
+        ):
+            with attempt:
+                return await once()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def write(
+        self,
+        user_id: str,
+        memories: Sequence[memory_pb2.Memory],
+        *,
+        request_id: str = "",
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> memory_service_pb2.WriteResponse:
+        """Stores memories; retried on UNAVAILABLE only when request_id makes it idempotent."""
+        request = memory_service_pb2.WriteRequest(
+            user_id=user_id, memories=memories, request_id=request_id
+        )
+        return await self._call(self._stub.Write, request, timeout, idempotent=bool(request_id))
+
+    async def recall(
+        self,
+        user_id: str,
+        query: str = "",
+        *,
+        top_k: int = 10,
+        timeout: float = RECALL_TIMEOUT_S,
+        **fields: Any,
+    ) -> memory_service_pb2.RecallResponse:
+        """Recalls the memories most relevant to `query` (other RecallRequest fields by name)."""
+        request = memory_service_pb2.RecallRequest(
+            user_id=user_id, query=query, top_k=top_k, **fields
+        )
+        return await self._call(self._stub.Recall, request, timeout, idempotent=True)
+
+    async def get(
+        self, user_id: str, memory_id: str, *, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> memory_pb2.Memory:
+        """One memory by id."""
+        request = memory_service_pb2.GetRequest(user_id=user_id, id=memory_id)
+        response: memory_service_pb2.GetResponse = await self._call(
+            self._stub.Get, request, timeout, idempotent=True
+        )
+        return response.memory
+
+    async def list(
+        self,
+        user_id: str,
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+        timeout: float = DEFAULT_TIMEOUT_S,
+        **fields: Any,
+    ) -> memory_service_pb2.ListResponse:
+        """One page of the user's memories, newest first."""
+        request = memory_service_pb2.ListRequest(
+            user_id=user_id, page_size=page_size, page_token=page_token, **fields
+        )
+        return await self._call(self._stub.List, request, timeout, idempotent=True)
+
+    async def update(
+        self,
+        user_id: str,
+        memory: memory_pb2.Memory,
+        paths: Iterable[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> memory_pb2.Memory:
+        """Changes the named fields; `memory.etag`, if set, guards against lost updates."""
+        request = memory_service_pb2.UpdateRequest(
+            user_id=user_id, memory=memory, update_mask=field_mask_pb2.FieldMask(paths=paths)
+        )
+        response: memory_service_pb2.UpdateResponse = await self._call(
+            self._stub.Update, request, timeout, idempotent=False
+        )
+        return response.memory
+
+    async def forget(
+        self,
+        user_id: str,
+        ids: Sequence[str],
+        *,
+        mode: ForgetMode = memory_service_pb2.FORGET_MODE_SOFT,
+        dry_run: bool = False,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> builtins.list[str]:
+        """Forgets memories by id; returns the ids forgotten."""
+        request = memory_service_pb2.ForgetRequest(
+            user_id=user_id, ids=ids, mode=mode, dry_run=dry_run
+        )
+        response: memory_service_pb2.ForgetResponse = await self._call(
+            self._stub.Forget, request, timeout, idempotent=False
+        )
+        return list(response.forgotten_ids)

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: installs what it needs, checks the
+# contract and generated code, lints, then runs the Python tests (unit,
+# integration against real Milvus Lite, end-to-end over real gRPC) and the Node
+# and Go client suites against a live server.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+# shellcheck source=scripts/bootstrap.sh
+source scripts/bootstrap.sh
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "Node dependencies"
+(cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
+buf=clients/node/node_modules/.bin/buf
+
+step "Contract: buf lint and format"
+"$buf" lint proto
+"$buf" format --diff --exit-code proto
+
+step "Generated code is fresh"
+bash scripts/gen-protos.sh --check
+
+step "Python lint and types"
+ruff check .
+ruff format --check server clients/python/recalld_client tests benchmarks
+mypy
+
+step "Python tests"
+python -m pytest -q tests
+
+step "Node and Go clients against a live server"
+data_dir=$(mktemp -d)
+log="$data_dir/server.log"
+python -m recalld_server serve --host 127.0.0.1 --port 0 --data-dir "$data_dir" >"$log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -rf "$data_dir"' EXIT
+for _ in $(seq 1 120); do
+  port=$(grep -oE 'listening on 127\.0\.0\.1:[0-9]+' "$log" | grep -oE '[0-9]+$' || true)
+  [[ -n "$port" ]] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$log"; exit 1; }
+  sleep 0.5
+done
+[[ -n "${port:-}" ]] || { echo "server did not start"; cat "$log"; exit 1; }
+export RECALLD_ADDR="127.0.0.1:$port"
+(cd clients/node && npm test)
+(cd clients/go && go vet ./... && go test -count=1 ./...)

@@ -1,0 +1,1 @@
+"""gRPC edge: translates proto to domain and back; holds no business rules."""

@@ -1,0 +1,114 @@
+"""Credentials: API key -> tenant, role and allowed agent scopes.
+
+The keys file is JSON:
+
+    {"keys": [
+      {"key": "s3cret", "tenant": "acme", "role": "writer", "scopes": ["*"]},
+      {"key_sha256": "<hex sha256 of the key>", "tenant": "acme", "role": "reader",
+       "scopes": ["support-bot"]}
+    ]}
+
+Roles: "reader" (Recall/Get/List), "writer" (also Write/Update/Forget), "admin".
+With no keys file (allowed only on a loopback bind) every caller is a writer of
+the tenant named by metadata `x-recalld-tenant` (default "default").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from recalld_server.domain.errors import (
+    InvalidArgumentError,
+    PermissionDeniedError,
+    UnauthenticatedError,
+)
+from recalld_server.domain.model import Principal
+
+TENANT_HEADER = "x-recalld-tenant"
+DEFAULT_TENANT = "default"
+ROLES = ("reader", "writer", "admin")
+_TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Entry:
+    digest: bytes
+    principal: Principal
+
+
+class Authenticator:
+    """Resolves the caller's Principal from request metadata."""
+
+    def __init__(self, entries: Iterable[tuple[bytes, Principal]] | None) -> None:
+        self._entries = None if entries is None else [_Entry(d, p) for d, p in entries]
+
+    @property
+    def requires_keys(self) -> bool:
+        """False when running open (loopback development)."""
+        return self._entries is not None
+
+    @classmethod
+    def open_access(cls) -> Authenticator:
+        """No keys: tenant from metadata. Only for loopback binds."""
+        return cls(None)
+
+    @classmethod
+    def from_file(cls, path: Path) -> Authenticator:
+        """Loads a keys file; raises ValueError describing the first bad entry."""
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries = []
+        for i, item in enumerate(data.get("keys", [])):
+            if "key_sha256" in item:
+                digest = bytes.fromhex(item["key_sha256"])
+            elif "key" in item:
+                digest = hashlib.sha256(item["key"].encode()).digest()
+            else:
+                raise ValueError(f"keys[{i}]: needs 'key' or 'key_sha256'")
+            tenant, role = item.get("tenant", ""), item.get("role", "writer")
+            if not _TENANT.match(tenant):
+                raise ValueError(f"keys[{i}].tenant: invalid tenant id {tenant!r}")
+            if role not in ROLES:
+                raise ValueError(f"keys[{i}].role: must be one of {ROLES}")
+            scopes = frozenset(item.get("scopes", ["*"]))
+            entries.append((digest, Principal(tenant, role, scopes)))
+        if not entries:
+            raise ValueError("the keys file lists no keys")
+        return cls(entries)
+
+    def authenticate(self, metadata: Mapping[str, str]) -> Principal:
+        """The caller's Principal; raises UnauthenticatedError or InvalidArgumentError."""
+        if self._entries is None:
+            tenant = metadata.get(TENANT_HEADER, DEFAULT_TENANT)
+            if not _TENANT.match(tenant):
+                raise InvalidArgumentError.single(
+                    TENANT_HEADER, "tenant ids are 1-128 characters of A-Z a-z 0-9 . _ -"
+                )
+            return Principal(tenant_id=tenant)
+        key = _key_from(metadata)
+        if not key:
+            raise UnauthenticatedError(
+                "missing API key: send 'authorization: Bearer <key>' or 'x-api-key'"
+            )
+        digest = hashlib.sha256(key.encode()).digest()
+        for entry in self._entries:
+            if hmac.compare_digest(entry.digest, digest):
+                claimed = metadata.get(TENANT_HEADER)
+                if claimed is not None and claimed != entry.principal.tenant_id:
+                    raise PermissionDeniedError(
+                        "x-recalld-tenant names another tenant than the API key's"
+                    )
+                return entry.principal
+        raise UnauthenticatedError("unknown API key")
+
+
+def _key_from(metadata: Mapping[str, str]) -> str:
+    auth = metadata.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return metadata.get("x-api-key", "").strip()

@@ -1,0 +1,121 @@
+"""MemoryService gRPC handlers: authenticate, translate, call the domain, translate back."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import grpc
+
+from recalld.v1 import memory_service_pb2 as pb
+from recalld.v1 import memory_service_pb2_grpc as pb_grpc
+from recalld_server.api import mapping
+from recalld_server.api.auth import Authenticator
+from recalld_server.api.status import to_status
+from recalld_server.domain.model import Principal
+from recalld_server.domain.service import MemoryService
+
+Resp = TypeVar("Resp")
+
+
+class MemoryServicer(pb_grpc.MemoryServiceServicer):
+    """Thin edge over MemoryService; every error leaves through `status.to_status`."""
+
+    def __init__(self, service: MemoryService, authenticator: Authenticator) -> None:
+        self._service = service
+        self._auth = authenticator
+
+    async def _serve(
+        self,
+        context: grpc.aio.ServicerContext[object, object],
+        call: Callable[[Principal], Awaitable[Resp]],
+    ) -> Resp:
+        try:
+            metadata = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
+            principal = self._auth.authenticate(metadata)
+            return await call(principal)
+        except Exception as error:
+            status = to_status(error)
+            await context.abort(status.code, status.details, status.trailing_metadata)
+            raise  # unreachable: abort_with_status raises
+
+    async def Write(
+        self, request: pb.WriteRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.WriteResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.WriteResponse:
+            memories = mapping.write_from_proto(request)
+            results = await self._service.write(
+                principal, request.user_id, memories, request.request_id
+            )
+            return mapping.write_results_to_proto(results)
+
+        return await self._serve(context, call)
+
+    async def Recall(
+        self, request: pb.RecallRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.RecallResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.RecallResponse:
+            result = await self._service.recall(principal, mapping.recall_from_proto(request))
+            return mapping.recall_result_to_proto(result)
+
+        return await self._serve(context, call)
+
+    async def Get(
+        self, request: pb.GetRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.GetResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.GetResponse:
+            memory = await self._service.get(principal, request.user_id, request.id)
+            return pb.GetResponse(memory=mapping.memory_to_proto(memory))
+
+        return await self._serve(context, call)
+
+    async def List(
+        self, request: pb.ListRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.ListResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.ListResponse:
+            statuses, types = mapping.list_filters_from_proto(request)
+            page = await self._service.list_page(
+                principal, request.user_id, request.page_size, request.page_token, statuses, types
+            )
+            return pb.ListResponse(
+                memories=[mapping.memory_to_proto(m) for m in page.memories],
+                next_page_token=page.next_page_token,
+            )
+
+        return await self._serve(context, call)
+
+    async def Update(
+        self, request: pb.UpdateRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.UpdateResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.UpdateResponse:
+            patch = mapping.patch_from_proto(request)
+            memory = await self._service.update(
+                principal, request.user_id, request.memory.id, request.memory.etag, patch
+            )
+            return pb.UpdateResponse(memory=mapping.memory_to_proto(memory))
+
+        return await self._serve(context, call)
+
+    async def Forget(
+        self, request: pb.ForgetRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.ForgetResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.ForgetResponse:
+            mode = mapping.forget_mode_from_proto(request.mode)
+            ids = await self._service.forget(
+                principal, request.user_id, list(request.ids), mode, request.dry_run
+            )
+            return pb.ForgetResponse(forgotten_ids=ids)
+
+        return await self._serve(context, call)

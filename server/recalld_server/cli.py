@@ -1,0 +1,45 @@
+"""The `recalld` command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+from recalld_server.config import load_config
+
+
+async def _serve(argv: Sequence[str]) -> None:
+    from recalld_server.app import start_server
+
+    config = load_config(argv, os.environ)
+    running = await start_server(config)
+    print(f"recalld listening on {config.host}:{running.port}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await running.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: `recalld serve [flags]`."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="recalld", description="recalld memory backend")
+    parser.add_argument("command", choices=["serve"], help="what to run")
+    parsed = parser.parse_args(args[:1])
+    logging.basicConfig(
+        level=os.environ.get("RECALLD_LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if parsed.command == "serve":
+        asyncio.run(_serve(args[1:]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Server settings from command-line flags and RECALLD_* environment variables.
+
+Nothing here runs at import time: `load_config(argv, environ)` is called by the
+CLI with the process's arguments and environment, and by tests with their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import ipaddress
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """Everything the composition root needs.
+
+    Attributes:
+        host: Address to bind. Anything but loopback requires a keys file unless
+            allow_unauthenticated is set.
+        port: TCP port; 0 picks a free one.
+        data_dir: Where the embedded Milvus Lite file lives.
+        milvus_uri: A Milvus server (http://host:19530) instead of the embedded file.
+        milvus_token: Credential for a Milvus server.
+        keys_file: JSON API keys file (see recalld_server.api.auth).
+        allow_unauthenticated: Serve without keys on a non-loopback bind.
+        tls_cert_file: PEM certificate chain; with tls_key_file enables TLS.
+        tls_key_file: PEM private key.
+        max_concurrent_rpcs: Calls served at once; more wait in gRPC's queue.
+        embed_batch: Most texts one embedding call takes.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 50051
+    data_dir: Path = Path("recalld-data")
+    milvus_uri: str = ""
+    milvus_token: str = ""
+    keys_file: Path | None = None
+    allow_unauthenticated: bool = False
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    max_concurrent_rpcs: int = 1024
+    embed_batch: int = 64
+
+    @property
+    def effective_milvus_uri(self) -> str:
+        """The server URI if given, else the embedded Lite file under data_dir."""
+        return self.milvus_uri or str(self.data_dir / "milvus.db")
+
+    def is_loopback(self) -> bool:
+        """Whether the bind address is reachable only from this machine."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+
+def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
+    defaults = ServerConfig()
+
+    def env(name: str, default: object) -> str | None:
+        value = environ.get(f"RECALLD_{name}")
+        return value if value is not None else (None if default is None else str(default))
+
+    p = argparse.ArgumentParser(
+        prog="recalld serve", description="Serve the recalld MemoryService over gRPC."
+    )
+    p.add_argument("--host", default=env("HOST", defaults.host))
+    p.add_argument("--port", type=int, default=env("PORT", defaults.port))
+    p.add_argument("--data-dir", type=Path, default=env("DATA_DIR", defaults.data_dir))
+    p.add_argument("--milvus-uri", default=env("MILVUS_URI", ""))
+    p.add_argument("--milvus-token", default=env("MILVUS_TOKEN", ""))
+    p.add_argument("--keys-file", type=Path, default=env("KEYS_FILE", None))
+    p.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        default=env("ALLOW_UNAUTHENTICATED", "") in ("1", "true", "yes"),
+    )
+    p.add_argument("--tls-cert-file", type=Path, default=env("TLS_CERT_FILE", None))
+    p.add_argument("--tls-key-file", type=Path, default=env("TLS_KEY_FILE", None))
+    p.add_argument(
+        "--max-concurrent-rpcs",
+        type=int,
+        default=env("MAX_CONCURRENT_RPCS", defaults.max_concurrent_rpcs),
+    )
+    p.add_argument("--embed-batch", type=int, default=env("EMBED_BATCH", defaults.embed_batch))
+    return p
+
+
+def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig:
+    """Parses flags (which win) over RECALLD_* variables over defaults."""
+    args = _parser(environ).parse_args(list(argv))
+    config = ServerConfig(
+        host=args.host,
+        port=int(args.port),
+        data_dir=Path(args.data_dir),
+        milvus_uri=args.milvus_uri or "",
+        milvus_token=args.milvus_token or "",
+        keys_file=Path(args.keys_file) if args.keys_file else None,
+        allow_unauthenticated=bool(args.allow_unauthenticated),
+        tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,
+        tls_key_file=Path(args.tls_key_file) if args.tls_key_file else None,
+        max_concurrent_rpcs=int(args.max_concurrent_rpcs),
+        embed_batch=int(args.embed_batch),
+    )
+    if bool(config.tls_cert_file) != bool(config.tls_key_file):
+        raise SystemExit("recalld: --tls-cert-file and --tls-key-file go together")
+    if config.keys_file is None and not config.is_loopback() and not config.allow_unauthenticated:
+        raise SystemExit(
+            f"recalld: refusing to serve {config.host} without credentials; "
+            "give --keys-file, bind 127.0.0.1, or pass --allow-unauthenticated"
+        )
+    return config

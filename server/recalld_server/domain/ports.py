@@ -1,0 +1,104 @@
+"""Ports: the small interfaces the domain needs from the outside world.
+
+Adapters (Milvus, Redis, the embedding model) implement them and are passed in
+by the composition root (`recalld_server.app`). The domain never imports an
+adapter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from recalld_server.domain.model import Memory, MemoryFilter
+
+Vector = npt.NDArray[np.float32]
+"""One embedding, shape (dim,)."""
+
+Vectors = npt.NDArray[np.float32]
+"""A batch of embeddings, shape (n, dim)."""
+
+
+class Embedder(Protocol):
+    """Turns text into normalised vectors of a fixed dimension."""
+
+    @property
+    def model_id(self) -> str:
+        """Identifier stored with every memory so vector spaces are never mixed."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector this embedder returns."""
+        ...
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embeds texts; row i belongs to texts[i]."""
+        ...
+
+
+class VectorStore(Protocol):
+    """Durable memory storage with vector search, confined per call to one tenant.
+
+    Every method takes the tenant explicitly (or inside a MemoryFilter) and must
+    never return or touch rows of another tenant. Reads observe every write that
+    completed before they started (read-your-writes).
+    """
+
+    async def insert(self, memories: Sequence[Memory], vectors: Vectors) -> None:
+        """Stores new memories (all of one tenant) with their vectors."""
+        ...
+
+    async def replace(self, memory: Memory, vector: Vector) -> None:
+        """Overwrites a stored memory (same id and tenant) with new fields and vector."""
+        ...
+
+    async def get(self, tenant_id: str, ids: Sequence[str]) -> list[Memory]:
+        """Returns the tenant's memories with these ids; unknown ids are skipped."""
+        ...
+
+    async def get_vectors(self, tenant_id: str, ids: Sequence[str]) -> dict[str, Vector]:
+        """Returns stored vectors by id for the tenant's memories."""
+        ...
+
+    async def search(
+        self, memory_filter: MemoryFilter, vector: Vector, limit: int
+    ) -> list[tuple[Memory, float]]:
+        """Nearest memories by cosine similarity among those matching the filter."""
+        ...
+
+    async def find(self, memory_filter: MemoryFilter, limit: int) -> list[Memory]:
+        """Memories matching the filter, in no particular order."""
+        ...
+
+    async def list_ids(self, memory_filter: MemoryFilter, before_id: str, limit: int) -> list[str]:
+        """Ids matching the filter (and below `before_id` if given), newest first."""
+        ...
+
+    async def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
+        """Deletes the tenant's memories with these ids, vectors included."""
+        ...
+
+    async def close(self) -> None:
+        """Releases connections."""
+        ...
+
+
+class LockManager(Protocol):
+    """Mutual exclusion on a key, shared by every replica that shares the backend."""
+
+    def hold(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """Holds the lock for `key` for the duration of the `async with` block."""
+        ...
+
+
+class Clock(Protocol):
+    """Wall-clock time in milliseconds since the Unix epoch (injected for tests)."""
+
+    def now_ms(self) -> int:
+        """Current time."""
+        ...

@@ -1,0 +1,52 @@
+"""Text policy: content normalisation for duplicate detection, and token estimates."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_LATIN_WORD = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
+
+
+def normalise(content: str) -> str:
+    """Folds width, case and whitespace so trivially different texts compare equal."""
+    folded = unicodedata.normalize("NFKC", content).casefold()
+    return _SPACE.sub(" ", folded).strip()
+
+
+def content_hash(content: str) -> str:
+    """Stable hash of the normalised content (hex, 32 chars)."""
+    return hashlib.sha256(normalise(content).encode("utf-8")).hexdigest()[:32]
+
+
+def _is_cjk(char: str) -> bool:
+    code = ord(char)
+    return (
+        0x3040 <= code <= 0x30FF  # kana
+        or 0x3400 <= code <= 0x4DBF
+        or 0x4E00 <= code <= 0x9FFF
+        or 0xAC00 <= code <= 0xD7AF  # hangul
+        or 0xF900 <= code <= 0xFAFF
+        or 0xFF00 <= code <= 0xFFEF  # full-width forms and punctuation
+        or 0x3000 <= code <= 0x303F  # CJK punctuation
+    )
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimates LLM tokens for a text.
+
+    CJK characters cost about one token each in modern BPE vocabularies; Latin
+    text costs about 1.3 tokens per word (long words split into several
+    pieces), and every punctuation mark is about one token.
+    """
+    cjk = sum(1 for c in text if _is_cjk(c))
+    rest = "".join(" " if _is_cjk(c) else c for c in text)
+    latin = 0.0
+    for piece in _LATIN_WORD.findall(rest):
+        if piece[0].isalnum() or piece[0] == "_":
+            latin += max(1.0, len(piece) / 4.0) if len(piece) > 6 else 1.3
+        else:
+            latin += 1.0
+    return cjk + round(latin)

@@ -1,0 +1,239 @@
+"""Request validation: pure checks that name the offending field.
+
+Limits are documented in the proto comments; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from recalld_server.domain.errors import FieldViolation, InvalidArgumentError
+from recalld_server.domain.ids import looks_like_id
+from recalld_server.domain.model import NewMemory, RecallQuery
+
+MAX_CONTENT_CHARS = 8192
+MAX_BATCH = 100
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+MAX_METADATA_BYTES = 16 * 1024
+MAX_METADATA_DEPTH = 8
+MAX_KEY_CHARS = 128
+MAX_TOPIC_KEY_CHARS = 256
+MAX_SOURCE_CHARS = 64
+MAX_TOP_K = 100
+MAX_FORGET_IDS = 1000
+MAX_PAGE_SIZE = 500
+MAX_REQUEST_ID_CHARS = 128
+MAX_TOKEN_BUDGET = 1_000_000
+
+_IDENT = re.compile(r"^[^\x00-\x1f\x7f]+$")
+
+
+def check_identifier(
+    value: str,
+    field: str,
+    *,
+    required: bool,
+    max_chars: int = MAX_KEY_CHARS,
+    violations: list[FieldViolation],
+) -> None:
+    """User ids, scopes, sessions, topic keys: printable, bounded, trimmed."""
+    if not value:
+        if required:
+            violations.append(FieldViolation(field, "is required"))
+        return
+    if len(value) > max_chars:
+        violations.append(FieldViolation(field, f"must be at most {max_chars} characters"))
+    elif not _IDENT.match(value) or value != value.strip():
+        violations.append(
+            FieldViolation(field, "must not contain control characters or surrounding spaces")
+        )
+
+
+def _metadata_depth(value: Any, depth: int = 0) -> int:
+    if isinstance(value, Mapping):
+        return max([depth + 1, *(_metadata_depth(v, depth + 1) for v in value.values())])
+    if isinstance(value, list):
+        return max([depth + 1, *(_metadata_depth(v, depth + 1) for v in value)])
+    return depth
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(v) for v in value)
+    return False
+
+
+def check_content(content: str, field: str, violations: list[FieldViolation]) -> None:
+    """Content must be non-blank and within MAX_CONTENT_CHARS."""
+    if not content.strip():
+        violations.append(FieldViolation(field, "is required and must not be blank"))
+    elif len(content) > MAX_CONTENT_CHARS:
+        violations.append(FieldViolation(field, f"must be at most {MAX_CONTENT_CHARS} characters"))
+
+
+def check_unit_interval(value: float | None, field: str, violations: list[FieldViolation]) -> None:
+    """Importance and confidence are probabilities."""
+    if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        violations.append(FieldViolation(field, "must be between 0 and 1"))
+
+
+def check_tags(tags: Sequence[str], field: str, violations: list[FieldViolation]) -> None:
+    """At most MAX_TAGS non-empty tags of at most MAX_TAG_CHARS."""
+    if len(tags) > MAX_TAGS:
+        violations.append(FieldViolation(field, f"must have at most {MAX_TAGS} tags"))
+        return
+    for i, tag in enumerate(tags):
+        check_identifier(
+            tag, f"{field}[{i}]", required=True, max_chars=MAX_TAG_CHARS, violations=violations
+        )
+
+
+def check_metadata(
+    metadata: Mapping[str, Any], field: str, violations: list[FieldViolation]
+) -> None:
+    """A JSON object, bounded in size and depth, with finite numbers only."""
+    if _has_non_finite(metadata):
+        violations.append(FieldViolation(field, "numbers must be finite"))
+        return
+    if _metadata_depth(metadata) > MAX_METADATA_DEPTH:
+        violations.append(FieldViolation(field, f"must nest at most {MAX_METADATA_DEPTH} levels"))
+        return
+    size = len(json.dumps(metadata, ensure_ascii=False).encode("utf-8"))
+    if size > MAX_METADATA_BYTES:
+        violations.append(
+            FieldViolation(field, f"must be at most {MAX_METADATA_BYTES} bytes as JSON")
+        )
+
+
+def check_new_memory(memory: NewMemory, field: str, violations: list[FieldViolation]) -> None:
+    """Every rule a memory to be written must satisfy."""
+    check_content(memory.content, f"{field}.content", violations)
+    check_identifier(
+        memory.agent_scope, f"{field}.agent_scope", required=False, violations=violations
+    )
+    check_identifier(
+        memory.session_id, f"{field}.session_id", required=False, violations=violations
+    )
+    check_identifier(
+        memory.topic_key,
+        f"{field}.topic_key",
+        required=False,
+        max_chars=MAX_TOPIC_KEY_CHARS,
+        violations=violations,
+    )
+    check_identifier(
+        memory.source,
+        f"{field}.source",
+        required=False,
+        max_chars=MAX_SOURCE_CHARS,
+        violations=violations,
+    )
+    check_unit_interval(memory.importance, f"{field}.importance", violations)
+    check_unit_interval(memory.confidence, f"{field}.confidence", violations)
+    check_tags(memory.tags, f"{field}.tags", violations)
+    check_metadata(memory.metadata, f"{field}.metadata", violations)
+    if memory.occurred_at < 0:
+        violations.append(FieldViolation(f"{field}.occurred_at", "must not be before 1970"))
+    if memory.expire_at < 0:
+        violations.append(FieldViolation(f"{field}.expire_at", "must not be before 1970"))
+
+
+def validate_write(user_id: str, memories: Sequence[NewMemory], request_id: str) -> None:
+    """Raises InvalidArgumentError listing every invalid field of a Write."""
+    violations: list[FieldViolation] = []
+    check_identifier(user_id, "user_id", required=True, violations=violations)
+    if not memories:
+        violations.append(FieldViolation("memories", "must contain at least one memory"))
+    elif len(memories) > MAX_BATCH:
+        violations.append(FieldViolation("memories", f"must contain at most {MAX_BATCH} memories"))
+    else:
+        for i, memory in enumerate(memories):
+            check_new_memory(memory, f"memories[{i}]", violations)
+    check_identifier(
+        request_id,
+        "request_id",
+        required=False,
+        max_chars=MAX_REQUEST_ID_CHARS,
+        violations=violations,
+    )
+    if violations:
+        raise InvalidArgumentError(violations)
+
+
+def validate_recall(query: RecallQuery, dimension: int) -> None:
+    """Raises InvalidArgumentError listing every invalid field of a Recall."""
+    violations: list[FieldViolation] = []
+    check_identifier(query.user_id, "user_id", required=True, violations=violations)
+    has_text = bool(query.query.strip())
+    has_vector = bool(query.query_vector)
+    if has_text == has_vector:
+        violations.append(
+            FieldViolation("query", "exactly one of query and query_vector is required")
+        )
+    if len(query.query) > MAX_CONTENT_CHARS:
+        violations.append(
+            FieldViolation("query", f"must be at most {MAX_CONTENT_CHARS} characters")
+        )
+    if query.query_vector and len(query.query_vector) != dimension:
+        violations.append(
+            FieldViolation(
+                "query_vector", f"must have {dimension} dimensions, got {len(query.query_vector)}"
+            )
+        )
+    elif query.query_vector and not all(math.isfinite(x) for x in query.query_vector):
+        violations.append(FieldViolation("query_vector", "values must be finite"))
+    if not 1 <= query.top_k <= MAX_TOP_K:
+        violations.append(FieldViolation("top_k", f"must be between 1 and {MAX_TOP_K}"))
+    if not 0 <= query.token_budget <= MAX_TOKEN_BUDGET:
+        violations.append(
+            FieldViolation("token_budget", f"must be between 0 and {MAX_TOKEN_BUDGET}")
+        )
+    if query.min_score is not None and not (
+        math.isfinite(query.min_score) and -1.0 <= query.min_score <= 1.0
+    ):
+        violations.append(FieldViolation("min_score", "must be between -1 and 1"))
+    check_identifier(query.session_id, "session_id", required=False, violations=violations)
+    check_identifier(query.agent_scope, "agent_scope", required=False, violations=violations)
+    for i, scope in enumerate(sorted(query.extra_agent_scopes)):
+        check_identifier(scope, f"extra_agent_scopes[{i}]", required=True, violations=violations)
+    check_tags(sorted(query.tags), "tags", violations)
+    if (
+        query.occurred_after
+        and query.occurred_before
+        and (query.occurred_after >= query.occurred_before)
+    ):
+        violations.append(FieldViolation("occurred_before", "must be after occurred_after"))
+    if violations:
+        raise InvalidArgumentError(violations)
+
+
+def check_memory_id(memory_id: str, field: str, violations: list[FieldViolation]) -> None:
+    """Ids are required; a malformed one is an argument error, not a lookup."""
+    if not memory_id:
+        violations.append(FieldViolation(field, "is required"))
+    elif not looks_like_id(memory_id):
+        violations.append(FieldViolation(field, "is not a recalld memory id"))
+
+
+def validate_ids(user_id: str, ids: Sequence[str], field: str, max_ids: int) -> None:
+    """Raises InvalidArgumentError for a missing user or bad id list."""
+    violations: list[FieldViolation] = []
+    check_identifier(user_id, "user_id", required=True, violations=violations)
+    if not ids:
+        violations.append(FieldViolation(field, "must contain at least one id"))
+    elif len(ids) > max_ids:
+        violations.append(FieldViolation(field, f"must contain at most {max_ids} ids"))
+    else:
+        for i, memory_id in enumerate(ids):
+            check_memory_id(memory_id, f"{field}[{i}]", violations)
+    if violations:
+        raise InvalidArgumentError(violations)

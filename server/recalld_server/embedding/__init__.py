@@ -1,0 +1,1 @@
+"""Embedding adapters behind the domain's Embedder port."""

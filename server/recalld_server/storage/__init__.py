@@ -1,0 +1,1 @@
+"""Storage adapters behind the domain's ports."""

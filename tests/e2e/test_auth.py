@@ -1,0 +1,162 @@
+"""API keys: the tenant comes from the credential, never from the request alone."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from recalld.v1 import memory_pb2
+from recalld_client import RecalldClient, RecalldError
+from recalld_server.app import RunningServer, start_server
+from recalld_server.config import ServerConfig, load_config
+from recalld_server.embedding.batching import MicroBatchingEmbedder
+from tests.e2e.helpers import memory
+
+KEYS = {
+    "keys": [
+        {"key": "acme-writer", "tenant": "acme", "role": "writer"},
+        {"key": "acme-reader", "tenant": "acme", "role": "reader"},
+        {"key": "acme-support", "tenant": "acme", "role": "writer", "scopes": ["support-bot"]},
+        {
+            "key_sha256": "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b",
+            "tenant": "globex",
+            "role": "writer",
+        },  # sha256("secret")
+    ]
+}
+
+
+@pytest.fixture(scope="module")
+async def keyed_server(
+    tmp_path_factory: pytest.TempPathFactory, embedder: MicroBatchingEmbedder
+) -> AsyncIterator[RunningServer]:
+    root = tmp_path_factory.mktemp("keyed")
+    keys_file = root / "keys.json"
+    keys_file.write_text(json.dumps(KEYS))
+    running = await start_server(
+        ServerConfig(port=0, data_dir=root / "data", keys_file=keys_file), embedder=embedder
+    )
+    yield running
+    await running.stop(grace_s=1)
+
+
+def _client(server: RunningServer, api_key: str = "", tenant: str = "") -> RecalldClient:
+    return RecalldClient(f"127.0.0.1:{server.port}", api_key=api_key, tenant=tenant)
+
+
+async def _code(call: object) -> grpc.StatusCode:
+    with pytest.raises(RecalldError) as caught:
+        await call  # type: ignore[misc]
+    return caught.value.code
+
+
+async def test_missing_or_unknown_key_is_unauthenticated(keyed_server: RunningServer) -> None:
+    async with (
+        _client(keyed_server) as anonymous,
+        _client(keyed_server, api_key="guess") as guesser,
+        _client(keyed_server, tenant="acme") as header_only,
+    ):
+        for c in (anonymous, guesser, header_only):
+            assert await _code(c.recall("u", "anything")) == grpc.StatusCode.UNAUTHENTICATED
+            assert await _code(c.write("u", [memory("x")])) == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_key_decides_tenant_and_header_cannot_override(
+    keyed_server: RunningServer, user_id: str
+) -> None:
+    async with (
+        _client(keyed_server, api_key="acme-writer") as acme,
+        _client(keyed_server, api_key="secret") as globex,
+        _client(keyed_server, api_key="secret", tenant="acme") as spoofer,
+    ):
+        memory_id = (
+            (await acme.write(user_id, [memory("Acme's confidential roadmap")])).results[0].id
+        )
+        assert await _code(globex.get(user_id, memory_id)) == grpc.StatusCode.NOT_FOUND
+        hits = await globex.recall(user_id, "confidential roadmap", min_score=-1)
+        assert list(hits.items) == []
+        assert await _code(spoofer.get(user_id, memory_id)) == grpc.StatusCode.PERMISSION_DENIED
+        assert await _code(spoofer.recall(user_id, "roadmap")) == grpc.StatusCode.PERMISSION_DENIED
+
+
+async def test_reader_key_reads_but_cannot_change(
+    keyed_server: RunningServer, user_id: str
+) -> None:
+    async with (
+        _client(keyed_server, api_key="acme-writer") as writer,
+        _client(keyed_server, api_key="acme-reader") as reader,
+    ):
+        stored = (await writer.write(user_id, [memory("Readable memory")])).results[0].memory
+        assert (await reader.get(user_id, stored.id)).content == "Readable memory"
+        assert (await reader.recall(user_id, "Readable memory")).items
+        denied = grpc.StatusCode.PERMISSION_DENIED
+        assert await _code(reader.write(user_id, [memory("nope")])) == denied
+        change = memory_pb2.Memory(id=stored.id, content="changed")
+        assert await _code(reader.update(user_id, change, ["content"])) == denied
+        assert await _code(reader.forget(user_id, [stored.id])) == denied
+        assert (await writer.get(user_id, stored.id)).content == "Readable memory"
+
+
+async def test_scoped_key_sees_its_scope_and_shared_only(
+    keyed_server: RunningServer, user_id: str
+) -> None:
+    async with (
+        _client(keyed_server, api_key="acme-writer") as admin,
+        _client(keyed_server, api_key="acme-support") as support,
+    ):
+        billing = (
+            await admin.write(
+                user_id, [memory("Billing agent note: refund issued", agent_scope="billing-bot")]
+            )
+        ).results[0]
+        shared = (await admin.write(user_id, [memory("Shared note: refund requested")])).results[0]
+        own = (
+            await support.write(
+                user_id, [memory("Support note: refund question", agent_scope="support-bot")]
+            )
+        ).results[0]
+        hits = await support.recall(user_id, "refund", agent_scope="support-bot", min_score=-1)
+        assert {i.memory.id for i in hits.items} == {shared.id, own.id}
+        denied = grpc.StatusCode.PERMISSION_DENIED
+        assert await _code(support.recall(user_id, "refund", agent_scope="billing-bot")) == denied
+        assert (
+            await _code(
+                support.recall(
+                    user_id, "refund", agent_scope="support-bot", extra_agent_scopes=["billing-bot"]
+                )
+            )
+            == denied
+        )
+        assert (
+            await _code(support.write(user_id, [memory("x", agent_scope="billing-bot")])) == denied
+        )
+        assert await _code(support.get(user_id, billing.id)) == grpc.StatusCode.NOT_FOUND
+        listed = await support.list(user_id)
+        assert billing.id not in {m.id for m in listed.memories}
+        # Without naming its scope the support agent sees shared memories only.
+        plain = await support.recall(user_id, "refund", min_score=-1)
+        assert {i.memory.id for i in plain.items} == {shared.id}
+        # The unrestricted key may ask for other scopes explicitly.
+        wide = await admin.recall(
+            user_id,
+            "refund",
+            agent_scope="billing-bot",
+            extra_agent_scopes=["support-bot"],
+            min_score=-1,
+        )
+        assert {i.memory.id for i in wide.items} == {billing.id, shared.id, own.id}
+
+
+def test_non_loopback_bind_requires_keys(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="without credentials"):
+        load_config(["--host", "0.0.0.0"], {})
+    assert load_config(["--host", "0.0.0.0", "--allow-unauthenticated"], {}).host == "0.0.0.0"
+    keys = tmp_path / "k.json"
+    keys.write_text(json.dumps(KEYS))
+    assert load_config(["--host", "0.0.0.0", "--keys-file", str(keys)], {}).keys_file == keys
+    assert load_config([], {"RECALLD_PORT": "6000"}).port == 6000
+    assert load_config(["--port", "7000"], {"RECALLD_PORT": "6000"}).port == 7000
