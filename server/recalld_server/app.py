@@ -1,4 +1,4 @@
-"""Composition root: builds adapters, the domain service and the gRPC server."""
+"""Composition root: builds adapters, the domain services and the gRPC server."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import grpc
 from grpc_health.v1 import _async as health_aio
@@ -17,10 +17,16 @@ from recalld.v1 import memory_service_pb2, memory_service_pb2_grpc
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.servicer import MemoryServicer
 from recalld_server.config import ServerConfig
+from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.ports import Embedder
 from recalld_server.domain.service import MemoryService
 from recalld_server.embedding.usem import load_usem3
-from recalld_server.storage.local import LocalLockManager, SystemClock
+from recalld_server.storage.local import LocalAccessTracker, LocalLockManager, SystemClock
+from recalld_server.storage.milvus_records import (
+    MilvusHistoryStore,
+    MilvusIdempotencyStore,
+    ensure_record_collections,
+)
 from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
 
 log = logging.getLogger(__name__)
@@ -37,16 +43,37 @@ class RunningServer:
     store: MilvusVectorStore
     embedder: Embedder
     health: health_aio.HealthServicer
+    consolidator: Consolidator
     owns_embedder: bool
+    background: list[asyncio.Task[None]] = dataclasses.field(default_factory=list)
 
     async def stop(self, grace_s: float = 5.0) -> None:
-        """Drains in-flight calls, then closes storage."""
+        """Drains in-flight calls, writes pending access statistics, closes storage."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace_s)
+        for task in self.background:
+            task.cancel()
+        await asyncio.gather(*self.background, return_exceptions=True)
+        try:
+            await self.consolidator.flush_access_stats()
+        except Exception:
+            log.warning("could not flush access statistics at shutdown", exc_info=True)
         await self.store.close()
         close = getattr(self.embedder, "close", None)
         if self.owns_embedder and close is not None:
             await close()
+
+
+async def _every(interval_s: float, job: Callable[[], Awaitable[object]], name: str) -> None:
+    """Runs a job periodically; a failure is logged and retried next time."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            await job()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("background job %s failed", name)
 
 
 async def start_server(config: ServerConfig, embedder: Embedder | None = None) -> RunningServer:
@@ -61,15 +88,19 @@ async def start_server(config: ServerConfig, embedder: Embedder | None = None) -
         embedder = await asyncio.to_thread(load_usem3, config.embed_batch)
     if not config.milvus_uri:
         config.data_dir.mkdir(parents=True, exist_ok=True)
-    store = await MilvusVectorStore.open(
-        MilvusConfig(
-            uri=config.effective_milvus_uri,
-            token=config.milvus_token,
-            dimension=embedder.dimension,
-            model_id=embedder.model_id,
-        )
+    milvus_config = MilvusConfig(
+        uri=config.effective_milvus_uri,
+        token=config.milvus_token,
+        dimension=embedder.dimension,
+        model_id=embedder.model_id,
     )
-    service = MemoryService(store, embedder, LocalLockManager(), SystemClock())
+    store = await MilvusVectorStore.open(milvus_config)
+    await asyncio.to_thread(ensure_record_collections, milvus_config)
+    history = MilvusHistoryStore(store.client)
+    requests = MilvusIdempotencyStore(store.client)
+    locks, clock, access = LocalLockManager(), SystemClock(), LocalAccessTracker()
+    service = MemoryService(store, embedder, locks, clock, history, requests, access)
+    consolidator = Consolidator(store, history, requests, access, locks, clock)
 
     server = grpc.aio.server(
         maximum_concurrent_rpcs=config.max_concurrent_rpcs,
@@ -79,7 +110,7 @@ async def start_server(config: ServerConfig, embedder: Embedder | None = None) -
         ],
     )
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
-        MemoryServicer(service, authenticator), server
+        MemoryServicer(service, consolidator, authenticator), server
     )
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -98,6 +129,21 @@ async def start_server(config: ServerConfig, embedder: Embedder | None = None) -
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    background = []
+    if config.access_flush_interval_s > 0:
+        background.append(
+            asyncio.create_task(
+                _every(
+                    config.access_flush_interval_s, consolidator.flush_access_stats, "access-flush"
+                )
+            )
+        )
+    if config.consolidate_interval_s > 0:
+        background.append(
+            asyncio.create_task(
+                _every(config.consolidate_interval_s, consolidator.run_all, "consolidation")
+            )
+        )
     log.info(
         "recalld serving on %s:%d (milvus %s, model %s)",
         config.host,
@@ -105,7 +151,9 @@ async def start_server(config: ServerConfig, embedder: Embedder | None = None) -
         config.effective_milvus_uri,
         embedder.model_id,
     )
-    return RunningServer(server, port, store, embedder, health_servicer, owns_embedder)
+    return RunningServer(
+        server, port, store, embedder, health_servicer, consolidator, owns_embedder, background
+    )
 
 
 @contextlib.asynccontextmanager

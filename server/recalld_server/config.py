@@ -30,6 +30,10 @@ class ServerConfig:
         tls_key_file: PEM private key.
         max_concurrent_rpcs: Calls served at once; more wait in gRPC's queue.
         embed_batch: Most texts one embedding call takes.
+        access_flush_interval_s: How often batched recall statistics are written (0: only
+            at shutdown and consolidation).
+        consolidate_interval_s: How often every tenant is consolidated (0: never; the
+            Consolidate RPC still works).
     """
 
     host: str = "127.0.0.1"
@@ -43,6 +47,8 @@ class ServerConfig:
     tls_key_file: Path | None = None
     max_concurrent_rpcs: int = 1024
     embed_batch: int = 64
+    access_flush_interval_s: float = 30.0
+    consolidate_interval_s: float = 3600.0
 
     @property
     def effective_milvus_uri(self) -> str:
@@ -88,6 +94,16 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         default=env("MAX_CONCURRENT_RPCS", defaults.max_concurrent_rpcs),
     )
     p.add_argument("--embed-batch", type=int, default=env("EMBED_BATCH", defaults.embed_batch))
+    p.add_argument(
+        "--access-flush-interval",
+        type=float,
+        default=env("ACCESS_FLUSH_INTERVAL", defaults.access_flush_interval_s),
+    )
+    p.add_argument(
+        "--consolidate-interval",
+        type=float,
+        default=env("CONSOLIDATE_INTERVAL", defaults.consolidate_interval_s),
+    )
     return p
 
 
@@ -106,6 +122,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         tls_key_file=Path(args.tls_key_file) if args.tls_key_file else None,
         max_concurrent_rpcs=int(args.max_concurrent_rpcs),
         embed_batch=int(args.embed_batch),
+        access_flush_interval_s=float(args.access_flush_interval),
+        consolidate_interval_s=float(args.consolidate_interval),
     )
     if bool(config.tls_cert_file) != bool(config.tls_key_file):
         raise SystemExit("recalld: --tls-cert-file and --tls-key-file go together")

@@ -187,17 +187,94 @@ class RecalldClient:
     async def forget(
         self,
         user_id: str,
-        ids: Sequence[str],
+        ids: Sequence[str] = (),
         *,
         mode: ForgetMode = memory_service_pb2.FORGET_MODE_SOFT,
         dry_run: bool = False,
         timeout: float = DEFAULT_TIMEOUT_S,
+        **target: Any,
     ) -> builtins.list[str]:
-        """Forgets memories by id; returns the ids forgotten."""
+        """Forgets memories; returns the ids forgotten.
+
+        Targets: `ids`, or exactly one other ForgetRequest target by name
+        (`topic_key=`, `selector=`, `all_of_user=True`, `whole_tenant=True`).
+        """
         request = memory_service_pb2.ForgetRequest(
-            user_id=user_id, ids=ids, mode=mode, dry_run=dry_run
+            user_id=user_id, ids=ids, mode=mode, dry_run=dry_run, **target
         )
         response: memory_service_pb2.ForgetResponse = await self._call(
             self._stub.Forget, request, timeout, idempotent=False
         )
         return list(response.forgotten_ids)
+
+    async def restore(
+        self, user_id: str, ids: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> builtins.list[memory_pb2.Memory]:
+        """Brings archived memories back."""
+        request = memory_service_pb2.RestoreRequest(user_id=user_id, ids=ids)
+        response: memory_service_pb2.RestoreResponse = await self._call(
+            self._stub.Restore, request, timeout, idempotent=False
+        )
+        return list(response.memories)
+
+    async def confirm(
+        self, user_id: str, ids: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> builtins.list[memory_service_pb2.WriteResult]:
+        """Promotes drafts to active."""
+        request = memory_service_pb2.ConfirmRequest(user_id=user_id, ids=ids)
+        response: memory_service_pb2.ConfirmResponse = await self._call(
+            self._stub.Confirm, request, timeout, idempotent=False
+        )
+        return list(response.results)
+
+    async def history(
+        self, user_id: str, memory_id: str, *, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> builtins.list[memory_service_pb2.MemoryVersion]:
+        """Every version of a memory, oldest first."""
+        request = memory_service_pb2.HistoryRequest(user_id=user_id, id=memory_id)
+        response: memory_service_pb2.HistoryResponse = await self._call(
+            self._stub.History, request, timeout, idempotent=True
+        )
+        return list(response.versions)
+
+    async def list_conflicts(
+        self,
+        user_id: str = "",
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> memory_service_pb2.ListConflictsResponse:
+        """Parked conflicts of a user (or the tenant), oldest first."""
+        request = memory_service_pb2.ListConflictsRequest(
+            user_id=user_id, page_size=page_size, page_token=page_token
+        )
+        return await self._call(self._stub.ListConflicts, request, timeout, idempotent=True)
+
+    async def resolve_conflict(
+        self,
+        user_id: str,
+        conflict_id: str,
+        resolution: memory_service_pb2.ConflictResolution.ValueType,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> memory_service_pb2.ResolveConflictResponse:
+        """Applies a decision to a parked conflict."""
+        request = memory_service_pb2.ResolveConflictRequest(
+            user_id=user_id, conflict_id=conflict_id, resolution=resolution
+        )
+        return await self._call(self._stub.ResolveConflict, request, timeout, idempotent=False)
+
+    async def consolidate(
+        self,
+        user_id: str = "",
+        *,
+        dry_run: bool = False,
+        purge_expired: bool = False,
+        timeout: float = 60.0,
+    ) -> memory_service_pb2.ConsolidateResponse:
+        """Runs consolidation for a user (or the whole tenant) and returns its report."""
+        request = memory_service_pb2.ConsolidateRequest(
+            user_id=user_id, dry_run=dry_run, purge_expired=purge_expired
+        )
+        return await self._call(self._stub.Consolidate, request, timeout, idempotent=False)

@@ -9,7 +9,7 @@ The keys file is JSON:
     ]}
 
 Roles: "reader" (Recall/Get/List), "writer" (also Write/Update/Forget), "admin".
-With no keys file (allowed only on a loopback bind) every caller is a writer of
+With no keys file (allowed only on a loopback bind) every caller is an admin of
 the tenant named by metadata `x-recalld-tenant` (default "default").
 """
 
@@ -89,7 +89,8 @@ class Authenticator:
                 raise InvalidArgumentError.single(
                     TENANT_HEADER, "tenant ids are 1-128 characters of A-Z a-z 0-9 . _ -"
                 )
-            return Principal(tenant_id=tenant)
+            # Open access is for loopback development: the caller owns its tenant.
+            return Principal(tenant_id=tenant, role="admin")
         key = _key_from(metadata)
         if not key:
             raise UnauthenticatedError(

@@ -11,7 +11,7 @@ from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_server.domain import model
 from recalld_server.domain.errors import FieldViolation, InvalidArgumentError
 
-E = TypeVar("E", model.MemoryType, model.Tier, model.Status, model.ForgetMode)
+E = TypeVar("E", model.MemoryType, model.Tier, model.Status, model.ForgetMode, model.Resolution)
 
 MAX_TIMESTAMP_MS = 253_402_300_799_000  # 9999-12-31T23:59:59Z, the proto Timestamp limit
 
@@ -217,7 +217,15 @@ def memory_to_proto(
     out.tags.extend(memory.tags)
     if memory.metadata:
         out.metadata.update(memory.metadata)
-    for name in ("created_at", "occurred_at", "updated_at", "expire_at", "valid_to"):
+    out.access_count = memory.access_count
+    for name in (
+        "created_at",
+        "occurred_at",
+        "updated_at",
+        "expire_at",
+        "valid_to",
+        "last_accessed_at",
+    ):
         value = getattr(memory, name)
         if value:
             set_timestamp(getattr(out, name), value)
@@ -252,4 +260,79 @@ def recall_result_to_proto(result: model.RecallResult) -> memory_service_pb2.Rec
         memory_to_proto(scored.memory, item.memory)
         item.score = scored.score
         item.dense_score = scored.dense_score
+    return response
+
+
+def forget_target_from_proto(request: memory_service_pb2.ForgetRequest) -> model.ForgetTarget:
+    """Which memories a ForgetRequest names."""
+    selector = None
+    if request.HasField("selector"):
+        violations: list[FieldViolation] = []
+        message = request.selector
+        selector = model.Selector(
+            types=enum_set(model.MemoryType, message.types, "selector.types", violations),
+            tags=frozenset(message.tags),
+            session_id=message.session_id,
+            occurred_after=timestamp_ms(
+                message, "occurred_after", "selector.occurred_after", violations
+            ),
+            occurred_before=timestamp_ms(
+                message, "occurred_before", "selector.occurred_before", violations
+            ),
+        )
+        if violations:
+            raise InvalidArgumentError(violations)
+    return model.ForgetTarget(
+        ids=list(request.ids),
+        topic_key=request.topic_key,
+        selector=selector,
+        all_of_user=request.all_of_user,
+        whole_tenant=request.whole_tenant,
+    )
+
+
+def resolution_from_proto(raw: int) -> model.Resolution | None:
+    """The conflict resolution; unspecified is None (the domain rejects it)."""
+    violations: list[FieldViolation] = []
+    resolution = enum_value(
+        model.Resolution, raw, "resolution", required=False, violations=violations
+    )
+    if violations:
+        raise InvalidArgumentError(violations)
+    return resolution
+
+
+def history_to_proto(entries: list[model.HistoryEntry]) -> memory_service_pb2.HistoryResponse:
+    """HistoryResponse, oldest first."""
+    response = memory_service_pb2.HistoryResponse()
+    for entry in entries:
+        version = response.versions.add()
+        memory_to_proto(entry.memory, version.memory)
+        version.operation = int(entry.operation)  # type: ignore[assignment]
+        version.changed_fields.extend(entry.changed_fields)
+        set_timestamp(version.changed_at, entry.changed_at)
+        version.related_id = entry.related_id
+    return response
+
+
+def conflict_to_proto(conflict: model.Conflict, target: memory_service_pb2.Conflict) -> None:
+    """Fills a Conflict message."""
+    memory_to_proto(conflict.proposed, target.proposed)
+    if conflict.existing is not None:
+        memory_to_proto(conflict.existing, target.existing)
+
+
+def report_to_proto(report: model.ConsolidationReport) -> memory_service_pb2.ConsolidateResponse:
+    """ConsolidateResponse."""
+    response = memory_service_pb2.ConsolidateResponse(
+        expired_ids=report.expired_ids,
+        demoted_ids=report.demoted_ids,
+        access_stats_flushed=report.access_stats_flushed,
+        users_scanned=report.users_scanned,
+        memories_scanned=report.memories_scanned,
+    )
+    for kept, merged, similarity in report.merged:
+        response.merged.add(kept_id=kept, merged_id=merged, similarity=similarity)
+    for core, other, similarity in report.contradictions:
+        response.contradictions.add(core_id=core, other_id=other, similarity=similarity)
     return response

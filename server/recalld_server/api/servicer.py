@@ -12,6 +12,7 @@ from recalld.v1 import memory_service_pb2_grpc as pb_grpc
 from recalld_server.api import mapping
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.status import to_status
+from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.model import Principal
 from recalld_server.domain.service import MemoryService
 
@@ -21,8 +22,11 @@ Resp = TypeVar("Resp")
 class MemoryServicer(pb_grpc.MemoryServiceServicer):
     """Thin edge over MemoryService; every error leaves through `status.to_status`."""
 
-    def __init__(self, service: MemoryService, authenticator: Authenticator) -> None:
+    def __init__(
+        self, service: MemoryService, consolidator: Consolidator, authenticator: Authenticator
+    ) -> None:
         self._service = service
+        self._consolidator = consolidator
         self._auth = authenticator
 
     async def _serve(
@@ -113,9 +117,92 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
 
         async def call(principal: Principal) -> pb.ForgetResponse:
             mode = mapping.forget_mode_from_proto(request.mode)
+            target = mapping.forget_target_from_proto(request)
             ids = await self._service.forget(
-                principal, request.user_id, list(request.ids), mode, request.dry_run
+                principal, request.user_id, target, mode, request.dry_run
             )
             return pb.ForgetResponse(forgotten_ids=ids)
+
+        return await self._serve(context, call)
+
+    async def Restore(
+        self, request: pb.RestoreRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.RestoreResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.RestoreResponse:
+            memories = await self._service.restore(principal, request.user_id, list(request.ids))
+            return pb.RestoreResponse(memories=[mapping.memory_to_proto(m) for m in memories])
+
+        return await self._serve(context, call)
+
+    async def Confirm(
+        self, request: pb.ConfirmRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.ConfirmResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.ConfirmResponse:
+            results = await self._service.confirm(principal, request.user_id, list(request.ids))
+            return pb.ConfirmResponse(results=mapping.write_results_to_proto(results).results)
+
+        return await self._serve(context, call)
+
+    async def History(
+        self, request: pb.HistoryRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.HistoryResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.HistoryResponse:
+            entries = await self._service.history(principal, request.user_id, request.id)
+            return mapping.history_to_proto(entries)
+
+        return await self._serve(context, call)
+
+    async def ListConflicts(
+        self, request: pb.ListConflictsRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.ListConflictsResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.ListConflictsResponse:
+            conflicts, token = await self._service.list_conflicts(
+                principal, request.user_id, request.page_size, request.page_token
+            )
+            response = pb.ListConflictsResponse(next_page_token=token)
+            for conflict in conflicts:
+                mapping.conflict_to_proto(conflict, response.conflicts.add())
+            return response
+
+        return await self._serve(context, call)
+
+    async def ResolveConflict(
+        self,
+        request: pb.ResolveConflictRequest,
+        context: grpc.aio.ServicerContext[object, object],
+    ) -> pb.ResolveConflictResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.ResolveConflictResponse:
+            resolution = mapping.resolution_from_proto(request.resolution)
+            conflict = await self._service.resolve_conflict(
+                principal, request.user_id, request.conflict_id, resolution
+            )
+            response = pb.ResolveConflictResponse()
+            mapping.memory_to_proto(conflict.proposed, response.proposed)
+            if conflict.existing is not None:
+                mapping.memory_to_proto(conflict.existing, response.existing)
+            return response
+
+        return await self._serve(context, call)
+
+    async def Consolidate(
+        self, request: pb.ConsolidateRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.ConsolidateResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.ConsolidateResponse:
+            report = await self._consolidator.consolidate(
+                principal, request.user_id, request.dry_run, request.purge_expired
+            )
+            return mapping.report_to_proto(report)
 
         return await self._serve(context, call)

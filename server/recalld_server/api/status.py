@@ -29,6 +29,7 @@ _MAPPING: list[tuple[type[Exception], int, str]] = [
     (errors.PermissionDeniedError, code_pb2.PERMISSION_DENIED, "PERMISSION_DENIED"),
     (errors.ResourceExhaustedError, code_pb2.RESOURCE_EXHAUSTED, "RESOURCE_EXHAUSTED"),
     (errors.BackendUnavailableError, code_pb2.UNAVAILABLE, "BACKEND_UNAVAILABLE"),
+    (errors.FailedPreconditionError, code_pb2.FAILED_PRECONDITION, "INVALID_STATE"),
 ]
 
 

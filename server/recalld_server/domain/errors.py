@@ -66,3 +66,7 @@ class ResourceExhaustedError(RecalldError):
 
 class BackendUnavailableError(RecalldError):
     """A backing store could not be reached; the caller may retry later."""
+
+
+class FailedPreconditionError(RecalldError):
+    """The memory's state does not allow the operation (e.g. confirming a non-draft)."""

@@ -51,6 +51,28 @@ class WriteOutcome(enum.IntEnum):
     DRAFT = 5
 
 
+class Operation(enum.IntEnum):
+    """What produced a version of a memory (values match the proto enum)."""
+
+    WRITE = 1
+    SUPERSEDE = 2
+    UPDATE = 3
+    CONSOLIDATE = 4
+    RESOLVE = 5
+    FORGET = 6
+    RESTORE = 7
+    CONFIRM = 8
+    REFRESH = 9
+
+
+class Resolution(enum.IntEnum):
+    """A person's decision on a conflict."""
+
+    KEEP_EXISTING = 1
+    ACCEPT_NEW = 2
+    KEEP_BOTH = 3
+
+
 class ForgetMode(enum.IntEnum):
     """SOFT archives (restorable); HARD deletes from every store."""
 
@@ -110,6 +132,15 @@ class Memory:
     version: int = 1
     embedding_model: str = ""
     content_hash: str = ""
+    last_accessed_at: int = 0
+    access_count: int = 0
+    expire_explicit: bool = False
+    """True when expire_at was given by a caller; otherwise it follows the tier."""
+
+    @property
+    def last_used_at(self) -> int:
+        """The later of creation and the last recall that returned it."""
+        return max(self.created_at, self.last_accessed_at)
 
     @property
     def etag(self) -> str:
@@ -197,10 +228,14 @@ class RecallResult:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class MemoryFilter:
-    """Storage-level filter for one tenant and user. Empty sets mean "any"."""
+    """Storage-level filter for one tenant (and one user unless user_id is None).
+
+    Empty sets mean "any". `user_id=None` is only for tenant-wide operations
+    (admin forget, consolidation).
+    """
 
     tenant_id: str
-    user_id: str
+    user_id: str | None
     statuses: frozenset[Status] = frozenset()
     types: frozenset[MemoryType] = frozenset()
     tiers: frozenset[Tier] = frozenset()
@@ -213,6 +248,12 @@ class MemoryFilter:
     occurred_before: int = 0
     unexpired_at: int = 0
     """If non-zero, only memories not expired at this time (ms)."""
+    expired_at: int = 0
+    """If non-zero, only memories that have an expiry at or before this time (ms)."""
+    tier_unused_before: int = 0
+    """If non-zero, only memories neither created nor recalled since this time (ms)."""
+    after_id: str = ""
+    """If set, only ids greater than this (for scans in id order)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -261,3 +302,82 @@ class MemoryPatch:
     occurred_at: int = 0
     agent_scope: str = ""
     session_id: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Selector:
+    """Forget-by-fields: every set condition must hold."""
+
+    types: frozenset[MemoryType] = frozenset()
+    tags: frozenset[str] = frozenset()
+    session_id: str = ""
+    occurred_after: int = 0
+    occurred_before: int = 0
+
+    def is_empty(self) -> bool:
+        """No condition set (which would select everything: refused)."""
+        return not (
+            self.types
+            or self.tags
+            or self.session_id
+            or self.occurred_after
+            or self.occurred_before
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ForgetTarget:
+    """Exactly one way of choosing the memories to forget."""
+
+    ids: Sequence[str] = ()
+    topic_key: str = ""
+    selector: Selector | None = None
+    all_of_user: bool = False
+    whole_tenant: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One version of a memory: its state after a change."""
+
+    memory: Memory
+    operation: Operation
+    changed_fields: tuple[str, ...]
+    changed_at: int
+    related_id: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Conflict:
+    """A parked write and the core memory it contradicts (None if gone)."""
+
+    proposed: Memory
+    existing: Memory | None
+
+
+@dataclasses.dataclass(slots=True)
+class ConsolidationReport:
+    """What one consolidation run did (or would do); filled in as the run goes."""
+
+    expired_ids: list[str] = dataclasses.field(default_factory=list)
+    demoted_ids: list[str] = dataclasses.field(default_factory=list)
+    merged: list[tuple[str, str, float]] = dataclasses.field(default_factory=list)
+    """(kept_id, merged_id, similarity)"""
+    contradictions: list[tuple[str, str, float]] = dataclasses.field(default_factory=list)
+    """(core_id, other_id, similarity)"""
+    access_stats_flushed: int = 0
+    users_scanned: int = 0
+    memories_scanned: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredWrite:
+    """What an idempotent Write answered, kept under its request_id."""
+
+    tenant_id: str
+    user_id: str
+    request_id: str
+    fingerprint: str
+    results: list[tuple[str, WriteOutcome, str]]
+    """(memory_id, outcome, related_id) per request memory"""
+    created_at: int

@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from recalld_server.domain.model import Memory, MemoryFilter
+from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, StoredWrite
 
 Vector = npt.NDArray[np.float32]
 """One embedding, shape (dim,)."""
@@ -53,8 +53,8 @@ class VectorStore(Protocol):
         """Stores new memories (all of one tenant) with their vectors."""
         ...
 
-    async def replace(self, memory: Memory, vector: Vector) -> None:
-        """Overwrites a stored memory (same id and tenant) with new fields and vector."""
+    async def replace(self, memories: Sequence[Memory], vectors: Vectors) -> None:
+        """Overwrites stored memories (same ids, one tenant) with new fields and vectors."""
         ...
 
     async def get(self, tenant_id: str, ids: Sequence[str]) -> list[Memory]:
@@ -72,7 +72,13 @@ class VectorStore(Protocol):
         ...
 
     async def find(self, memory_filter: MemoryFilter, limit: int) -> list[Memory]:
-        """Memories matching the filter, in no particular order."""
+        """Memories matching the filter in ascending id order (scan with `after_id`)."""
+        ...
+
+    async def find_with_vectors(
+        self, memory_filter: MemoryFilter, limit: int
+    ) -> list[tuple[Memory, Vector]]:
+        """Like find, with each memory's stored vector."""
         ...
 
     async def list_ids(self, memory_filter: MemoryFilter, before_id: str, limit: int) -> list[str]:
@@ -83,8 +89,64 @@ class VectorStore(Protocol):
         """Deletes the tenant's memories with these ids, vectors included."""
         ...
 
+    async def tenants(self) -> list[str]:
+        """Every tenant with at least one stored memory (for background jobs)."""
+        ...
+
     async def close(self) -> None:
         """Releases connections."""
+        ...
+
+
+class HistoryStore(Protocol):
+    """Every version of every memory, for audit (History RPC)."""
+
+    async def append(self, tenant_id: str, entries: Sequence[HistoryEntry]) -> None:
+        """Records versions of memories of one tenant."""
+        ...
+
+    async def versions(self, tenant_id: str, memory_id: str) -> list[HistoryEntry]:
+        """A memory's versions, oldest first."""
+        ...
+
+    async def delete_memories(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+        """Forgets the history of these memories."""
+        ...
+
+    async def delete_user(self, tenant_id: str, user_id: str | None) -> None:
+        """Forgets the history of a user (or of the whole tenant when None)."""
+        ...
+
+
+class IdempotencyStore(Protocol):
+    """Answers of Writes that carried a request_id, so retries are answered the same."""
+
+    async def get(self, tenant_id: str, request_id: str) -> StoredWrite | None:
+        """The stored answer, if any."""
+        ...
+
+    async def put(self, record: StoredWrite) -> None:
+        """Stores an answer."""
+        ...
+
+    async def delete_user(self, tenant_id: str, user_id: str | None) -> None:
+        """Forgets a user's records (or the whole tenant's when None)."""
+        ...
+
+    async def delete_older_than(self, cutoff_ms: int) -> int:
+        """Drops records created before the cutoff; returns how many."""
+        ...
+
+
+class AccessTracker(Protocol):
+    """Counts recalls per memory in memory, to be flushed to storage in batches."""
+
+    def record(self, tenant_id: str, memory_ids: Sequence[str], at_ms: int) -> None:
+        """Notes that Recall returned these memories."""
+        ...
+
+    def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
+        """Takes the pending stats: (tenant, id) -> (count, last access ms)."""
         ...
 
 

@@ -1,8 +1,11 @@
-"""Use cases: write, recall, get, list, update, forget.
+"""Use cases: write, recall, read, update, forget, restore, confirm, conflicts, history.
 
-The service holds the rules; storage and the embedding model come in through
-ports. Every method takes the caller's Principal, and every storage call it
-makes is confined to that principal's tenant and the named user.
+The service holds the rules (with `lifecycle` for the pure policy); storage,
+history, idempotency records and the embedding model come in through ports.
+Every method takes the caller's Principal, and every storage call it makes is
+confined to that principal's tenant and the named user. Every change to a
+user's memories happens under that user's lock, so rules that read and then
+write (duplicates, supersede, etags) cannot interleave.
 """
 
 from __future__ import annotations
@@ -18,36 +21,64 @@ from typing import Any
 import numpy as np
 
 from recalld_server.domain import validation
+from recalld_server.domain.changes import Change, ChangeWriter, bump, scan
 from recalld_server.domain.errors import (
     EtagMismatchError,
+    FailedPreconditionError,
     FieldViolation,
     InvalidArgumentError,
     NotFoundError,
     PermissionDeniedError,
+    RequestIdReusedError,
 )
 from recalld_server.domain.ids import new_id
+from recalld_server.domain.lifecycle import (
+    Action,
+    Decision,
+    LifecyclePolicy,
+    WriteFacts,
+    decide_topic,
+    decide_write,
+    refreshed_expiry,
+)
 from recalld_server.domain.model import (
     UPDATABLE_FIELDS,
+    Conflict,
     ForgetMode,
+    ForgetTarget,
+    HistoryEntry,
     Memory,
     MemoryFilter,
     MemoryPatch,
     MemoryType,
     NewMemory,
+    Operation,
     Page,
     Principal,
     RecallQuery,
     RecallResult,
+    Resolution,
     ScoredMemory,
     Status,
+    StoredWrite,
     Tier,
     WriteOutcome,
     WriteResult,
 )
-from recalld_server.domain.ports import Clock, Embedder, LockManager, VectorStore
+from recalld_server.domain.ports import (
+    AccessTracker,
+    Clock,
+    Embedder,
+    HistoryStore,
+    IdempotencyStore,
+    LockManager,
+    Vector,
+    VectorStore,
+)
 from recalld_server.domain.text import content_hash, estimate_tokens
 
-DAY_MS = 86_400_000
+SCAN_BATCH = 1000
+LIVE = frozenset({Status.ACTIVE, Status.DRAFT})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -55,7 +86,7 @@ class Policy:
     """Tunable rules, with the documented defaults.
 
     Attributes:
-        tier_ttl_days: Lifetime per tier when a write gives no expire_at (P0: never).
+        lifecycle: Duplicate, draft, tier and consolidation thresholds.
         default_importance: Importance of a memory written without one.
         default_min_score: Cosine similarity below which Recall drops a hit unless the
             caller sets min_score. For the default model (USE v3) unrelated pairs score
@@ -65,16 +96,17 @@ class Policy:
             favours not missing a memory; callers that prefer precision raise it.
         search_overfetch: Candidates fetched per requested item, so that thresholding
             and budgeting still leave top_k items.
-        max_list_scan: Most ids one List page scans for one user.
     """
 
-    tier_ttl_days: dict[Tier, int] = dataclasses.field(
-        default_factory=lambda: {Tier.P0: 0, Tier.P1: 90, Tier.P2: 30}
-    )
+    lifecycle: LifecyclePolicy = dataclasses.field(default_factory=LifecyclePolicy)
     default_importance: float = 0.5
     default_min_score: float = 0.1
     search_overfetch: int = 2
-    max_list_scan: int = 16_384
+
+
+def user_lock_key(tenant_id: str, user_id: str) -> str:
+    """The lock serialising changes to one user's memories."""
+    return json.dumps(["user", tenant_id, user_id], ensure_ascii=False)
 
 
 class MemoryService:
@@ -86,13 +118,20 @@ class MemoryService:
         embedder: Embedder,
         locks: LockManager,
         clock: Clock,
+        history: HistoryStore,
+        requests: IdempotencyStore,
+        access: AccessTracker,
         policy: Policy | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._locks = locks
         self._clock = clock
+        self._history = history
+        self._requests = requests
+        self._access = access
         self._policy = policy or Policy()
+        self._changes = ChangeWriter(store, history)
 
     @property
     def dimension(self) -> int:
@@ -113,13 +152,201 @@ class MemoryService:
         self._require_writer(principal)
         for i, memory in enumerate(memories):
             self._require_scope(principal, memory.agent_scope, f"memories[{i}].agent_scope")
+        fingerprint = _write_fingerprint(user_id, memories)
+        if request_id:
+            replay = await self._replay(principal, user_id, request_id, fingerprint)
+            if replay is not None:
+                return replay
         vectors = await self._embedder.embed([m.content for m in memories])
-        now = self._clock.now_ms()
-        rows = [self._new_row(principal.tenant_id, user_id, m, now) for m in memories]
-        await self._store.insert(rows, vectors)
-        return [WriteResult(memory=row, outcome=WriteOutcome.CREATED) for row in rows]
+        tenant = principal.tenant_id
+        async with self._locks.hold(user_lock_key(tenant, user_id)):
+            if request_id:  # a concurrent retry may have finished while we embedded
+                replay = await self._replay(principal, user_id, request_id, fingerprint)
+                if replay is not None:
+                    return replay
+            results = [
+                await self._write_one(tenant, user_id, new, vector)
+                for new, vector in zip(memories, vectors, strict=True)
+            ]
+            if request_id:
+                await self._requests.put(
+                    StoredWrite(
+                        tenant,
+                        user_id,
+                        request_id,
+                        fingerprint,
+                        [(r.memory.id, r.outcome, r.related_id) for r in results],
+                        self._clock.now_ms(),
+                    )
+                )
+        return results
 
-    def _new_row(self, tenant_id: str, user_id: str, new: NewMemory, now: int) -> Memory:
+    async def _replay(
+        self, principal: Principal, user_id: str, request_id: str, fingerprint: str
+    ) -> list[WriteResult] | None:
+        stored = await self._requests.get(principal.tenant_id, request_id)
+        if stored is None:
+            return None
+        if stored.fingerprint != fingerprint or stored.user_id != user_id:
+            raise RequestIdReusedError(
+                f"request_id {request_id!r} was already used for a different Write"
+            )
+        current = {
+            m.id: m
+            for m in await self._store.get(
+                principal.tenant_id, [memory_id for memory_id, _, _ in stored.results]
+            )
+        }
+        replayed = []
+        for memory_id, outcome, related_id in stored.results:
+            memory = current.get(memory_id)
+            if memory is None:  # hard-forgotten since: report the id, not the content
+                memory = Memory(
+                    id=memory_id,
+                    tenant_id=principal.tenant_id,
+                    user_id=user_id,
+                    content="",
+                    type=MemoryType.FACT,
+                    status=Status.ARCHIVED,
+                )
+            replayed.append(WriteResult(memory, outcome, related_id))
+        return replayed
+
+    async def _write_one(
+        self, tenant: str, user_id: str, new: NewMemory, vector: Vector
+    ) -> WriteResult:
+        now = self._clock.now_ms()
+        facts = await self._facts(tenant, user_id, new, vector, now)
+        decision = decide_write(new, facts, self._policy.lifecycle)
+        if decision.action in (Action.DUPLICATE, Action.PROMOTE):
+            assert decision.existing is not None
+            return await self._absorb_duplicate(tenant, user_id, new, decision, now)
+        status = {Action.DRAFT: Status.DRAFT, Action.CONFLICT: Status.CONFLICT}.get(
+            decision.action, Status.ACTIVE
+        )
+        related = decision.existing.id if decision.existing else ""
+        row = self._new_row(
+            tenant,
+            user_id,
+            new,
+            now,
+            status,
+            supersedes_id=related if decision.action is not Action.CREATE else "",
+        )
+        # Insert before superseding: a failure in between leaves two active memories
+        # (visible, fixable) rather than none.
+        await self._changes.insert(tenant, [row], vector[None, :], [related], now)
+        if decision.action is Action.SUPERSEDE:
+            assert decision.existing is not None
+            await self._supersede(tenant, decision.existing, row.id, now)
+        outcome = {
+            Action.CREATE: WriteOutcome.CREATED,
+            Action.DRAFT: WriteOutcome.DRAFT,
+            Action.SUPERSEDE: WriteOutcome.SUPERSEDED,
+            Action.CONFLICT: WriteOutcome.CONFLICT,
+        }[decision.action]
+        return WriteResult(row, outcome, related)
+
+    async def _facts(
+        self, tenant: str, user_id: str, new: NewMemory, vector: Vector, now: int
+    ) -> WriteFacts:
+        live = MemoryFilter(
+            tenant, user_id, statuses=LIVE, scopes=frozenset({new.agent_scope}), unexpired_at=now
+        )
+        same = await self._store.find(
+            dataclasses.replace(live, content_hash=content_hash(new.content)), 1
+        )
+        nearest = None
+        if not same:
+            hits = await self._store.search(live, vector, 1)
+            nearest = hits[0] if hits else None
+        holder = await self._topic_holder(tenant, user_id, new.agent_scope, new.topic_key, now)
+        return WriteFacts(same[0] if same else None, nearest, holder)
+
+    async def _topic_holder(
+        self, tenant: str, user_id: str, scope: str, topic_key: str, now: int, exclude_id: str = ""
+    ) -> Memory | None:
+        if not topic_key:
+            return None
+        holders = await self._store.find(
+            MemoryFilter(
+                tenant,
+                user_id,
+                statuses=frozenset({Status.ACTIVE}),
+                scopes=frozenset({scope}),
+                topic_key=topic_key,
+                unexpired_at=now,
+            ),
+            2,
+        )
+        holders = [h for h in holders if h.id != exclude_id]
+        return holders[0] if holders else None
+
+    async def _supersede(self, tenant: str, old: Memory, successor_id: str, now: int) -> None:
+        after = bump(
+            old, now, status=Status.SUPERSEDED, valid_to=now, superseded_by_id=successor_id
+        )
+        await self._changes.save(
+            tenant, [Change(old, after, Operation.SUPERSEDE, successor_id)], now
+        )
+
+    async def _absorb_duplicate(
+        self, tenant: str, user_id: str, new: NewMemory, decision: Decision, now: int
+    ) -> WriteResult:
+        """A duplicate refreshes the existing memory; a duplicate of a draft promotes it."""
+        existing = decision.existing
+        assert existing is not None
+        importance = max(existing.importance, new.importance or 0.0)
+        tags = list(dict.fromkeys([*existing.tags, *new.tags]))
+        refreshed = bump(existing, now, importance=importance, tags=tags, last_accessed_at=now)
+        refreshed = dataclasses.replace(
+            refreshed, expire_at=refreshed_expiry(refreshed, self._policy.lifecycle)
+        )
+        if decision.action is Action.DUPLICATE:
+            await self._changes.save(tenant, [Change(existing, refreshed, Operation.REFRESH)], now)
+            return WriteResult(refreshed, WriteOutcome.DUPLICATE, existing.id)
+        promoted, outcome, related = await self._activate(tenant, user_id, refreshed, now)
+        await self._changes.save(
+            tenant, [Change(existing, promoted, Operation.CONFIRM, related)], now
+        )
+        if outcome is WriteOutcome.CREATED:  # the write itself added nothing new
+            outcome, related = WriteOutcome.DUPLICATE, existing.id
+        return WriteResult(promoted, outcome, related)
+
+    async def _activate(
+        self, tenant: str, user_id: str, memory: Memory, now: int
+    ) -> tuple[Memory, WriteOutcome, str]:
+        """Makes a draft active under the topic rules (supersede, or conflict with P0)."""
+        holder = await self._topic_holder(
+            tenant, user_id, memory.agent_scope, memory.topic_key, now, exclude_id=memory.id
+        )
+        decision = decide_topic(holder)
+        if decision.action is Action.CONFLICT:
+            assert holder is not None
+            return (
+                dataclasses.replace(memory, status=Status.CONFLICT, supersedes_id=holder.id),
+                WriteOutcome.CONFLICT,
+                holder.id,
+            )
+        if decision.action is Action.SUPERSEDE:
+            assert holder is not None
+            await self._supersede(tenant, holder, memory.id, now)
+            return (
+                dataclasses.replace(memory, status=Status.ACTIVE, supersedes_id=holder.id),
+                WriteOutcome.SUPERSEDED,
+                holder.id,
+            )
+        return dataclasses.replace(memory, status=Status.ACTIVE), WriteOutcome.CREATED, ""
+
+    def _new_row(
+        self,
+        tenant_id: str,
+        user_id: str,
+        new: NewMemory,
+        now: int,
+        status: Status,
+        supersedes_id: str = "",
+    ) -> Memory:
         tier = new.tier or Tier.P1
         return Memory(
             id=new_id(now),
@@ -128,7 +355,7 @@ class MemoryService:
             content=new.content,
             type=new.type,
             tier=tier,
-            status=Status.ACTIVE,
+            status=status,
             agent_scope=new.agent_scope,
             session_id=new.session_id,
             topic_key=new.topic_key,
@@ -142,15 +369,13 @@ class MemoryService:
             created_at=now,
             occurred_at=new.occurred_at or now,
             updated_at=now,
-            expire_at=new.expire_at or self._default_expiry(tier, now),
+            expire_at=new.expire_at or self._policy.lifecycle.expiry(tier, now),
+            expire_explicit=bool(new.expire_at),
+            supersedes_id=supersedes_id,
             version=1,
             embedding_model=self._embedder.model_id,
             content_hash=content_hash(new.content),
         )
-
-    def _default_expiry(self, tier: Tier, from_ms: int) -> int:
-        days = self._policy.tier_ttl_days.get(tier, 0)
-        return from_ms + days * DAY_MS if days else 0
 
     # -- recall --------------------------------------------------------------
 
@@ -158,11 +383,8 @@ class MemoryService:
         """The user's active, unexpired memories most similar to the query, best first."""
         validation.validate_recall(query, self._embedder.dimension)
         for scope in sorted(query.scopes):
-            self._require_scope(
-                principal,
-                scope,
-                "agent_scope" if scope == query.agent_scope else "extra_agent_scopes",
-            )
+            field = "agent_scope" if scope == query.agent_scope else "extra_agent_scopes"
+            self._require_scope(principal, scope, field)
         if query.query_vector:
             vector = np.asarray(query.query_vector, dtype=np.float32)
         else:
@@ -195,18 +417,23 @@ class MemoryService:
                 continue
             used_tokens += cost
             items.append(ScoredMemory(memory=memory, score=similarity, dense_score=similarity))
+        self._access.record(principal.tenant_id, [i.memory.id for i in items], now)
         return RecallResult(items=items, token_estimate=used_tokens, degraded_stages=[])
 
     # -- read ----------------------------------------------------------------
 
     async def get(self, principal: Principal, user_id: str, memory_id: str) -> Memory:
         """One memory of this tenant and user, whatever its status."""
-        violations: list[FieldViolation] = []
-        validation.check_identifier(user_id, "user_id", required=True, violations=violations)
-        validation.check_memory_id(memory_id, "id", violations)
-        if violations:
-            raise InvalidArgumentError(violations)
+        self._validate_one_id(user_id, memory_id, "id")
         return await self._load(principal, user_id, memory_id)
+
+    async def history(
+        self, principal: Principal, user_id: str, memory_id: str
+    ) -> list[HistoryEntry]:
+        """Every version of a memory, oldest first."""
+        self._validate_one_id(user_id, memory_id, "id")
+        await self._load(principal, user_id, memory_id)
+        return await self._history.versions(principal.tenant_id, memory_id)
 
     async def list_page(
         self,
@@ -220,10 +447,7 @@ class MemoryService:
         """A page of the user's memories, newest first."""
         violations: list[FieldViolation] = []
         validation.check_identifier(user_id, "user_id", required=True, violations=violations)
-        if not 0 <= page_size <= validation.MAX_PAGE_SIZE:
-            violations.append(
-                FieldViolation("page_size", f"must be between 0 and {validation.MAX_PAGE_SIZE}")
-            )
+        _check_page_size(page_size, violations)
         if violations:
             raise InvalidArgumentError(violations)
         effective_statuses = statuses or frozenset(set(Status) - {Status.ARCHIVED})
@@ -249,22 +473,24 @@ class MemoryService:
     async def update(
         self, principal: Principal, user_id: str, memory_id: str, etag: str, patch: MemoryPatch
     ) -> Memory:
-        """Applies a field-masked change under the memory's lock, guarded by its etag."""
+        """Applies a field-masked change under the user's lock, guarded by the etag."""
         self._validate_patch(user_id, memory_id, patch)
         self._require_writer(principal)
         if "agent_scope" in patch.paths:
             self._require_scope(principal, patch.agent_scope, "memory.agent_scope")
-        async with self._locks.hold(f"{principal.tenant_id}/memory/{memory_id}"):
+        tenant = principal.tenant_id
+        async with self._locks.hold(user_lock_key(tenant, user_id)):
             current = await self._load(principal, user_id, memory_id)
             if etag and etag != current.etag:
                 raise EtagMismatchError(memory_id, etag, current.etag)
-            updated = self._apply_patch(current, patch)
-            if "content" in patch.paths and updated.content_hash != current.content_hash:
+            now = self._clock.now_ms()
+            updated = self._apply_patch(current, patch, now)
+            vector = None
+            if updated.content_hash != current.content_hash:
                 vector = (await self._embedder.embed([updated.content]))[0]
-            else:
-                stored = await self._store.get_vectors(principal.tenant_id, [memory_id])
-                vector = stored[memory_id]
-            await self._store.replace(updated, vector)
+            await self._changes.save(
+                tenant, [Change(current, updated, Operation.UPDATE, vector=vector)], now
+            )
             return updated
 
     def _validate_patch(self, user_id: str, memory_id: str, patch: MemoryPatch) -> None:
@@ -305,8 +531,7 @@ class MemoryService:
         if violations:
             raise InvalidArgumentError(violations)
 
-    def _apply_patch(self, current: Memory, patch: MemoryPatch) -> Memory:
-        now = self._clock.now_ms()
+    def _apply_patch(self, current: Memory, patch: MemoryPatch, now: int) -> Memory:
         changes: dict[str, Any] = {path: getattr(patch, path) for path in patch.paths}
         if "tags" in changes:
             changes["tags"] = list(patch.tags)
@@ -314,63 +539,299 @@ class MemoryService:
             changes["metadata"] = dict(patch.metadata)
         if "tier" in changes:
             changes["tier"] = patch.tier or Tier.P1
-            if "expire_at" not in changes:
-                changes["expire_at"] = self._default_expiry(changes["tier"], current.created_at)
-        if "occurred_at" in patch.paths and not patch.occurred_at:
+        if "occurred_at" in changes and not patch.occurred_at:
             changes["occurred_at"] = current.created_at
-        if "content" in patch.paths:
+        if "expire_at" in changes:
+            changes["expire_explicit"] = bool(patch.expire_at)
+        if "content" in changes:
             changes["content_hash"] = content_hash(patch.content)
             changes["embedding_model"] = self._embedder.model_id
-        return dataclasses.replace(
-            current,
-            **changes,
-            version=current.version + 1,
-            updated_at=now,
-        )
+        updated = bump(current, now, **changes)
+        if not updated.expire_explicit:
+            updated = dataclasses.replace(
+                updated, expire_at=refreshed_expiry(updated, self._policy.lifecycle)
+            )
+        return updated
 
-    # -- forget --------------------------------------------------------------
+    # -- forget and restore --------------------------------------------------
 
     async def forget(
         self,
         principal: Principal,
         user_id: str,
-        ids: Sequence[str],
+        target: ForgetTarget,
         mode: ForgetMode,
         dry_run: bool,
     ) -> list[str]:
-        """Archives (SOFT) or deletes (HARD) the named memories; all or nothing."""
+        """Archives (SOFT) or deletes (HARD) the targeted memories."""
+        self._validate_forget(principal, user_id, target)
+        self._require_writer(principal)
+        tenant = principal.tenant_id
+        if target.whole_tenant:
+            return await self._forget_tenant(principal, mode, dry_run)
+        async with self._locks.hold(user_lock_key(tenant, user_id)):
+            if target.ids:
+                unique_ids = list(dict.fromkeys(target.ids))
+                found = {
+                    m.id: m
+                    for m in await self._store.get(tenant, unique_ids)
+                    if self._visible(principal, user_id, m)
+                }
+                missing = [i for i in unique_ids if i not in found]
+                if missing:
+                    raise NotFoundError(missing[0])
+                memories = [found[i] for i in unique_ids]
+            else:
+                memories = await self._scan(self._target_filter(principal, user_id, target))
+            if dry_run:
+                return [m.id for m in memories]
+            await self._forget_memories(tenant, memories, mode)
+            if mode is ForgetMode.HARD and target.all_of_user:
+                await self._history.delete_user(tenant, user_id)
+                await self._requests.delete_user(tenant, user_id)
+            self._access.drain(tenant)  # stats of deleted ids must not resurrect them
+            return [m.id for m in memories]
+
+    async def _forget_memories(self, tenant: str, memories: list[Memory], mode: ForgetMode) -> None:
+        now = self._clock.now_ms()
+        if mode is ForgetMode.HARD:
+            await self._changes.delete(tenant, [m.id for m in memories])
+            return
+        changes = [
+            Change(m, bump(m, now, status=Status.ARCHIVED), Operation.FORGET)
+            for m in memories
+            if m.status is not Status.ARCHIVED
+        ]
+        for start in range(0, len(changes), SCAN_BATCH):
+            await self._changes.save(tenant, changes[start : start + SCAN_BATCH], now)
+
+    async def _forget_tenant(
+        self, principal: Principal, mode: ForgetMode, dry_run: bool
+    ) -> list[str]:
+        tenant = principal.tenant_id
+        memories = await self._scan(MemoryFilter(tenant, None))
+        if dry_run:
+            return [m.id for m in memories]
+        by_user: dict[str, list[Memory]] = {}
+        for memory in memories:
+            by_user.setdefault(memory.user_id, []).append(memory)
+        for user_id, owned in by_user.items():
+            async with self._locks.hold(user_lock_key(tenant, user_id)):
+                await self._forget_memories(tenant, owned, mode)
+        if mode is ForgetMode.HARD:
+            await self._history.delete_user(tenant, None)
+            await self._requests.delete_user(tenant, None)
+        self._access.drain(tenant)
+        return [m.id for m in memories]
+
+    def _target_filter(
+        self, principal: Principal, user_id: str, target: ForgetTarget
+    ) -> MemoryFilter:
+        base = MemoryFilter(principal.tenant_id, user_id, scopes=self._readable_scopes(principal))
+        if target.topic_key:
+            return dataclasses.replace(base, topic_key=target.topic_key)
+        if target.selector is not None:
+            s = target.selector
+            return dataclasses.replace(
+                base,
+                types=s.types,
+                tags=s.tags,
+                session_id=s.session_id,
+                occurred_after=s.occurred_after,
+                occurred_before=s.occurred_before,
+            )
+        return base  # all_of_user
+
+    async def _scan(self, memory_filter: MemoryFilter) -> list[Memory]:
+        return await scan(self._store, memory_filter, SCAN_BATCH)
+
+    def _validate_forget(self, principal: Principal, user_id: str, target: ForgetTarget) -> None:
+        chosen = [
+            name
+            for name, on in (
+                ("ids", bool(target.ids)),
+                ("topic_key", bool(target.topic_key)),
+                ("selector", target.selector is not None),
+                ("all_of_user", target.all_of_user),
+                ("whole_tenant", target.whole_tenant),
+            )
+            if on
+        ]
+        violations: list[FieldViolation] = []
+        if len(chosen) != 1:
+            violations.append(
+                FieldViolation(
+                    "ids", "set exactly one of ids, topic_key, selector, all_of_user, whole_tenant"
+                )
+            )
+        if target.whole_tenant:
+            if user_id:
+                violations.append(FieldViolation("user_id", "must be empty with whole_tenant"))
+        else:
+            validation.check_identifier(user_id, "user_id", required=True, violations=violations)
+        if len(target.ids) > validation.MAX_FORGET_IDS:
+            violations.append(
+                FieldViolation("ids", f"must contain at most {validation.MAX_FORGET_IDS} ids")
+            )
+        else:
+            for i, memory_id in enumerate(target.ids):
+                validation.check_memory_id(memory_id, f"ids[{i}]", violations)
+        validation.check_identifier(
+            target.topic_key,
+            "topic_key",
+            required=False,
+            max_chars=validation.MAX_TOPIC_KEY_CHARS,
+            violations=violations,
+        )
+        if target.selector is not None:
+            if target.selector.is_empty():
+                violations.append(FieldViolation("selector", "must set at least one condition"))
+            validation.check_tags(sorted(target.selector.tags), "selector.tags", violations)
+        if violations:
+            raise InvalidArgumentError(violations)
+        if target.whole_tenant and principal.role != "admin":
+            raise PermissionDeniedError("forgetting a whole tenant needs an admin key")
+
+    async def restore(self, principal: Principal, user_id: str, ids: Sequence[str]) -> list[Memory]:
+        """Brings archived memories back to active."""
         validation.validate_ids(user_id, ids, "ids", validation.MAX_FORGET_IDS)
         self._require_writer(principal)
-        unique_ids = list(dict.fromkeys(ids))
-        found = {
-            m.id: m
-            for m in await self._store.get(principal.tenant_id, unique_ids)
-            if self._visible(principal, user_id, m)
-        }
-        missing = [i for i in unique_ids if i not in found]
-        if missing:
-            raise NotFoundError(missing[0])
-        if dry_run:
-            return unique_ids
-        if mode is ForgetMode.HARD:
-            await self._store.delete(principal.tenant_id, unique_ids)
-            return unique_ids
-        now = self._clock.now_ms()
-        for memory_id in unique_ids:
-            async with self._locks.hold(f"{principal.tenant_id}/memory/{memory_id}"):
-                current = await self._load(principal, user_id, memory_id)
-                if current.status is Status.ARCHIVED:
-                    continue
-                archived = dataclasses.replace(
-                    current, status=Status.ARCHIVED, version=current.version + 1, updated_at=now
+        tenant = principal.tenant_id
+        async with self._locks.hold(user_lock_key(tenant, user_id)):
+            memories = [await self._load(principal, user_id, i) for i in dict.fromkeys(ids)]
+            now = self._clock.now_ms()
+            for memory in memories:
+                if memory.status is not Status.ARCHIVED:
+                    raise FailedPreconditionError(f"memory {memory.id!r} is not archived")
+                holder = await self._topic_holder(
+                    tenant, user_id, memory.agent_scope, memory.topic_key, now
                 )
-                vector = (await self._store.get_vectors(principal.tenant_id, [memory_id]))[
-                    memory_id
-                ]
-                await self._store.replace(archived, vector)
-        return unique_ids
+                if holder is not None:
+                    raise FailedPreconditionError(
+                        f"topic {memory.topic_key!r} already has the active memory {holder.id!r}"
+                    )
+            changes = []
+            for memory in memories:
+                restored = bump(memory, now, status=Status.ACTIVE, last_accessed_at=now)
+                restored = dataclasses.replace(
+                    restored, expire_at=refreshed_expiry(restored, self._policy.lifecycle)
+                )
+                changes.append(Change(memory, restored, Operation.RESTORE))
+            await self._changes.save(tenant, changes, now)
+            return [c.after for c in changes]
+
+    # -- drafts and conflicts ------------------------------------------------
+
+    async def confirm(
+        self, principal: Principal, user_id: str, ids: Sequence[str]
+    ) -> list[WriteResult]:
+        """Promotes drafts to active under the topic rules."""
+        validation.validate_ids(user_id, ids, "ids", validation.MAX_FORGET_IDS)
+        self._require_writer(principal)
+        tenant = principal.tenant_id
+        async with self._locks.hold(user_lock_key(tenant, user_id)):
+            drafts = [await self._load(principal, user_id, i) for i in dict.fromkeys(ids)]
+            for draft in drafts:
+                if draft.status is not Status.DRAFT:
+                    raise FailedPreconditionError(f"memory {draft.id!r} is not a draft")
+            results = []
+            for draft in drafts:
+                now = self._clock.now_ms()
+                promoted, outcome, related = await self._activate(
+                    tenant, user_id, bump(draft, now), now
+                )
+                await self._changes.save(
+                    tenant, [Change(draft, promoted, Operation.CONFIRM, related)], now
+                )
+                results.append(WriteResult(promoted, outcome, related))
+            return results
+
+    async def list_conflicts(
+        self, principal: Principal, user_id: str, page_size: int, page_token: str
+    ) -> tuple[list[Conflict], str]:
+        """Parked conflicts (of one user, or the tenant), oldest first."""
+        violations: list[FieldViolation] = []
+        validation.check_identifier(user_id, "user_id", required=False, violations=violations)
+        _check_page_size(page_size, violations)
+        if violations:
+            raise InvalidArgumentError(violations)
+        fingerprint = _fingerprint(user_id, frozenset({Status.CONFLICT}), frozenset())
+        after = _decode_page_token(page_token, fingerprint)
+        size = page_size or 50
+        found = await self._store.find(
+            MemoryFilter(
+                principal.tenant_id,
+                user_id or None,
+                statuses=frozenset({Status.CONFLICT}),
+                scopes=self._readable_scopes(principal),
+                after_id=after,
+            ),
+            size + 1,
+        )
+        page = found[:size]
+        existing = {
+            m.id: m
+            for m in await self._store.get(
+                principal.tenant_id, sorted({c.supersedes_id for c in page if c.supersedes_id})
+            )
+        }
+        conflicts = [Conflict(c, existing.get(c.supersedes_id)) for c in page]
+        token = _encode_page_token(page[-1].id, fingerprint) if len(found) > size else ""
+        return conflicts, token
+
+    async def resolve_conflict(
+        self, principal: Principal, user_id: str, conflict_id: str, resolution: Resolution | None
+    ) -> Conflict:
+        """Applies a person's decision to a parked conflict."""
+        violations: list[FieldViolation] = []
+        validation.check_identifier(user_id, "user_id", required=True, violations=violations)
+        validation.check_memory_id(conflict_id, "conflict_id", violations)
+        if resolution is None:
+            violations.append(FieldViolation("resolution", "is required"))
+        if violations:
+            raise InvalidArgumentError(violations)
+        self._require_writer(principal)
+        tenant = principal.tenant_id
+        async with self._locks.hold(user_lock_key(tenant, user_id)):
+            proposed = await self._load(principal, user_id, conflict_id)
+            if proposed.status is not Status.CONFLICT:
+                raise FailedPreconditionError(f"memory {conflict_id!r} is not a conflict")
+            now = self._clock.now_ms()
+            holder = await self._topic_holder(
+                tenant, user_id, proposed.agent_scope, proposed.topic_key, now
+            )
+            if resolution is Resolution.KEEP_EXISTING:
+                after = bump(proposed, now, status=Status.ARCHIVED)
+            elif resolution is Resolution.KEEP_BOTH:
+                after = bump(proposed, now, status=Status.ACTIVE, topic_key="", supersedes_id="")
+            else:
+                after = bump(
+                    proposed,
+                    now,
+                    status=Status.ACTIVE,
+                    tier=Tier.P0,
+                    expire_at=0,
+                    expire_explicit=False,
+                    supersedes_id=holder.id if holder else "",
+                )
+                if holder is not None:
+                    await self._supersede(tenant, holder, proposed.id, now)
+            await self._changes.save(
+                tenant,
+                [Change(proposed, after, Operation.RESOLVE, holder.id if holder else "")],
+                now,
+            )
+            existing = (await self._store.get(tenant, [holder.id]))[0] if holder else None
+            return Conflict(after, existing)
 
     # -- helpers -------------------------------------------------------------
+
+    def _validate_one_id(self, user_id: str, memory_id: str, field: str) -> None:
+        violations: list[FieldViolation] = []
+        validation.check_identifier(user_id, "user_id", required=True, violations=violations)
+        validation.check_memory_id(memory_id, field, violations)
+        if violations:
+            raise InvalidArgumentError(violations)
 
     async def _load(self, principal: Principal, user_id: str, memory_id: str) -> Memory:
         found = await self._store.get(principal.tenant_id, [memory_id])
@@ -403,6 +864,40 @@ class MemoryService:
     def _require_scope(principal: Principal, scope: str, field: str) -> None:
         if not principal.may_use_scope(scope):
             raise PermissionDeniedError(f"{field}: agent scope {scope!r} is not allowed")
+
+
+def _check_page_size(page_size: int, violations: list[FieldViolation]) -> None:
+    if not 0 <= page_size <= validation.MAX_PAGE_SIZE:
+        violations.append(
+            FieldViolation("page_size", f"must be between 0 and {validation.MAX_PAGE_SIZE}")
+        )
+
+
+def _write_fingerprint(user_id: str, memories: Sequence[NewMemory]) -> str:
+    """Identifies a Write's content, so a reused request_id with other content is caught."""
+    payload = [
+        user_id,
+        [
+            [
+                m.content,
+                int(m.type),
+                int(m.tier or 0),
+                m.agent_scope,
+                m.session_id,
+                m.topic_key,
+                m.importance,
+                m.confidence,
+                m.source,
+                list(m.tags),
+                dict(m.metadata),
+                m.occurred_at,
+                m.expire_at,
+            ]
+            for m in memories
+        ],
+    ]
+    raw = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
 def _fingerprint(user_id: str, statuses: frozenset[Status], types: frozenset[MemoryType]) -> str:

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 
 class SystemClock:
@@ -36,3 +36,30 @@ class LocalLockManager:
             self._locks[key] = lock
         async with lock:
             yield
+
+
+class LocalAccessTracker:
+    """Recall access counts kept in process until the next flush.
+
+    Lost on a crash, which only costs some "last used" precision; a Redis-backed
+    tracker shares them between replicas.
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[tuple[str, str], tuple[int, int]] = {}
+
+    def record(self, tenant_id: str, memory_ids: Sequence[str], at_ms: int) -> None:
+        """Counts one access of each memory."""
+        for memory_id in memory_ids:
+            count, last = self._pending.get((tenant_id, memory_id), (0, 0))
+            self._pending[(tenant_id, memory_id)] = (count + 1, max(last, at_ms))
+
+    def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
+        """Takes pending stats (of one tenant, or all)."""
+        if tenant_id is None:
+            taken, self._pending = self._pending, {}
+            return taken
+        taken = {k: v for k, v in self._pending.items() if k[0] == tenant_id}
+        for key in taken:
+            del self._pending[key]
+        return taken

@@ -69,6 +69,9 @@ SCALAR_FIELDS = [
     "superseded_by_id",
     "version",
     "embedding_model",
+    "last_accessed_at",
+    "access_count",
+    "expire_explicit",
 ]
 
 
@@ -105,7 +108,9 @@ def quote(value: str) -> str:
 def build_filter(memory_filter: MemoryFilter) -> str:
     """The boolean expression for a MemoryFilter (tenant and user always included)."""
     f = memory_filter
-    parts = [f"tenant_id == {quote(f.tenant_id)}", f"user_id == {quote(f.user_id)}"]
+    parts = [f"tenant_id == {quote(f.tenant_id)}"]
+    if f.user_id is not None:
+        parts.append(f"user_id == {quote(f.user_id)}")
     if f.statuses:
         parts.append(f"status in {sorted(int(s) for s in f.statuses)}")
     if f.types:
@@ -128,6 +133,13 @@ def build_filter(memory_filter: MemoryFilter) -> str:
         parts.append(f"occurred_at < {int(f.occurred_before)}")
     if f.unexpired_at:
         parts.append(f"(expire_at == 0 or expire_at > {int(f.unexpired_at)})")
+    if f.expired_at:
+        parts.append(f"(expire_at > 0 and expire_at <= {int(f.expired_at)})")
+    if f.tier_unused_before:
+        cutoff = int(f.tier_unused_before)
+        parts.append(f"(created_at < {cutoff} and last_accessed_at < {cutoff})")
+    if f.after_id:
+        parts.append(f"id > {quote(f.after_id)}")
     return " and ".join(parts)
 
 
@@ -156,11 +168,12 @@ def row_to_memory(row: dict[str, Any]) -> Memory:
     values["metadata"] = dict(values["metadata"] or {})
     values["importance"] = float(values["importance"])
     values["confidence"] = float(values["confidence"])
+    values["expire_explicit"] = bool(values["expire_explicit"])
     return Memory(**values)
 
 
 @contextlib.contextmanager
-def _translate_errors(operation: str) -> Iterator[None]:
+def translate_errors(operation: str) -> Iterator[None]:
     """Milvus failures become BackendUnavailableError; the caller may retry."""
     try:
         yield
@@ -185,6 +198,11 @@ class MilvusVectorStore:
         client = AsyncMilvusClient(uri=config.uri, token=config.token, timeout=config.timeout_s)
         return cls(config, client, collection)
 
+    @property
+    def client(self) -> AsyncMilvusClient:
+        """The connection, shared with the history and request stores."""
+        return self._client
+
     async def close(self) -> None:
         """Closes the connection."""
         await self._client.close()
@@ -197,18 +215,21 @@ class MilvusVectorStore:
         if len(tenants) != 1:
             raise ValueError("one insert must not span tenants")
         rows = [memory_to_row(m, v) for m, v in zip(memories, vectors, strict=True)]
-        with _translate_errors("insert"):
+        with translate_errors("insert"):
             await self._client.insert(self._collection, rows)
 
-    async def replace(self, memory: Memory, vector: Vector) -> None:
-        """Overwrites one memory by id (the caller loaded it under its tenant)."""
-        with _translate_errors("upsert"):
-            await self._client.upsert(self._collection, [memory_to_row(memory, vector)])
+    async def replace(self, memories: Sequence[Memory], vectors: Vectors) -> None:
+        """Overwrites memories by id (the caller loaded them under their tenant)."""
+        if not memories:
+            return
+        rows = [memory_to_row(m, v) for m, v in zip(memories, vectors, strict=True)]
+        with translate_errors("upsert"):
+            await self._client.upsert(self._collection, rows)
 
     async def _query(
         self, tenant_id: str, expression: str, output_fields: list[str], limit: int
     ) -> list[dict[str, Any]]:
-        with _translate_errors("query"):
+        with translate_errors("query"):
             rows: list[dict[str, Any]] = await self._client.query(
                 self._collection,
                 filter=_scoped(tenant_id, expression),
@@ -238,7 +259,7 @@ class MilvusVectorStore:
         self, memory_filter: MemoryFilter, vector: Vector, limit: int
     ) -> list[tuple[Memory, float]]:
         """Cosine nearest neighbours among the filter's memories."""
-        with _translate_errors("search"):
+        with translate_errors("search"):
             results = await self._client.search(
                 self._collection,
                 data=[np.asarray(vector, dtype=np.float32).tolist()],
@@ -253,14 +274,49 @@ class MilvusVectorStore:
         return [(row_to_memory(hit["entity"]), float(hit["distance"])) for hit in hits]
 
     async def find(self, memory_filter: MemoryFilter, limit: int) -> list[Memory]:
-        """Memories matching the filter (at most `limit`)."""
+        """Memories matching the filter in ascending id order (at most `limit`).
+
+        For a query with a limit Milvus returns the lowest primary keys, so scans
+        page with `after_id` on that order.
+        """
         rows = await self._query(
             memory_filter.tenant_id,
             build_filter(memory_filter),
             SCALAR_FIELDS,
             min(limit, QUERY_LIMIT),
         )
-        return [row_to_memory(r) for r in rows]
+        return sorted((row_to_memory(r) for r in rows), key=lambda m: m.id)
+
+    async def find_with_vectors(
+        self, memory_filter: MemoryFilter, limit: int
+    ) -> list[tuple[Memory, Vector]]:
+        """Like find, with each memory's stored vector."""
+        rows = await self._query(
+            memory_filter.tenant_id,
+            build_filter(memory_filter),
+            [*SCALAR_FIELDS, "embedding"],
+            min(limit, QUERY_LIMIT),
+        )
+        pairs = [(row_to_memory(r), np.asarray(r["embedding"], dtype=np.float32)) for r in rows]
+        return sorted(pairs, key=lambda pair: pair[0].id)
+
+    async def tenants(self) -> list[str]:
+        """Every tenant with stored memories, by scanning ids in order."""
+        found: set[str] = set()
+        after = ""
+        while True:
+            with translate_errors("tenant scan"):
+                rows = await self._client.query(
+                    self._collection,
+                    filter=f"id > {quote(after)}",
+                    output_fields=["id", "tenant_id"],
+                    limit=4096,
+                    consistency_level="Strong",
+                )
+            if not rows:
+                return sorted(found)
+            found.update(r["tenant_id"] for r in rows)
+            after = max(r["id"] for r in rows)
 
     async def list_ids(self, memory_filter: MemoryFilter, before_id: str, limit: int) -> list[str]:
         """Ids newest first; ids are time-ordered, so sorting them sorts by creation."""
@@ -275,7 +331,7 @@ class MilvusVectorStore:
         if not ids:
             return
         expression = _scoped(tenant_id, f"id in [{', '.join(quote(i) for i in ids)}]")
-        with _translate_errors("delete"):
+        with translate_errors("delete"):
             await self._client.delete(self._collection, filter=expression)
 
 
@@ -366,6 +422,9 @@ def _schema(client: MilvusClient, dimension: int, partition_key: bool) -> Any:
     add("supersedes_id", DataType.VARCHAR, max_length=32)
     add("superseded_by_id", DataType.VARCHAR, max_length=32)
     add("embedding_model", DataType.VARCHAR, max_length=128)
+    add("last_accessed_at", DataType.INT64)
+    add("access_count", DataType.INT64)
+    add("expire_explicit", DataType.BOOL)
     add("embedding", DataType.FLOAT_VECTOR, dim=dimension)
     add("sparse", DataType.SPARSE_FLOAT_VECTOR)
     schema.add_function(

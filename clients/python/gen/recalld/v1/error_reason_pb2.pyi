@@ -39,6 +39,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """A backing store (Milvus, Redis) is unreachable; retry later."""
     ERROR_REASON_REQUEST_ID_REUSED: _ErrorReason.ValueType  # 8
     """The request_id was already used with a different request."""
+    ERROR_REASON_INVALID_STATE: _ErrorReason.ValueType  # 9
+    """The memory's status does not allow the operation (for example confirming
+    a memory that is not a draft).
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the machine-readable cause of an error. Every error recalld
@@ -64,4 +68,8 @@ ERROR_REASON_BACKEND_UNAVAILABLE: ErrorReason.ValueType  # 7
 """A backing store (Milvus, Redis) is unreachable; retry later."""
 ERROR_REASON_REQUEST_ID_REUSED: ErrorReason.ValueType  # 8
 """The request_id was already used with a different request."""
+ERROR_REASON_INVALID_STATE: ErrorReason.ValueType  # 9
+"""The memory's status does not allow the operation (for example confirming
+a memory that is not a draft).
+"""
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015

@@ -79,9 +79,13 @@ class _MemoryTierEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MemoryTier
     MEMORY_TIER_P0: _MemoryTier.ValueType  # 1
     """Core: never expires; contradicting writes become conflicts for review."""
     MEMORY_TIER_P1: _MemoryTier.ValueType  # 2
-    """Long-lived: expires 90 days after creation unless expire_at says otherwise."""
+    """Long-lived: expires 90 days after its last use (write or recall) unless
+    expire_at says otherwise; demoted to P2 by consolidation when unused.
+    """
     MEMORY_TIER_P2: _MemoryTier.ValueType  # 3
-    """Short-lived: expires 30 days after creation unless expire_at says otherwise."""
+    """Short-lived: expires 30 days after its last use unless expire_at says
+    otherwise.
+    """
 
 class MemoryTier(_MemoryTier, metaclass=_MemoryTierEnumTypeWrapper):
     """MemoryTier sets how long a memory lives and whether it is write-protected."""
@@ -90,9 +94,13 @@ MEMORY_TIER_UNSPECIFIED: MemoryTier.ValueType  # 0
 MEMORY_TIER_P0: MemoryTier.ValueType  # 1
 """Core: never expires; contradicting writes become conflicts for review."""
 MEMORY_TIER_P1: MemoryTier.ValueType  # 2
-"""Long-lived: expires 90 days after creation unless expire_at says otherwise."""
+"""Long-lived: expires 90 days after its last use (write or recall) unless
+expire_at says otherwise; demoted to P2 by consolidation when unused.
+"""
 MEMORY_TIER_P2: MemoryTier.ValueType  # 3
-"""Short-lived: expires 30 days after creation unless expire_at says otherwise."""
+"""Short-lived: expires 30 days after its last use unless expire_at says
+otherwise.
+"""
 Global___MemoryTier: _TypeAlias = MemoryTier  # noqa: Y015
 
 class _MemoryStatus:
@@ -165,6 +173,8 @@ class Memory(_message.Message):
     ETAG_FIELD_NUMBER: _builtins.int
     EMBEDDING_MODEL_FIELD_NUMBER: _builtins.int
     CONTENT_HASH_FIELD_NUMBER: _builtins.int
+    LAST_ACCESSED_AT_FIELD_NUMBER: _builtins.int
+    ACCESS_COUNT_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Output only. Time-ordered identifier (26-character ULID)."""
     user_id: _builtins.str
@@ -205,6 +215,8 @@ class Memory(_message.Message):
     """Output only. The embedding model that produced the stored vector."""
     content_hash: _builtins.str
     """Output only. Hash of the normalised content."""
+    access_count: _builtins.int
+    """Output only. How many times Recall returned the memory."""
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """At most 32 tags of at most 64 characters each."""
@@ -227,11 +239,20 @@ class Memory(_message.Message):
 
     @_builtins.property
     def expire_at(self) -> _timestamp_pb2.Timestamp:
-        """When the memory stops being recalled. Unset means the tier's default."""
+        """When the memory stops being recalled. Unset means the tier's default
+        (P0 never; P1 and P2 a fixed time after the last use). An explicit value
+        is kept as given.
+        """
 
     @_builtins.property
     def valid_to(self) -> _timestamp_pb2.Timestamp:
         """Output only. When the memory stopped being true (set when superseded)."""
+
+    @_builtins.property
+    def last_accessed_at(self) -> _timestamp_pb2.Timestamp:
+        """Output only. When a Recall last returned the memory (access statistics are
+        flushed in batches, so this can lag by up to a minute).
+        """
 
     def __init__(
         self,
@@ -261,10 +282,12 @@ class Memory(_message.Message):
         etag: _builtins.str = ...,
         embedding_model: _builtins.str = ...,
         content_hash: _builtins.str = ...,
+        last_accessed_at: _timestamp_pb2.Timestamp | None = ...,
+        access_count: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "confidence", b"confidence", "created_at", b"created_at", "expire_at", b"expire_at", "importance", b"importance", "metadata", b"metadata", "occurred_at", b"occurred_at", "updated_at", b"updated_at", "valid_to", b"valid_to"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "confidence", b"confidence", "created_at", b"created_at", "expire_at", b"expire_at", "importance", b"importance", "last_accessed_at", b"last_accessed_at", "metadata", b"metadata", "occurred_at", b"occurred_at", "updated_at", b"updated_at", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "agent_scope", b"agent_scope", "confidence", b"confidence", "content", b"content", "content_hash", b"content_hash", "created_at", b"created_at", "embedding_model", b"embedding_model", "etag", b"etag", "expire_at", b"expire_at", "id", b"id", "importance", b"importance", "metadata", b"metadata", "occurred_at", b"occurred_at", "session_id", b"session_id", "source", b"source", "status", b"status", "superseded_by_id", b"superseded_by_id", "supersedes_id", b"supersedes_id", "tags", b"tags", "tier", b"tier", "topic_key", b"topic_key", "type", b"type", "updated_at", b"updated_at", "user_id", b"user_id", "valid_to", b"valid_to", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_importance", b"_importance", "access_count", b"access_count", "agent_scope", b"agent_scope", "confidence", b"confidence", "content", b"content", "content_hash", b"content_hash", "created_at", b"created_at", "embedding_model", b"embedding_model", "etag", b"etag", "expire_at", b"expire_at", "id", b"id", "importance", b"importance", "last_accessed_at", b"last_accessed_at", "metadata", b"metadata", "occurred_at", b"occurred_at", "session_id", b"session_id", "source", b"source", "status", b"status", "superseded_by_id", b"superseded_by_id", "supersedes_id", b"supersedes_id", "tags", b"tags", "tier", b"tier", "topic_key", b"topic_key", "type", b"type", "updated_at", b"updated_at", "user_id", b"user_id", "valid_to", b"valid_to", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__confidence: _TypeAlias = _typing.Literal["confidence"]  # noqa: Y015
     _WhichOneofArgType__confidence: _TypeAlias = _typing.Literal["_confidence", b"_confidence"]  # noqa: Y015

@@ -86,6 +86,84 @@ FORGET_MODE_HARD: ForgetMode.ValueType  # 2
 """Delete from every store, history included."""
 Global___ForgetMode: _TypeAlias = ForgetMode  # noqa: Y015
 
+class _MemoryOperation:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MemoryOperationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MemoryOperation.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MEMORY_OPERATION_UNSPECIFIED: _MemoryOperation.ValueType  # 0
+    MEMORY_OPERATION_WRITE: _MemoryOperation.ValueType  # 1
+    MEMORY_OPERATION_SUPERSEDE: _MemoryOperation.ValueType  # 2
+    """Replaced by a newer memory with the same topic_key."""
+    MEMORY_OPERATION_UPDATE: _MemoryOperation.ValueType  # 3
+    MEMORY_OPERATION_CONSOLIDATE: _MemoryOperation.ValueType  # 4
+    """Changed by consolidation (expiry, demotion, merge)."""
+    MEMORY_OPERATION_RESOLVE: _MemoryOperation.ValueType  # 5
+    """Changed by ResolveConflict."""
+    MEMORY_OPERATION_FORGET: _MemoryOperation.ValueType  # 6
+    """Soft-forgotten."""
+    MEMORY_OPERATION_RESTORE: _MemoryOperation.ValueType  # 7
+    MEMORY_OPERATION_CONFIRM: _MemoryOperation.ValueType  # 8
+    """A draft promoted by Confirm or by a second matching write."""
+    MEMORY_OPERATION_REFRESH: _MemoryOperation.ValueType  # 9
+    """A duplicate write refreshed it."""
+
+class MemoryOperation(_MemoryOperation, metaclass=_MemoryOperationEnumTypeWrapper):
+    """MemoryOperation is what produced a version of a memory."""
+
+MEMORY_OPERATION_UNSPECIFIED: MemoryOperation.ValueType  # 0
+MEMORY_OPERATION_WRITE: MemoryOperation.ValueType  # 1
+MEMORY_OPERATION_SUPERSEDE: MemoryOperation.ValueType  # 2
+"""Replaced by a newer memory with the same topic_key."""
+MEMORY_OPERATION_UPDATE: MemoryOperation.ValueType  # 3
+MEMORY_OPERATION_CONSOLIDATE: MemoryOperation.ValueType  # 4
+"""Changed by consolidation (expiry, demotion, merge)."""
+MEMORY_OPERATION_RESOLVE: MemoryOperation.ValueType  # 5
+"""Changed by ResolveConflict."""
+MEMORY_OPERATION_FORGET: MemoryOperation.ValueType  # 6
+"""Soft-forgotten."""
+MEMORY_OPERATION_RESTORE: MemoryOperation.ValueType  # 7
+MEMORY_OPERATION_CONFIRM: MemoryOperation.ValueType  # 8
+"""A draft promoted by Confirm or by a second matching write."""
+MEMORY_OPERATION_REFRESH: MemoryOperation.ValueType  # 9
+"""A duplicate write refreshed it."""
+Global___MemoryOperation: _TypeAlias = MemoryOperation  # noqa: Y015
+
+class _ConflictResolution:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ConflictResolutionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ConflictResolution.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CONFLICT_RESOLUTION_UNSPECIFIED: _ConflictResolution.ValueType  # 0
+    CONFLICT_RESOLUTION_KEEP_EXISTING: _ConflictResolution.ValueType  # 1
+    """The core memory stands; the proposed one is archived."""
+    CONFLICT_RESOLUTION_ACCEPT_NEW: _ConflictResolution.ValueType  # 2
+    """The proposed memory becomes the active core memory and supersedes the
+    existing one.
+    """
+    CONFLICT_RESOLUTION_KEEP_BOTH: _ConflictResolution.ValueType  # 3
+    """Both stay active; the proposed one loses the topic_key so that a topic
+    keeps exactly one active memory.
+    """
+
+class ConflictResolution(_ConflictResolution, metaclass=_ConflictResolutionEnumTypeWrapper):
+    """ConflictResolution is a person's decision on a conflict."""
+
+CONFLICT_RESOLUTION_UNSPECIFIED: ConflictResolution.ValueType  # 0
+CONFLICT_RESOLUTION_KEEP_EXISTING: ConflictResolution.ValueType  # 1
+"""The core memory stands; the proposed one is archived."""
+CONFLICT_RESOLUTION_ACCEPT_NEW: ConflictResolution.ValueType  # 2
+"""The proposed memory becomes the active core memory and supersedes the
+existing one.
+"""
+CONFLICT_RESOLUTION_KEEP_BOTH: ConflictResolution.ValueType  # 3
+"""Both stay active; the proposed one loses the topic_key so that a topic
+keeps exactly one active memory.
+"""
+Global___ConflictResolution: _TypeAlias = ConflictResolution  # noqa: Y015
+
 @_typing.final
 class WriteRequest(_message.Message):
     """WriteRequest carries the memories to store for one user."""
@@ -516,7 +594,9 @@ Global___UpdateResponse: _TypeAlias = UpdateResponse  # noqa: Y015
 
 @_typing.final
 class ForgetRequest(_message.Message):
-    """ForgetRequest names the memories to forget."""
+    """ForgetRequest names the memories to forget: set exactly one of ids,
+    topic_key, selector, all_of_user and whole_tenant.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -524,15 +604,29 @@ class ForgetRequest(_message.Message):
     IDS_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
     DRY_RUN_FIELD_NUMBER: _builtins.int
+    TOPIC_KEY_FIELD_NUMBER: _builtins.int
+    SELECTOR_FIELD_NUMBER: _builtins.int
+    ALL_OF_USER_FIELD_NUMBER: _builtins.int
+    WHOLE_TENANT_FIELD_NUMBER: _builtins.int
     user_id: _builtins.str
-    """Required."""
+    """Required, except with whole_tenant (where it must be empty)."""
     mode: Global___ForgetMode.ValueType
     """Defaults to FORGET_MODE_SOFT."""
     dry_run: _builtins.bool
     """Report what would be forgotten without changing anything."""
+    topic_key: _builtins.str
+    """Every memory (any status) with this topic key."""
+    all_of_user: _builtins.bool
+    """Every memory of the user ("delete my data")."""
+    whole_tenant: _builtins.bool
+    """Every memory of the caller's tenant. Admin keys only."""
     @_builtins.property
     def ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Required. 1..1000 memory ids."""
+        """1..1000 memory ids."""
+
+    @_builtins.property
+    def selector(self) -> Global___MemorySelector:
+        """Every memory matching all of the selector's conditions."""
 
     def __init__(
         self,
@@ -541,14 +635,63 @@ class ForgetRequest(_message.Message):
         ids: _abc.Iterable[_builtins.str] | None = ...,
         mode: Global___ForgetMode.ValueType = ...,
         dry_run: _builtins.bool = ...,
+        topic_key: _builtins.str = ...,
+        selector: Global___MemorySelector | None = ...,
+        all_of_user: _builtins.bool = ...,
+        whole_tenant: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["selector", b"selector"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dry_run", b"dry_run", "ids", b"ids", "mode", b"mode", "user_id", b"user_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_of_user", b"all_of_user", "dry_run", b"dry_run", "ids", b"ids", "mode", b"mode", "selector", b"selector", "topic_key", b"topic_key", "user_id", b"user_id", "whole_tenant", b"whole_tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ForgetRequest: _TypeAlias = ForgetRequest  # noqa: Y015
+
+@_typing.final
+class MemorySelector(_message.Message):
+    """MemorySelector picks memories by their fields; unset fields match anything,
+    and at least one field must be set.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPES_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    OCCURRED_AFTER_FIELD_NUMBER: _builtins.int
+    OCCURRED_BEFORE_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    @_builtins.property
+    def types(self) -> _containers.RepeatedScalarFieldContainer[_memory_pb2.MemoryType.ValueType]: ...
+    @_builtins.property
+    def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Memories carrying every one of these tags."""
+
+    @_builtins.property
+    def occurred_after(self) -> _timestamp_pb2.Timestamp:
+        """Occurred at or after this time."""
+
+    @_builtins.property
+    def occurred_before(self) -> _timestamp_pb2.Timestamp:
+        """Occurred before this time."""
+
+    def __init__(
+        self,
+        *,
+        types: _abc.Iterable[_memory_pb2.MemoryType.ValueType] | None = ...,
+        tags: _abc.Iterable[_builtins.str] | None = ...,
+        session_id: _builtins.str = ...,
+        occurred_after: _timestamp_pb2.Timestamp | None = ...,
+        occurred_before: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["occurred_after", b"occurred_after", "occurred_before", b"occurred_before"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "session_id", b"session_id", "tags", b"tags", "types", b"types"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemorySelector: _TypeAlias = MemorySelector  # noqa: Y015
 
 @_typing.final
 class ForgetResponse(_message.Message):
@@ -571,3 +714,484 @@ class ForgetResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ForgetResponse: _TypeAlias = ForgetResponse  # noqa: Y015
+
+@_typing.final
+class RestoreRequest(_message.Message):
+    """RestoreRequest names archived memories to bring back."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_ID_FIELD_NUMBER: _builtins.int
+    IDS_FIELD_NUMBER: _builtins.int
+    user_id: _builtins.str
+    """Required."""
+    @_builtins.property
+    def ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Required. 1..1000 memory ids."""
+
+    def __init__(
+        self,
+        *,
+        user_id: _builtins.str = ...,
+        ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ids", b"ids", "user_id", b"user_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoreRequest: _TypeAlias = RestoreRequest  # noqa: Y015
+
+@_typing.final
+class RestoreResponse(_message.Message):
+    """RestoreResponse holds the restored memories."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def memories(self) -> _containers.RepeatedCompositeFieldContainer[_memory_pb2.Memory]: ...
+    def __init__(
+        self,
+        *,
+        memories: _abc.Iterable[_memory_pb2.Memory] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memories", b"memories"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoreResponse: _TypeAlias = RestoreResponse  # noqa: Y015
+
+@_typing.final
+class ConfirmRequest(_message.Message):
+    """ConfirmRequest names draft memories to promote."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_ID_FIELD_NUMBER: _builtins.int
+    IDS_FIELD_NUMBER: _builtins.int
+    user_id: _builtins.str
+    """Required."""
+    @_builtins.property
+    def ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Required. 1..1000 memory ids."""
+
+    def __init__(
+        self,
+        *,
+        user_id: _builtins.str = ...,
+        ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ids", b"ids", "user_id", b"user_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConfirmRequest: _TypeAlias = ConfirmRequest  # noqa: Y015
+
+@_typing.final
+class ConfirmResponse(_message.Message):
+    """ConfirmResponse says what became of each confirmed draft."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___WriteResult]:
+        """In request order: CREATED (now active), SUPERSEDED (now active, replacing
+        `related_id`) or CONFLICT (contradicts the core memory `related_id`).
+        """
+
+    def __init__(
+        self,
+        *,
+        results: _abc.Iterable[Global___WriteResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConfirmResponse: _TypeAlias = ConfirmResponse  # noqa: Y015
+
+@_typing.final
+class HistoryRequest(_message.Message):
+    """HistoryRequest names a memory."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_ID_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    user_id: _builtins.str
+    """Required."""
+    id: _builtins.str
+    """Required."""
+    def __init__(
+        self,
+        *,
+        user_id: _builtins.str = ...,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "user_id", b"user_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HistoryRequest: _TypeAlias = HistoryRequest  # noqa: Y015
+
+@_typing.final
+class HistoryResponse(_message.Message):
+    """HistoryResponse lists the versions of a memory, oldest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___MemoryVersion]: ...
+    def __init__(
+        self,
+        *,
+        versions: _abc.Iterable[Global___MemoryVersion] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["versions", b"versions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HistoryResponse: _TypeAlias = HistoryResponse  # noqa: Y015
+
+@_typing.final
+class MemoryVersion(_message.Message):
+    """MemoryVersion is the memory as it was after one change."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_FIELD_NUMBER: _builtins.int
+    OPERATION_FIELD_NUMBER: _builtins.int
+    CHANGED_FIELDS_FIELD_NUMBER: _builtins.int
+    CHANGED_AT_FIELD_NUMBER: _builtins.int
+    RELATED_ID_FIELD_NUMBER: _builtins.int
+    operation: Global___MemoryOperation.ValueType
+    related_id: _builtins.str
+    """The other memory involved, if any (successor, merged duplicate, conflict)."""
+    @_builtins.property
+    def memory(self) -> _memory_pb2.Memory:
+        """The memory after the change (its `version` field numbers the change)."""
+
+    @_builtins.property
+    def changed_fields(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The fields the change set, as field-mask paths (empty for WRITE)."""
+
+    @_builtins.property
+    def changed_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        memory: _memory_pb2.Memory | None = ...,
+        operation: Global___MemoryOperation.ValueType = ...,
+        changed_fields: _abc.Iterable[_builtins.str] | None = ...,
+        changed_at: _timestamp_pb2.Timestamp | None = ...,
+        related_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["changed_at", b"changed_at", "memory", b"memory"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changed_at", b"changed_at", "changed_fields", b"changed_fields", "memory", b"memory", "operation", b"operation", "related_id", b"related_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemoryVersion: _TypeAlias = MemoryVersion  # noqa: Y015
+
+@_typing.final
+class ListConflictsRequest(_message.Message):
+    """ListConflictsRequest pages through parked conflicts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    user_id: _builtins.str
+    """Only this user's conflicts; empty means every user of the tenant."""
+    page_size: _builtins.int
+    """0..500; 0 means 50."""
+    page_token: _builtins.str
+    """From a previous ListConflictsResponse.next_page_token."""
+    def __init__(
+        self,
+        *,
+        user_id: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "user_id", b"user_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListConflictsRequest: _TypeAlias = ListConflictsRequest  # noqa: Y015
+
+@_typing.final
+class ListConflictsResponse(_message.Message):
+    """ListConflictsResponse is one page of conflicts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONFLICTS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Empty on the last page."""
+    @_builtins.property
+    def conflicts(self) -> _containers.RepeatedCompositeFieldContainer[Global___Conflict]: ...
+    def __init__(
+        self,
+        *,
+        conflicts: _abc.Iterable[Global___Conflict] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conflicts", b"conflicts", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListConflictsResponse: _TypeAlias = ListConflictsResponse  # noqa: Y015
+
+@_typing.final
+class Conflict(_message.Message):
+    """Conflict pairs a parked write with the core memory it contradicts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROPOSED_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def proposed(self) -> _memory_pb2.Memory:
+        """The parked memory (status CONFLICT)."""
+
+    @_builtins.property
+    def existing(self) -> _memory_pb2.Memory:
+        """The core memory it would have replaced (empty if it is gone since)."""
+
+    def __init__(
+        self,
+        *,
+        proposed: _memory_pb2.Memory | None = ...,
+        existing: _memory_pb2.Memory | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "proposed", b"proposed"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "proposed", b"proposed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Conflict: _TypeAlias = Conflict  # noqa: Y015
+
+@_typing.final
+class ResolveConflictRequest(_message.Message):
+    """ResolveConflictRequest decides one conflict."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_ID_FIELD_NUMBER: _builtins.int
+    CONFLICT_ID_FIELD_NUMBER: _builtins.int
+    RESOLUTION_FIELD_NUMBER: _builtins.int
+    user_id: _builtins.str
+    """Required."""
+    conflict_id: _builtins.str
+    """Required. The id of the parked (CONFLICT) memory."""
+    resolution: Global___ConflictResolution.ValueType
+    """Required."""
+    def __init__(
+        self,
+        *,
+        user_id: _builtins.str = ...,
+        conflict_id: _builtins.str = ...,
+        resolution: Global___ConflictResolution.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conflict_id", b"conflict_id", "resolution", b"resolution", "user_id", b"user_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResolveConflictRequest: _TypeAlias = ResolveConflictRequest  # noqa: Y015
+
+@_typing.final
+class ResolveConflictResponse(_message.Message):
+    """ResolveConflictResponse holds the memories as they are after the decision."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROPOSED_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def proposed(self) -> _memory_pb2.Memory:
+        """The parked memory after the decision."""
+
+    @_builtins.property
+    def existing(self) -> _memory_pb2.Memory:
+        """The core memory after the decision (empty if it is gone)."""
+
+    def __init__(
+        self,
+        *,
+        proposed: _memory_pb2.Memory | None = ...,
+        existing: _memory_pb2.Memory | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "proposed", b"proposed"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "proposed", b"proposed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResolveConflictResponse: _TypeAlias = ResolveConflictResponse  # noqa: Y015
+
+@_typing.final
+class ConsolidateRequest(_message.Message):
+    """ConsolidateRequest scopes a consolidation run."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_ID_FIELD_NUMBER: _builtins.int
+    DRY_RUN_FIELD_NUMBER: _builtins.int
+    PURGE_EXPIRED_FIELD_NUMBER: _builtins.int
+    user_id: _builtins.str
+    """Only this user; empty means the whole tenant."""
+    dry_run: _builtins.bool
+    """Report what would change without changing anything."""
+    purge_expired: _builtins.bool
+    """Delete expired memories instead of archiving them."""
+    def __init__(
+        self,
+        *,
+        user_id: _builtins.str = ...,
+        dry_run: _builtins.bool = ...,
+        purge_expired: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dry_run", b"dry_run", "purge_expired", b"purge_expired", "user_id", b"user_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConsolidateRequest: _TypeAlias = ConsolidateRequest  # noqa: Y015
+
+@_typing.final
+class ConsolidateResponse(_message.Message):
+    """ConsolidateResponse reports what a run did (or would do)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXPIRED_IDS_FIELD_NUMBER: _builtins.int
+    DEMOTED_IDS_FIELD_NUMBER: _builtins.int
+    MERGED_FIELD_NUMBER: _builtins.int
+    CONTRADICTIONS_FIELD_NUMBER: _builtins.int
+    ACCESS_STATS_FLUSHED_FIELD_NUMBER: _builtins.int
+    USERS_SCANNED_FIELD_NUMBER: _builtins.int
+    MEMORIES_SCANNED_FIELD_NUMBER: _builtins.int
+    access_stats_flushed: _builtins.int
+    """Memories whose access statistics were written."""
+    users_scanned: _builtins.int
+    """Users examined."""
+    memories_scanned: _builtins.int
+    """Memories examined."""
+    @_builtins.property
+    def expired_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Expired memories archived (or deleted with purge_expired)."""
+
+    @_builtins.property
+    def demoted_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """P1 memories unused for 90 days, demoted to P2."""
+
+    @_builtins.property
+    def merged(self) -> _containers.RepeatedCompositeFieldContainer[Global___MergedDuplicate]:
+        """Near-duplicates superseded by the memory they duplicate."""
+
+    @_builtins.property
+    def contradictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___PossibleContradiction]:
+        """Active memories that may contradict a core memory (for review; nothing is
+        changed).
+        """
+
+    def __init__(
+        self,
+        *,
+        expired_ids: _abc.Iterable[_builtins.str] | None = ...,
+        demoted_ids: _abc.Iterable[_builtins.str] | None = ...,
+        merged: _abc.Iterable[Global___MergedDuplicate] | None = ...,
+        contradictions: _abc.Iterable[Global___PossibleContradiction] | None = ...,
+        access_stats_flushed: _builtins.int = ...,
+        users_scanned: _builtins.int = ...,
+        memories_scanned: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_stats_flushed", b"access_stats_flushed", "contradictions", b"contradictions", "demoted_ids", b"demoted_ids", "expired_ids", b"expired_ids", "memories_scanned", b"memories_scanned", "merged", b"merged", "users_scanned", b"users_scanned"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConsolidateResponse: _TypeAlias = ConsolidateResponse  # noqa: Y015
+
+@_typing.final
+class MergedDuplicate(_message.Message):
+    """MergedDuplicate is one near-duplicate folded into another memory."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEPT_ID_FIELD_NUMBER: _builtins.int
+    MERGED_ID_FIELD_NUMBER: _builtins.int
+    SIMILARITY_FIELD_NUMBER: _builtins.int
+    kept_id: _builtins.str
+    merged_id: _builtins.str
+    similarity: _builtins.float
+    def __init__(
+        self,
+        *,
+        kept_id: _builtins.str = ...,
+        merged_id: _builtins.str = ...,
+        similarity: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kept_id", b"kept_id", "merged_id", b"merged_id", "similarity", b"similarity"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MergedDuplicate: _TypeAlias = MergedDuplicate  # noqa: Y015
+
+@_typing.final
+class PossibleContradiction(_message.Message):
+    """PossibleContradiction pairs a core memory with a similar but different
+    active memory.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CORE_ID_FIELD_NUMBER: _builtins.int
+    OTHER_ID_FIELD_NUMBER: _builtins.int
+    SIMILARITY_FIELD_NUMBER: _builtins.int
+    core_id: _builtins.str
+    other_id: _builtins.str
+    similarity: _builtins.float
+    def __init__(
+        self,
+        *,
+        core_id: _builtins.str = ...,
+        other_id: _builtins.str = ...,
+        similarity: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["core_id", b"core_id", "other_id", b"other_id", "similarity", b"similarity"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PossibleContradiction: _TypeAlias = PossibleContradiction  # noqa: Y015

@@ -80,6 +80,36 @@ class MemoryServiceStub:
                 request_serializer=recalld_dot_v1_dot_memory__service__pb2.ForgetRequest.SerializeToString,
                 response_deserializer=recalld_dot_v1_dot_memory__service__pb2.ForgetResponse.FromString,
                 _registered_method=True)
+        self.Restore = channel.unary_unary(
+                '/recalld.v1.MemoryService/Restore',
+                request_serializer=recalld_dot_v1_dot_memory__service__pb2.RestoreRequest.SerializeToString,
+                response_deserializer=recalld_dot_v1_dot_memory__service__pb2.RestoreResponse.FromString,
+                _registered_method=True)
+        self.Confirm = channel.unary_unary(
+                '/recalld.v1.MemoryService/Confirm',
+                request_serializer=recalld_dot_v1_dot_memory__service__pb2.ConfirmRequest.SerializeToString,
+                response_deserializer=recalld_dot_v1_dot_memory__service__pb2.ConfirmResponse.FromString,
+                _registered_method=True)
+        self.History = channel.unary_unary(
+                '/recalld.v1.MemoryService/History',
+                request_serializer=recalld_dot_v1_dot_memory__service__pb2.HistoryRequest.SerializeToString,
+                response_deserializer=recalld_dot_v1_dot_memory__service__pb2.HistoryResponse.FromString,
+                _registered_method=True)
+        self.ListConflicts = channel.unary_unary(
+                '/recalld.v1.MemoryService/ListConflicts',
+                request_serializer=recalld_dot_v1_dot_memory__service__pb2.ListConflictsRequest.SerializeToString,
+                response_deserializer=recalld_dot_v1_dot_memory__service__pb2.ListConflictsResponse.FromString,
+                _registered_method=True)
+        self.ResolveConflict = channel.unary_unary(
+                '/recalld.v1.MemoryService/ResolveConflict',
+                request_serializer=recalld_dot_v1_dot_memory__service__pb2.ResolveConflictRequest.SerializeToString,
+                response_deserializer=recalld_dot_v1_dot_memory__service__pb2.ResolveConflictResponse.FromString,
+                _registered_method=True)
+        self.Consolidate = channel.unary_unary(
+                '/recalld.v1.MemoryService/Consolidate',
+                request_serializer=recalld_dot_v1_dot_memory__service__pb2.ConsolidateRequest.SerializeToString,
+                response_deserializer=recalld_dot_v1_dot_memory__service__pb2.ConsolidateResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -103,9 +133,14 @@ class MemoryServiceServicer:
 
     def Write(self, request, context):
         """Write stores one memory or a batch (at most 100). Each result gives the
-        memory id and what happened to it (see WriteOutcome). Sending the same
-        `request_id` again returns the first call's results and stores nothing
-        twice, which makes Write safe to retry.
+        memory id and what happened to it (see WriteOutcome): the same normalised
+        content, or a near-duplicate, is not stored twice; a memory whose
+        `topic_key` matches an active one supersedes it, unless that one is core
+        (P0), in which case it is parked as a conflict; a memory whose confidence
+        is below 0.5 is kept as a draft until a second matching write or Confirm.
+        Sending the same `request_id` again returns the first call's results and
+        stores nothing twice (also across restarts), which makes Write safe to
+        retry.
 
         Errors: INVALID_ARGUMENT (missing user_id or content, content over 8192
         characters, unknown enum value, out-of-range importance or confidence,
@@ -169,13 +204,89 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Forget(self, request, context):
-        """Forget removes memories by id. SOFT (the default) archives them: they are
-        kept and can be restored, but never recalled. HARD deletes them from every
-        store. With `dry_run` nothing changes and the response lists what would go.
+        """Forget removes memories selected by exactly one of: ids, topic_key, a
+        selector (types, tags, session, time range), every memory of the user, or
+        (admin keys only) every memory of the tenant. SOFT (the default) archives
+        them: they are kept and can be restored, but never recalled. HARD deletes
+        them from every store, history and idempotency records included. With
+        `dry_run` nothing changes and the response lists what would go.
 
-        Errors: INVALID_ARGUMENT (missing user_id, no ids, more than 1000 ids,
-        unknown mode), NOT_FOUND (an id that does not exist for this tenant and
-        user; nothing is forgotten then), PERMISSION_DENIED (a read-only key).
+        Errors: INVALID_ARGUMENT (missing user_id, no target or more than one,
+        more than 1000 ids, unknown mode), NOT_FOUND (an id that does not exist
+        for this tenant and user; nothing is forgotten then), PERMISSION_DENIED
+        (a read-only key; whole_tenant without an admin key).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Restore(self, request, context):
+        """Restore brings soft-forgotten (archived) memories back to active.
+
+        Errors: INVALID_ARGUMENT (missing user_id, no ids), NOT_FOUND (an id that
+        does not exist for this tenant and user), FAILED_PRECONDITION (a memory
+        that is not archived, or whose topic now has another active memory),
+        PERMISSION_DENIED (a read-only key).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Confirm(self, request, context):
+        """Confirm promotes draft (low-confidence) memories to active, applying the
+        same topic rules as Write (supersede, or conflict against a core memory).
+
+        Errors: INVALID_ARGUMENT (missing user_id, no ids), NOT_FOUND (an id that
+        does not exist for this tenant and user), FAILED_PRECONDITION (a memory
+        that is not a draft), PERMISSION_DENIED (a read-only key).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def History(self, request, context):
+        """History returns every version of a memory, oldest first, with the
+        operation that produced it and the fields it changed.
+
+        Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
+        memory for this tenant and user, or it was hard-forgotten).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListConflicts(self, request, context):
+        """ListConflicts lists writes parked because they contradict a core (P0)
+        memory, each with the memory it contradicts, oldest first.
+
+        Errors: INVALID_ARGUMENT (page_size outside 0..500, a foreign page_token).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResolveConflict(self, request, context):
+        """ResolveConflict applies a person's decision on a parked conflict.
+
+        Errors: INVALID_ARGUMENT (missing user_id, conflict_id or resolution),
+        NOT_FOUND (no such conflict for this tenant and user), FAILED_PRECONDITION
+        (the memory is no longer a conflict), PERMISSION_DENIED (a read-only key).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Consolidate(self, request, context):
+        """Consolidate tidies a tenant's memories (or one user's): archives (or,
+        with purge_expired, deletes) expired memories, demotes P1 memories unused
+        for 90 days to P2, merges near-duplicates (keeps the oldest, supersedes
+        the rest), lists possible contradictions of core memories, and flushes
+        access statistics. The server also runs it periodically. It works in
+        bounded batches and is safe while traffic flows. With `dry_run` it only
+        reports.
+
+        Errors: PERMISSION_DENIED (a read-only key; a whole-tenant run without an
+        admin key when keys are configured).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -213,6 +324,36 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.Forget,
                     request_deserializer=recalld_dot_v1_dot_memory__service__pb2.ForgetRequest.FromString,
                     response_serializer=recalld_dot_v1_dot_memory__service__pb2.ForgetResponse.SerializeToString,
+            ),
+            'Restore': grpc.unary_unary_rpc_method_handler(
+                    servicer.Restore,
+                    request_deserializer=recalld_dot_v1_dot_memory__service__pb2.RestoreRequest.FromString,
+                    response_serializer=recalld_dot_v1_dot_memory__service__pb2.RestoreResponse.SerializeToString,
+            ),
+            'Confirm': grpc.unary_unary_rpc_method_handler(
+                    servicer.Confirm,
+                    request_deserializer=recalld_dot_v1_dot_memory__service__pb2.ConfirmRequest.FromString,
+                    response_serializer=recalld_dot_v1_dot_memory__service__pb2.ConfirmResponse.SerializeToString,
+            ),
+            'History': grpc.unary_unary_rpc_method_handler(
+                    servicer.History,
+                    request_deserializer=recalld_dot_v1_dot_memory__service__pb2.HistoryRequest.FromString,
+                    response_serializer=recalld_dot_v1_dot_memory__service__pb2.HistoryResponse.SerializeToString,
+            ),
+            'ListConflicts': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListConflicts,
+                    request_deserializer=recalld_dot_v1_dot_memory__service__pb2.ListConflictsRequest.FromString,
+                    response_serializer=recalld_dot_v1_dot_memory__service__pb2.ListConflictsResponse.SerializeToString,
+            ),
+            'ResolveConflict': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveConflict,
+                    request_deserializer=recalld_dot_v1_dot_memory__service__pb2.ResolveConflictRequest.FromString,
+                    response_serializer=recalld_dot_v1_dot_memory__service__pb2.ResolveConflictResponse.SerializeToString,
+            ),
+            'Consolidate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Consolidate,
+                    request_deserializer=recalld_dot_v1_dot_memory__service__pb2.ConsolidateRequest.FromString,
+                    response_serializer=recalld_dot_v1_dot_memory__service__pb2.ConsolidateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -393,6 +534,168 @@ class MemoryService:
             '/recalld.v1.MemoryService/Forget',
             recalld_dot_v1_dot_memory__service__pb2.ForgetRequest.SerializeToString,
             recalld_dot_v1_dot_memory__service__pb2.ForgetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Restore(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/recalld.v1.MemoryService/Restore',
+            recalld_dot_v1_dot_memory__service__pb2.RestoreRequest.SerializeToString,
+            recalld_dot_v1_dot_memory__service__pb2.RestoreResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Confirm(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/recalld.v1.MemoryService/Confirm',
+            recalld_dot_v1_dot_memory__service__pb2.ConfirmRequest.SerializeToString,
+            recalld_dot_v1_dot_memory__service__pb2.ConfirmResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def History(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/recalld.v1.MemoryService/History',
+            recalld_dot_v1_dot_memory__service__pb2.HistoryRequest.SerializeToString,
+            recalld_dot_v1_dot_memory__service__pb2.HistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListConflicts(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/recalld.v1.MemoryService/ListConflicts',
+            recalld_dot_v1_dot_memory__service__pb2.ListConflictsRequest.SerializeToString,
+            recalld_dot_v1_dot_memory__service__pb2.ListConflictsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveConflict(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/recalld.v1.MemoryService/ResolveConflict',
+            recalld_dot_v1_dot_memory__service__pb2.ResolveConflictRequest.SerializeToString,
+            recalld_dot_v1_dot_memory__service__pb2.ResolveConflictResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Consolidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/recalld.v1.MemoryService/Consolidate',
+            recalld_dot_v1_dot_memory__service__pb2.ConsolidateRequest.SerializeToString,
+            recalld_dot_v1_dot_memory__service__pb2.ConsolidateResponse.FromString,
             options,
             channel_credentials,
             insecure,

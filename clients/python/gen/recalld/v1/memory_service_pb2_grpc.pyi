@@ -51,9 +51,14 @@ class MemoryServiceStub:
     def __new__(cls, channel: _aio.Channel) -> MemoryServiceAsyncStub: ...
     Write: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.WriteRequest, _memory_service_pb2.WriteResponse]
     """Write stores one memory or a batch (at most 100). Each result gives the
-    memory id and what happened to it (see WriteOutcome). Sending the same
-    `request_id` again returns the first call's results and stores nothing
-    twice, which makes Write safe to retry.
+    memory id and what happened to it (see WriteOutcome): the same normalised
+    content, or a near-duplicate, is not stored twice; a memory whose
+    `topic_key` matches an active one supersedes it, unless that one is core
+    (P0), in which case it is parked as a conflict; a memory whose confidence
+    is below 0.5 is kept as a draft until a second matching write or Confirm.
+    Sending the same `request_id` again returns the first call's results and
+    stores nothing twice (also across restarts), which makes Write safe to
+    retry.
 
     Errors: INVALID_ARGUMENT (missing user_id or content, content over 8192
     characters, unknown enum value, out-of-range importance or confidence,
@@ -97,13 +102,65 @@ class MemoryServiceStub:
     key does not allow).
     """
     Forget: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ForgetRequest, _memory_service_pb2.ForgetResponse]
-    """Forget removes memories by id. SOFT (the default) archives them: they are
-    kept and can be restored, but never recalled. HARD deletes them from every
-    store. With `dry_run` nothing changes and the response lists what would go.
+    """Forget removes memories selected by exactly one of: ids, topic_key, a
+    selector (types, tags, session, time range), every memory of the user, or
+    (admin keys only) every memory of the tenant. SOFT (the default) archives
+    them: they are kept and can be restored, but never recalled. HARD deletes
+    them from every store, history and idempotency records included. With
+    `dry_run` nothing changes and the response lists what would go.
 
-    Errors: INVALID_ARGUMENT (missing user_id, no ids, more than 1000 ids,
-    unknown mode), NOT_FOUND (an id that does not exist for this tenant and
-    user; nothing is forgotten then), PERMISSION_DENIED (a read-only key).
+    Errors: INVALID_ARGUMENT (missing user_id, no target or more than one,
+    more than 1000 ids, unknown mode), NOT_FOUND (an id that does not exist
+    for this tenant and user; nothing is forgotten then), PERMISSION_DENIED
+    (a read-only key; whole_tenant without an admin key).
+    """
+    Restore: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.RestoreRequest, _memory_service_pb2.RestoreResponse]
+    """Restore brings soft-forgotten (archived) memories back to active.
+
+    Errors: INVALID_ARGUMENT (missing user_id, no ids), NOT_FOUND (an id that
+    does not exist for this tenant and user), FAILED_PRECONDITION (a memory
+    that is not archived, or whose topic now has another active memory),
+    PERMISSION_DENIED (a read-only key).
+    """
+    Confirm: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ConfirmRequest, _memory_service_pb2.ConfirmResponse]
+    """Confirm promotes draft (low-confidence) memories to active, applying the
+    same topic rules as Write (supersede, or conflict against a core memory).
+
+    Errors: INVALID_ARGUMENT (missing user_id, no ids), NOT_FOUND (an id that
+    does not exist for this tenant and user), FAILED_PRECONDITION (a memory
+    that is not a draft), PERMISSION_DENIED (a read-only key).
+    """
+    History: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.HistoryRequest, _memory_service_pb2.HistoryResponse]
+    """History returns every version of a memory, oldest first, with the
+    operation that produced it and the fields it changed.
+
+    Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
+    memory for this tenant and user, or it was hard-forgotten).
+    """
+    ListConflicts: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ListConflictsRequest, _memory_service_pb2.ListConflictsResponse]
+    """ListConflicts lists writes parked because they contradict a core (P0)
+    memory, each with the memory it contradicts, oldest first.
+
+    Errors: INVALID_ARGUMENT (page_size outside 0..500, a foreign page_token).
+    """
+    ResolveConflict: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ResolveConflictRequest, _memory_service_pb2.ResolveConflictResponse]
+    """ResolveConflict applies a person's decision on a parked conflict.
+
+    Errors: INVALID_ARGUMENT (missing user_id, conflict_id or resolution),
+    NOT_FOUND (no such conflict for this tenant and user), FAILED_PRECONDITION
+    (the memory is no longer a conflict), PERMISSION_DENIED (a read-only key).
+    """
+    Consolidate: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ConsolidateRequest, _memory_service_pb2.ConsolidateResponse]
+    """Consolidate tidies a tenant's memories (or one user's): archives (or,
+    with purge_expired, deletes) expired memories, demotes P1 memories unused
+    for 90 days to P2, merges near-duplicates (keeps the oldest, supersedes
+    the rest), lists possible contradictions of core memories, and flushes
+    access statistics. The server also runs it periodically. It works in
+    bounded batches and is safe while traffic flows. With `dry_run` it only
+    reports.
+
+    Errors: PERMISSION_DENIED (a read-only key; a whole-tenant run without an
+    admin key when keys are configured).
     """
 
 @_typing.type_check_only
@@ -129,9 +186,14 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     Write: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.WriteRequest, _memory_service_pb2.WriteResponse]  # type: ignore[assignment]
     """Write stores one memory or a batch (at most 100). Each result gives the
-    memory id and what happened to it (see WriteOutcome). Sending the same
-    `request_id` again returns the first call's results and stores nothing
-    twice, which makes Write safe to retry.
+    memory id and what happened to it (see WriteOutcome): the same normalised
+    content, or a near-duplicate, is not stored twice; a memory whose
+    `topic_key` matches an active one supersedes it, unless that one is core
+    (P0), in which case it is parked as a conflict; a memory whose confidence
+    is below 0.5 is kept as a draft until a second matching write or Confirm.
+    Sending the same `request_id` again returns the first call's results and
+    stores nothing twice (also across restarts), which makes Write safe to
+    retry.
 
     Errors: INVALID_ARGUMENT (missing user_id or content, content over 8192
     characters, unknown enum value, out-of-range importance or confidence,
@@ -175,13 +237,65 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     key does not allow).
     """
     Forget: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ForgetRequest, _memory_service_pb2.ForgetResponse]  # type: ignore[assignment]
-    """Forget removes memories by id. SOFT (the default) archives them: they are
-    kept and can be restored, but never recalled. HARD deletes them from every
-    store. With `dry_run` nothing changes and the response lists what would go.
+    """Forget removes memories selected by exactly one of: ids, topic_key, a
+    selector (types, tags, session, time range), every memory of the user, or
+    (admin keys only) every memory of the tenant. SOFT (the default) archives
+    them: they are kept and can be restored, but never recalled. HARD deletes
+    them from every store, history and idempotency records included. With
+    `dry_run` nothing changes and the response lists what would go.
 
-    Errors: INVALID_ARGUMENT (missing user_id, no ids, more than 1000 ids,
-    unknown mode), NOT_FOUND (an id that does not exist for this tenant and
-    user; nothing is forgotten then), PERMISSION_DENIED (a read-only key).
+    Errors: INVALID_ARGUMENT (missing user_id, no target or more than one,
+    more than 1000 ids, unknown mode), NOT_FOUND (an id that does not exist
+    for this tenant and user; nothing is forgotten then), PERMISSION_DENIED
+    (a read-only key; whole_tenant without an admin key).
+    """
+    Restore: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.RestoreRequest, _memory_service_pb2.RestoreResponse]  # type: ignore[assignment]
+    """Restore brings soft-forgotten (archived) memories back to active.
+
+    Errors: INVALID_ARGUMENT (missing user_id, no ids), NOT_FOUND (an id that
+    does not exist for this tenant and user), FAILED_PRECONDITION (a memory
+    that is not archived, or whose topic now has another active memory),
+    PERMISSION_DENIED (a read-only key).
+    """
+    Confirm: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ConfirmRequest, _memory_service_pb2.ConfirmResponse]  # type: ignore[assignment]
+    """Confirm promotes draft (low-confidence) memories to active, applying the
+    same topic rules as Write (supersede, or conflict against a core memory).
+
+    Errors: INVALID_ARGUMENT (missing user_id, no ids), NOT_FOUND (an id that
+    does not exist for this tenant and user), FAILED_PRECONDITION (a memory
+    that is not a draft), PERMISSION_DENIED (a read-only key).
+    """
+    History: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.HistoryRequest, _memory_service_pb2.HistoryResponse]  # type: ignore[assignment]
+    """History returns every version of a memory, oldest first, with the
+    operation that produced it and the fields it changed.
+
+    Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
+    memory for this tenant and user, or it was hard-forgotten).
+    """
+    ListConflicts: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ListConflictsRequest, _memory_service_pb2.ListConflictsResponse]  # type: ignore[assignment]
+    """ListConflicts lists writes parked because they contradict a core (P0)
+    memory, each with the memory it contradicts, oldest first.
+
+    Errors: INVALID_ARGUMENT (page_size outside 0..500, a foreign page_token).
+    """
+    ResolveConflict: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ResolveConflictRequest, _memory_service_pb2.ResolveConflictResponse]  # type: ignore[assignment]
+    """ResolveConflict applies a person's decision on a parked conflict.
+
+    Errors: INVALID_ARGUMENT (missing user_id, conflict_id or resolution),
+    NOT_FOUND (no such conflict for this tenant and user), FAILED_PRECONDITION
+    (the memory is no longer a conflict), PERMISSION_DENIED (a read-only key).
+    """
+    Consolidate: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ConsolidateRequest, _memory_service_pb2.ConsolidateResponse]  # type: ignore[assignment]
+    """Consolidate tidies a tenant's memories (or one user's): archives (or,
+    with purge_expired, deletes) expired memories, demotes P1 memories unused
+    for 90 days to P2, merges near-duplicates (keeps the oldest, supersedes
+    the rest), lists possible contradictions of core memories, and flushes
+    access statistics. The server also runs it periodically. It works in
+    bounded batches and is safe while traffic flows. With `dry_run` it only
+    reports.
+
+    Errors: PERMISSION_DENIED (a read-only key; a whole-tenant run without an
+    admin key when keys are configured).
     """
 
 class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -210,9 +324,14 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.WriteResponse, _abc.Awaitable[_memory_service_pb2.WriteResponse]]:
         """Write stores one memory or a batch (at most 100). Each result gives the
-        memory id and what happened to it (see WriteOutcome). Sending the same
-        `request_id` again returns the first call's results and stores nothing
-        twice, which makes Write safe to retry.
+        memory id and what happened to it (see WriteOutcome): the same normalised
+        content, or a near-duplicate, is not stored twice; a memory whose
+        `topic_key` matches an active one supersedes it, unless that one is core
+        (P0), in which case it is parked as a conflict; a memory whose confidence
+        is below 0.5 is kept as a draft until a second matching write or Confirm.
+        Sending the same `request_id` again returns the first call's results and
+        stores nothing twice (also across restarts), which makes Write safe to
+        retry.
 
         Errors: INVALID_ARGUMENT (missing user_id or content, content over 8192
         characters, unknown enum value, out-of-range importance or confidence,
@@ -286,13 +405,101 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _memory_service_pb2.ForgetRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.ForgetResponse, _abc.Awaitable[_memory_service_pb2.ForgetResponse]]:
-        """Forget removes memories by id. SOFT (the default) archives them: they are
-        kept and can be restored, but never recalled. HARD deletes them from every
-        store. With `dry_run` nothing changes and the response lists what would go.
+        """Forget removes memories selected by exactly one of: ids, topic_key, a
+        selector (types, tags, session, time range), every memory of the user, or
+        (admin keys only) every memory of the tenant. SOFT (the default) archives
+        them: they are kept and can be restored, but never recalled. HARD deletes
+        them from every store, history and idempotency records included. With
+        `dry_run` nothing changes and the response lists what would go.
 
-        Errors: INVALID_ARGUMENT (missing user_id, no ids, more than 1000 ids,
-        unknown mode), NOT_FOUND (an id that does not exist for this tenant and
-        user; nothing is forgotten then), PERMISSION_DENIED (a read-only key).
+        Errors: INVALID_ARGUMENT (missing user_id, no target or more than one,
+        more than 1000 ids, unknown mode), NOT_FOUND (an id that does not exist
+        for this tenant and user; nothing is forgotten then), PERMISSION_DENIED
+        (a read-only key; whole_tenant without an admin key).
+        """
+
+    @_abc_1.abstractmethod
+    def Restore(
+        self,
+        request: _memory_service_pb2.RestoreRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.RestoreResponse, _abc.Awaitable[_memory_service_pb2.RestoreResponse]]:
+        """Restore brings soft-forgotten (archived) memories back to active.
+
+        Errors: INVALID_ARGUMENT (missing user_id, no ids), NOT_FOUND (an id that
+        does not exist for this tenant and user), FAILED_PRECONDITION (a memory
+        that is not archived, or whose topic now has another active memory),
+        PERMISSION_DENIED (a read-only key).
+        """
+
+    @_abc_1.abstractmethod
+    def Confirm(
+        self,
+        request: _memory_service_pb2.ConfirmRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.ConfirmResponse, _abc.Awaitable[_memory_service_pb2.ConfirmResponse]]:
+        """Confirm promotes draft (low-confidence) memories to active, applying the
+        same topic rules as Write (supersede, or conflict against a core memory).
+
+        Errors: INVALID_ARGUMENT (missing user_id, no ids), NOT_FOUND (an id that
+        does not exist for this tenant and user), FAILED_PRECONDITION (a memory
+        that is not a draft), PERMISSION_DENIED (a read-only key).
+        """
+
+    @_abc_1.abstractmethod
+    def History(
+        self,
+        request: _memory_service_pb2.HistoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.HistoryResponse, _abc.Awaitable[_memory_service_pb2.HistoryResponse]]:
+        """History returns every version of a memory, oldest first, with the
+        operation that produced it and the fields it changed.
+
+        Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
+        memory for this tenant and user, or it was hard-forgotten).
+        """
+
+    @_abc_1.abstractmethod
+    def ListConflicts(
+        self,
+        request: _memory_service_pb2.ListConflictsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.ListConflictsResponse, _abc.Awaitable[_memory_service_pb2.ListConflictsResponse]]:
+        """ListConflicts lists writes parked because they contradict a core (P0)
+        memory, each with the memory it contradicts, oldest first.
+
+        Errors: INVALID_ARGUMENT (page_size outside 0..500, a foreign page_token).
+        """
+
+    @_abc_1.abstractmethod
+    def ResolveConflict(
+        self,
+        request: _memory_service_pb2.ResolveConflictRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.ResolveConflictResponse, _abc.Awaitable[_memory_service_pb2.ResolveConflictResponse]]:
+        """ResolveConflict applies a person's decision on a parked conflict.
+
+        Errors: INVALID_ARGUMENT (missing user_id, conflict_id or resolution),
+        NOT_FOUND (no such conflict for this tenant and user), FAILED_PRECONDITION
+        (the memory is no longer a conflict), PERMISSION_DENIED (a read-only key).
+        """
+
+    @_abc_1.abstractmethod
+    def Consolidate(
+        self,
+        request: _memory_service_pb2.ConsolidateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.ConsolidateResponse, _abc.Awaitable[_memory_service_pb2.ConsolidateResponse]]:
+        """Consolidate tidies a tenant's memories (or one user's): archives (or,
+        with purge_expired, deletes) expired memories, demotes P1 memories unused
+        for 90 days to P2, merges near-duplicates (keeps the oldest, supersedes
+        the rest), lists possible contradictions of core memories, and flushes
+        access statistics. The server also runs it periodically. It works in
+        bounded batches and is safe while traffic flows. With `dry_run` it only
+        reports.
+
+        Errors: PERMISSION_DENIED (a read-only key; a whole-tenant run without an
+        admin key when keys are configured).
         """
 
 def add_MemoryServiceServicer_to_server(servicer: MemoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,260 @@
+"""Consolidation: the background tidying that keeps memories current.
+
+Archives (or purges) expired memories, demotes unused P1 memories to P2,
+merges near-duplicates into the oldest copy, reports possible contradictions
+of core memories, and writes batched access statistics. It works one user at a
+time under that user's lock, in bounded batches, so it is safe while traffic
+flows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+
+from recalld_server.domain.changes import Change, ChangeWriter, bump, scan
+from recalld_server.domain.errors import FieldViolation, InvalidArgumentError, PermissionDeniedError
+from recalld_server.domain.lifecycle import (
+    DAY_MS,
+    near_duplicate_groups,
+    possible_contradictions,
+    refreshed_expiry,
+)
+from recalld_server.domain.model import (
+    ConsolidationReport,
+    Memory,
+    MemoryFilter,
+    Operation,
+    Principal,
+    Status,
+    Tier,
+)
+from recalld_server.domain.ports import (
+    AccessTracker,
+    Clock,
+    HistoryStore,
+    IdempotencyStore,
+    LockManager,
+    VectorStore,
+)
+from recalld_server.domain.service import Policy, user_lock_key
+from recalld_server.domain.validation import check_identifier
+
+log = logging.getLogger(__name__)
+
+BATCH = 1000
+MAX_MERGE_SCAN = 5000
+"""Most active memories of one user compared pairwise for merging per run."""
+REQUEST_RECORD_DAYS = 7
+"""How long Write answers stay available for request_id retries."""
+
+
+class Consolidator:
+    """Runs consolidation for a tenant or one user, on demand or periodically."""
+
+    def __init__(
+        self,
+        store: VectorStore,
+        history: HistoryStore,
+        requests: IdempotencyStore,
+        access: AccessTracker,
+        locks: LockManager,
+        clock: Clock,
+        policy: Policy | None = None,
+    ) -> None:
+        self._store = store
+        self._requests = requests
+        self._access = access
+        self._locks = locks
+        self._clock = clock
+        self._policy = policy or Policy()
+        self._changes = ChangeWriter(store, history)
+
+    async def consolidate(
+        self, principal: Principal, user_id: str, dry_run: bool, purge_expired: bool
+    ) -> ConsolidationReport:
+        """One run for a user, or the whole tenant when user_id is empty."""
+        violations: list[FieldViolation] = []
+        check_identifier(user_id, "user_id", required=False, violations=violations)
+        if violations:
+            raise InvalidArgumentError(violations)
+        if not principal.may_write():
+            raise PermissionDeniedError("this credential is read-only")
+        if not user_id and principal.role != "admin":
+            raise PermissionDeniedError("consolidating a whole tenant needs an admin key")
+        return await self.run(principal.tenant_id, user_id or None, dry_run, purge_expired)
+
+    async def run(
+        self,
+        tenant_id: str,
+        user_id: str | None,
+        dry_run: bool = False,
+        purge_expired: bool = False,
+    ) -> ConsolidationReport:
+        """Consolidates without permission checks (the server's periodic job)."""
+        flushed = 0 if dry_run else await self.flush_access_stats(tenant_id)
+        users = [user_id] if user_id else await self._users(tenant_id)
+        report = ConsolidationReport(access_stats_flushed=flushed)
+        for user in users:
+            async with self._locks.hold(user_lock_key(tenant_id, user)):
+                await self._consolidate_user(tenant_id, user, dry_run, purge_expired, report)
+        if not dry_run and user_id is None:
+            await self._requests.delete_older_than(
+                self._clock.now_ms() - REQUEST_RECORD_DAYS * DAY_MS
+            )
+        report.users_scanned = len(users)
+        return report
+
+    async def _consolidate_user(
+        self, tenant: str, user: str, dry_run: bool, purge: bool, report: ConsolidationReport
+    ) -> None:
+        now = self._clock.now_ms()
+        policy = self._policy.lifecycle
+        live = MemoryFilter(tenant, user, statuses=frozenset({Status.ACTIVE, Status.DRAFT}))
+
+        expired = await self._all(dataclasses.replace(live, expired_at=now))
+        report.expired_ids.extend(m.id for m in expired)
+        if expired and not dry_run:
+            if purge:
+                await self._changes.delete(tenant, [m.id for m in expired])
+            else:
+                await self._save(
+                    tenant,
+                    [
+                        Change(m, bump(m, now, status=Status.ARCHIVED), Operation.CONSOLIDATE)
+                        for m in expired
+                    ],
+                    now,
+                )
+
+        unused_since = now - policy.demote_unused_days * DAY_MS
+        stale = await self._all(
+            MemoryFilter(
+                tenant,
+                user,
+                statuses=frozenset({Status.ACTIVE}),
+                tiers=frozenset({Tier.P1}),
+                tier_unused_before=unused_since,
+                unexpired_at=now,
+            )
+        )
+        report.demoted_ids.extend(m.id for m in stale)
+        if stale and not dry_run:
+            demotions = []
+            for memory in stale:
+                demoted = bump(memory, now, tier=Tier.P2)
+                demoted = dataclasses.replace(demoted, expire_at=refreshed_expiry(demoted, policy))
+                demotions.append(Change(memory, demoted, Operation.CONSOLIDATE))
+            await self._save(tenant, demotions, now)
+
+        active = await self._store.find_with_vectors(
+            MemoryFilter(tenant, user, statuses=frozenset({Status.ACTIVE}), unexpired_at=now),
+            MAX_MERGE_SCAN,
+        )
+        report.memories_scanned += len(active)
+        if len(active) < 2:
+            return
+        memories = [m for m, _ in active]
+        vectors = np.stack([v for _, v in active])
+        merges = near_duplicate_groups(memories, vectors, policy)
+        report.merged.extend((keep.id, gone.id, sim) for keep, gone, sim in merges)
+        merged_ids = {gone.id for _, gone, _ in merges}
+        keep_rows = [i for i, m in enumerate(memories) if m.id not in merged_ids]
+        report.contradictions.extend(
+            (core.id, other.id, sim)
+            for core, other, sim in possible_contradictions(
+                [memories[i] for i in keep_rows], vectors[keep_rows], policy
+            )
+        )
+        if merges and not dry_run:
+            await self._merge(tenant, merges, now)
+
+    async def _merge(
+        self, tenant: str, merges: list[tuple[Memory, Memory, float]], now: int
+    ) -> None:
+        changes = []
+        boosted: dict[str, Memory] = {}
+        for keep, gone, _ in merges:
+            changes.append(
+                Change(
+                    gone,
+                    bump(
+                        gone, now, status=Status.SUPERSEDED, valid_to=now, superseded_by_id=keep.id
+                    ),
+                    Operation.CONSOLIDATE,
+                    keep.id,
+                )
+            )
+            base = boosted.get(keep.id, keep)
+            boosted[keep.id] = dataclasses.replace(
+                base,
+                importance=max(base.importance, gone.importance),
+                tags=list(dict.fromkeys([*base.tags, *gone.tags])),
+                access_count=base.access_count + gone.access_count,
+                last_accessed_at=max(base.last_accessed_at, gone.last_accessed_at),
+            )
+        originals = {keep.id: keep for keep, _, _ in merges}
+        for memory_id, merged in boosted.items():
+            before = originals[memory_id]
+            changes.append(Change(before, bump(merged, now), Operation.CONSOLIDATE))
+        await self._save(tenant, changes, now)
+
+    async def flush_access_stats(self, tenant_id: str | None = None) -> int:
+        """Writes pending recall statistics: last access, count, and tier expiry."""
+        pending = self._access.drain(tenant_id)
+        by_tenant: dict[str, dict[str, tuple[int, int]]] = {}
+        for (tenant, memory_id), memory_stats in pending.items():
+            by_tenant.setdefault(tenant, {})[memory_id] = memory_stats
+        written = 0
+        for tenant, stats in by_tenant.items():
+            memories = await self._store.get(tenant, sorted(stats))
+            by_user: dict[str, list[str]] = {}
+            for memory in memories:
+                by_user.setdefault(memory.user_id, []).append(memory.id)
+            for user, ids in by_user.items():
+                async with self._locks.hold(user_lock_key(tenant, user)):
+                    current = await self._store.get(tenant, ids)  # re-read under the lock
+                    changes = []
+                    for memory in current:
+                        count, last = stats[memory.id]
+                        touched = dataclasses.replace(
+                            memory,
+                            access_count=memory.access_count + count,
+                            last_accessed_at=max(memory.last_accessed_at, last),
+                        )
+                        if memory.status is Status.ACTIVE:
+                            touched = dataclasses.replace(
+                                touched, expire_at=refreshed_expiry(touched, self._policy.lifecycle)
+                            )
+                        changes.append(Change(memory, touched, Operation.CONSOLIDATE))
+                    # Statistics are not versions: no etag change, no history entry.
+                    await self._changes.save(
+                        tenant, changes, self._clock.now_ms(), record_history=False
+                    )
+                    written += len(changes)
+        return written
+
+    async def run_all(self) -> None:
+        """The periodic job: every tenant, every user."""
+        await self.flush_access_stats()
+        for tenant in await self._store.tenants():
+            report = await self.run(tenant, None)
+            log.info(
+                "consolidated tenant %s: %d expired, %d demoted, %d merged",
+                tenant,
+                len(report.expired_ids),
+                len(report.demoted_ids),
+                len(report.merged),
+            )
+
+    async def _users(self, tenant: str) -> list[str]:
+        return sorted({m.user_id for m in await scan(self._store, MemoryFilter(tenant, None))})
+
+    async def _all(self, memory_filter: MemoryFilter) -> list[Memory]:
+        return await scan(self._store, memory_filter)
+
+    async def _save(self, tenant: str, changes: list[Change], now: int) -> None:
+        for start in range(0, len(changes), BATCH):
+            await self._changes.save(tenant, changes[start : start + BATCH], now)

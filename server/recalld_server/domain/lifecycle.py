@@ -1,0 +1,207 @@
+"""Memory lifecycle policy: what a write does, when a memory expires, what to merge.
+
+Pure functions over domain values: no storage, no protobuf, no clock. The
+service gathers the facts (existing memories, similarities, the time) and
+applies the decisions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+import numpy as np
+
+from recalld_server.domain.model import Memory, NewMemory, Status, Tier
+from recalld_server.domain.text import salient_tokens
+
+DAY_MS = 86_400_000
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LifecyclePolicy:
+    """Thresholds of the lifecycle rules, with their documented defaults.
+
+    Attributes:
+        tier_ttl_days: Days after the last use at which a memory of the tier expires
+            (0: never), unless the caller set expire_at.
+        draft_below_confidence: Writes with lower confidence wait as drafts.
+        near_duplicate_similarity: Cosine similarity at or above which two memories
+            count as the same (docs/lifecycle.md has the calibration).
+        contradiction_similarity: Similarity at or above which (and below the
+            duplicate threshold) an active memory of the same type as a core memory
+            is reported as a possible contradiction.
+        demote_unused_days: P1 memories unused this long are demoted to P2.
+    """
+
+    tier_ttl_days: dict[Tier, int] = dataclasses.field(
+        default_factory=lambda: {Tier.P0: 0, Tier.P1: 90, Tier.P2: 30}
+    )
+    draft_below_confidence: float = 0.5
+    near_duplicate_similarity: float = 0.88
+    contradiction_similarity: float = 0.6
+    demote_unused_days: int = 90
+
+    def expiry(self, tier: Tier, last_used_ms: int) -> int:
+        """The tier's expiry counted from the last use (0: never)."""
+        days = self.tier_ttl_days.get(tier, 0)
+        return last_used_ms + days * DAY_MS if days else 0
+
+
+class Action(enum.Enum):
+    """What a write does."""
+
+    CREATE = "create"
+    DRAFT = "draft"
+    DUPLICATE = "duplicate"
+    PROMOTE = "promote"
+    SUPERSEDE = "supersede"
+    CONFLICT = "conflict"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decision:
+    """The action and the existing memory it concerns (if any)."""
+
+    action: Action
+    existing: Memory | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WriteFacts:
+    """What storage knows that matters for one write.
+
+    Attributes:
+        same_content: An active or draft memory with the same normalised content in the
+            same user and scope.
+        nearest: The most similar active or draft memory in the same user and scope,
+            with its cosine similarity.
+        topic_holder: The active memory with the same topic_key in the same user and
+            scope.
+    """
+
+    same_content: Memory | None = None
+    nearest: tuple[Memory, float] | None = None
+    topic_holder: Memory | None = None
+
+
+def topics_compatible(a: str, b: str) -> bool:
+    """Two memories can be duplicates only if they do not name different topics."""
+    return not a or not b or a == b
+
+
+def near_duplicate(
+    a_content: str,
+    a_topic: str,
+    b_content: str,
+    b_topic: str,
+    similarity: float,
+    policy: LifecyclePolicy,
+) -> bool:
+    """Similar enough, same topic (or none), and no differing number, date or identifier."""
+    return (
+        similarity >= policy.near_duplicate_similarity
+        and topics_compatible(a_topic, b_topic)
+        and salient_tokens(a_content) == salient_tokens(b_content)
+    )
+
+
+def decide_write(new: NewMemory, facts: WriteFacts, policy: LifecyclePolicy) -> Decision:
+    """Applies the write rules in order: duplicate, topic (supersede/conflict), draft.
+
+    A duplicate of a draft promotes the draft (two observations confirm it),
+    after which the topic rules apply to the promoted memory.
+    """
+    duplicate = facts.same_content
+    if duplicate is None and facts.nearest is not None:
+        candidate, similarity = facts.nearest
+        if near_duplicate(
+            candidate.content, candidate.topic_key, new.content, new.topic_key, similarity, policy
+        ):
+            duplicate = candidate
+    if duplicate is not None:
+        if duplicate.status is Status.DRAFT:
+            return Decision(Action.PROMOTE, duplicate)
+        return Decision(Action.DUPLICATE, duplicate)
+    confidence = 1.0 if new.confidence is None else new.confidence
+    if confidence < policy.draft_below_confidence:
+        return Decision(Action.DRAFT)
+    return decide_topic(facts.topic_holder)
+
+
+def decide_topic(holder: Memory | None) -> Decision:
+    """A memory entering a topic: supersede the holder, or park it if the holder is core."""
+    if holder is None:
+        return Decision(Action.CREATE)
+    if holder.tier is Tier.P0:
+        return Decision(Action.CONFLICT, holder)
+    return Decision(Action.SUPERSEDE, holder)
+
+
+def refreshed_expiry(memory: Memory, policy: LifecyclePolicy) -> int:
+    """Expiry after a use: explicit expiries stay, tier expiries restart from last use."""
+    if memory.expire_explicit:
+        return memory.expire_at
+    return policy.expiry(memory.tier, memory.last_used_at)
+
+
+def near_duplicate_groups(
+    memories: list[Memory], vectors: np.ndarray, policy: LifecyclePolicy
+) -> list[tuple[Memory, Memory, float]]:
+    """Pairs (keep, merge, similarity) folding near-duplicates into the oldest memory.
+
+    Only memories of the same scope and compatible topics are compared. A memory
+    is merged at most once, into the oldest member of its group.
+    """
+    if len(memories) < 2:
+        return []
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    similarity = unit @ unit.T
+    order = sorted(range(len(memories)), key=lambda i: memories[i].id)  # oldest first
+    merged: set[int] = set()
+    pairs: list[tuple[Memory, Memory, float]] = []
+    for position, i in enumerate(order):
+        if i in merged:
+            continue
+        for j in order[position + 1 :]:
+            if j in merged:
+                continue
+            a, b = memories[i], memories[j]
+            if (
+                a.agent_scope == b.agent_scope
+                and b.tier is not Tier.P0
+                and near_duplicate(
+                    a.content, a.topic_key, b.content, b.topic_key, float(similarity[i, j]), policy
+                )
+            ):
+                merged.add(j)
+                pairs.append((a, b, float(similarity[i, j])))
+    return pairs
+
+
+def possible_contradictions(
+    memories: list[Memory], vectors: np.ndarray, policy: LifecyclePolicy
+) -> list[tuple[Memory, Memory, float]]:
+    """(core, other, similarity): same type and scope, similar but not duplicates."""
+    core = [i for i, m in enumerate(memories) if m.tier is Tier.P0]
+    if not core:
+        return []
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    out = []
+    for i in core:
+        scores = unit @ unit[i]
+        for j, other in enumerate(memories):
+            if j == i or other.type is not memories[i].type:
+                continue
+            if other.agent_scope != memories[i].agent_scope:
+                continue
+            if policy.contradiction_similarity <= scores[j] and not near_duplicate(
+                memories[i].content,
+                memories[i].topic_key,
+                other.content,
+                other.topic_key,
+                float(scores[j]),
+                policy,
+            ):
+                out.append((memories[i], other, float(scores[j])))
+    return out
