@@ -160,3 +160,12 @@ def test_non_loopback_bind_requires_keys(tmp_path: Path) -> None:
     assert load_config(["--host", "0.0.0.0", "--keys-file", str(keys)], {}).keys_file == keys
     assert load_config([], {"RECALLD_PORT": "6000"}).port == 6000
     assert load_config(["--port", "7000"], {"RECALLD_PORT": "6000"}).port == 7000
+
+
+async def test_tenant_wide_operations_need_an_admin_key(keyed_server: RunningServer) -> None:
+    async with _client(keyed_server, api_key="acme-writer") as writer:
+        denied = grpc.StatusCode.PERMISSION_DENIED
+        assert await _code(writer.forget("", whole_tenant=True)) == denied
+        assert await _code(writer.consolidate()) == denied
+        report = await writer.consolidate("some-user", dry_run=True)
+        assert report.users_scanned == 1

@@ -1,0 +1,303 @@
+package recalld
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"iter"
+	"net"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+)
+
+// Default deadlines, applied when the caller's context has none.
+const (
+	DefaultTimeout       = 10 * time.Second
+	DefaultRecallTimeout = 5 * time.Second // Recall sits on an agent's reply path
+)
+
+// Option configures a Client.
+type Option func(*config)
+
+type config struct {
+	apiKey, tenant string
+	tls            *tls.Config
+	tlsSet         bool
+	timeout        time.Duration
+	recallTimeout  time.Duration
+	retry          RetryPolicy
+	propagator     propagation.TextMapPropagator
+	dialOptions    []grpc.DialOption
+}
+
+// WithAPIKey sends key as "authorization: Bearer <key>"; the server derives
+// the tenant from it.
+func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
+
+// WithTenant selects the tenant on a server running without keys (loopback
+// development), sent as "x-recalld-tenant". Not allowed with WithAPIKey.
+func WithTenant(tenant string) Option { return func(c *config) { c.tenant = tenant } }
+
+// WithTLS uses TLS with cfg (nil: the system roots). By default loopback
+// addresses use plaintext and every other address TLS with the system roots.
+func WithTLS(cfg *tls.Config) Option {
+	return func(c *config) {
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		c.tls, c.tlsSet = cfg, true
+	}
+}
+
+// WithInsecure uses plaintext even for a non-loopback address (for example
+// behind a service mesh that adds TLS).
+func WithInsecure() Option { return func(c *config) { c.tls, c.tlsSet = nil, true } }
+
+// WithTimeout sets the default deadline of every call but Recall (retries
+// included), used when the context has none. Default 10 s.
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithRecallTimeout sets the default deadline of Recall. Default 5 s.
+func WithRecallTimeout(d time.Duration) Option { return func(c *config) { c.recallTimeout = d } }
+
+// WithRetryPolicy replaces DefaultRetryPolicy; MaxAttempts 1 disables retries.
+func WithRetryPolicy(p RetryPolicy) Option { return func(c *config) { c.retry = p } }
+
+// WithPropagator sets the OpenTelemetry propagator used for outgoing calls
+// (default: the global one, with W3C TraceContext as a fallback).
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return func(c *config) { c.propagator = p }
+}
+
+// WithDialOptions appends gRPC dial options, for example
+// grpc.WithStatsHandler(otelgrpc.NewClientHandler()) for client spans.
+func WithDialOptions(opts ...grpc.DialOption) Option {
+	return func(c *config) { c.dialOptions = append(c.dialOptions, opts...) }
+}
+
+// Client talks to recalld.v1.MemoryService. It is safe for concurrent use.
+//
+// Every method applies the default deadline when ctx has none, retries
+// UNAVAILABLE with bounded exponential backoff where that is safe (the reads
+// Recall, Get, List, History and ListConflicts always, Write only with a
+// request_id, the other writes never; retries stay within the deadline), and
+// returns errors as *Error.
+type Client struct {
+	conn *grpc.ClientConn
+	raw  recalldv1.MemoryServiceClient
+	cfg  config
+}
+
+// New creates a client for address ("host:port"). It does not connect until
+// the first call.
+func New(address string, opts ...Option) (*Client, error) {
+	cfg := config{timeout: DefaultTimeout, recallTimeout: DefaultRecallTimeout, retry: DefaultRetryPolicy}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, fmt.Errorf("recalld: address must be host:port: %w", err)
+	}
+	if cfg.timeout <= 0 || cfg.recallTimeout <= 0 {
+		return nil, errors.New("recalld: timeouts must be positive")
+	}
+	if cfg.retry.MaxAttempts < 1 {
+		return nil, errors.New("recalld: RetryPolicy.MaxAttempts must be at least 1")
+	}
+	md, err := BuildMetadata(cfg.apiKey, cfg.tenant)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.tlsSet && !IsLoopbackHost(host) {
+		cfg.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	creds := insecure.NewCredentials()
+	if cfg.tls != nil {
+		creds = credentials.NewTLS(cfg.tls)
+	}
+	dial := append([]grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithUserAgent("recalld-go/" + Version),
+		grpc.WithChainUnaryInterceptor(metadataInterceptor(md, cfg.propagator)),
+	}, cfg.dialOptions...)
+	conn, err := grpc.NewClient(address, dial...)
+	if err != nil {
+		return nil, fmt.Errorf("recalld: %w", err)
+	}
+	return &Client{conn: conn, raw: recalldv1.NewMemoryServiceClient(conn), cfg: cfg}, nil
+}
+
+// Version is the client version, sent in the user agent.
+const Version = "0.1.0"
+
+// IsLoopbackHost reports whether host (no port) is "localhost" or a loopback IP.
+func IsLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Raw returns the generated stub, for anything the wrapper does not cover.
+func (c *Client) Raw() recalldv1.MemoryServiceClient { return c.raw }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Write stores one memory or a batch. Retried on UNAVAILABLE only when
+// req.RequestId is set.
+func (c *Client) Write(ctx context.Context, req *WriteRequest, opts ...grpc.CallOption) (*WriteResponse, error) {
+	return invoke(ctx, c, MethodWrite, req.GetRequestId() != "", func(ctx context.Context) (*WriteResponse, error) {
+		return c.raw.Write(ctx, req, opts...)
+	})
+}
+
+// Recall returns the user's memories most relevant to a query.
+func (c *Client) Recall(ctx context.Context, req *RecallRequest, opts ...grpc.CallOption) (*RecallResponse, error) {
+	return invoke(ctx, c, MethodRecall, false, func(ctx context.Context) (*RecallResponse, error) {
+		return c.raw.Recall(ctx, req, opts...)
+	})
+}
+
+// Get returns one memory by id.
+func (c *Client) Get(ctx context.Context, req *GetRequest, opts ...grpc.CallOption) (*GetResponse, error) {
+	return invoke(ctx, c, MethodGet, false, func(ctx context.Context) (*GetResponse, error) {
+		return c.raw.Get(ctx, req, opts...)
+	})
+}
+
+// List returns one page of the user's memories, newest first.
+func (c *Client) List(ctx context.Context, req *ListRequest, opts ...grpc.CallOption) (*ListResponse, error) {
+	return invoke(ctx, c, MethodList, false, func(ctx context.Context) (*ListResponse, error) {
+		return c.raw.List(ctx, req, opts...)
+	})
+}
+
+// ListAll iterates over every memory of a listing, fetching pages as needed
+// (each page with its own default deadline). Iteration stops at the first error.
+func (c *Client) ListAll(ctx context.Context, req *ListRequest, opts ...grpc.CallOption) iter.Seq2[*Memory, error] {
+	return func(yield func(*Memory, error) bool) {
+		page := &ListRequest{
+			UserId: req.GetUserId(), PageSize: req.GetPageSize(), PageToken: req.GetPageToken(),
+			Statuses: req.GetStatuses(), Types: req.GetTypes(),
+		}
+		for {
+			res, err := c.List(ctx, page, opts...)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, m := range res.GetMemories() {
+				if !yield(m, nil) {
+					return
+				}
+			}
+			if res.GetNextPageToken() == "" {
+				return
+			}
+			page.PageToken = res.GetNextPageToken()
+		}
+	}
+}
+
+// Update changes the fields in req.UpdateMask; a stale memory.etag fails with
+// ABORTED (reason ETAG_MISMATCH). Never retried.
+func (c *Client) Update(ctx context.Context, req *UpdateRequest, opts ...grpc.CallOption) (*UpdateResponse, error) {
+	return invoke(ctx, c, MethodUpdate, false, func(ctx context.Context) (*UpdateResponse, error) {
+		return c.raw.Update(ctx, req, opts...)
+	})
+}
+
+// Forget archives (SOFT, the default) or deletes (HARD) memories by id.
+// Never retried.
+func (c *Client) Forget(ctx context.Context, req *ForgetRequest, opts ...grpc.CallOption) (*ForgetResponse, error) {
+	return invoke(ctx, c, MethodForget, false, func(ctx context.Context) (*ForgetResponse, error) {
+		return c.raw.Forget(ctx, req, opts...)
+	})
+}
+
+// Restore brings soft-forgotten (archived) memories back. Never retried.
+func (c *Client) Restore(ctx context.Context, req *RestoreRequest, opts ...grpc.CallOption) (*RestoreResponse, error) {
+	return invoke(ctx, c, MethodRestore, false, func(ctx context.Context) (*RestoreResponse, error) {
+		return c.raw.Restore(ctx, req, opts...)
+	})
+}
+
+// Confirm promotes draft (low-confidence) memories to active. Never retried.
+func (c *Client) Confirm(ctx context.Context, req *ConfirmRequest, opts ...grpc.CallOption) (*ConfirmResponse, error) {
+	return invoke(ctx, c, MethodConfirm, false, func(ctx context.Context) (*ConfirmResponse, error) {
+		return c.raw.Confirm(ctx, req, opts...)
+	})
+}
+
+// History returns every version of a memory, oldest first.
+func (c *Client) History(ctx context.Context, req *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error) {
+	return invoke(ctx, c, MethodHistory, false, func(ctx context.Context) (*HistoryResponse, error) {
+		return c.raw.History(ctx, req, opts...)
+	})
+}
+
+// ListConflicts lists writes parked because they contradict a core (P0) memory.
+func (c *Client) ListConflicts(ctx context.Context, req *ListConflictsRequest, opts ...grpc.CallOption) (*ListConflictsResponse, error) {
+	return invoke(ctx, c, MethodListConflicts, false, func(ctx context.Context) (*ListConflictsResponse, error) {
+		return c.raw.ListConflicts(ctx, req, opts...)
+	})
+}
+
+// ResolveConflict applies a person's decision on a parked conflict. Never retried.
+func (c *Client) ResolveConflict(ctx context.Context, req *ResolveConflictRequest, opts ...grpc.CallOption) (*ResolveConflictResponse, error) {
+	return invoke(ctx, c, MethodResolveConflict, false, func(ctx context.Context) (*ResolveConflictResponse, error) {
+		return c.raw.ResolveConflict(ctx, req, opts...)
+	})
+}
+
+// Consolidate runs (or, with DryRun, previews) consolidation. Never retried.
+func (c *Client) Consolidate(ctx context.Context, req *ConsolidateRequest, opts ...grpc.CallOption) (*ConsolidateResponse, error) {
+	return invoke(ctx, c, MethodConsolidate, false, func(ctx context.Context) (*ConsolidateResponse, error) {
+		return c.raw.Consolidate(ctx, req, opts...)
+	})
+}
+
+func invoke[T any](ctx context.Context, c *Client, m Method, hasRequestID bool, call func(context.Context) (T, error)) (T, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		d := c.cfg.timeout
+		if m == MethodRecall {
+			d = c.cfg.recallTimeout
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	deadline, _ := ctx.Deadline()
+	for attempt := 1; ; attempt++ {
+		res, err := call(ctx)
+		if err == nil {
+			return res, nil
+		}
+		rerr := FromError(err)
+		delay := c.cfg.retry.Backoff(attempt, nil)
+		if !c.cfg.retry.ShouldRetry(m, hasRequestID, rerr.Code, attempt) || time.Until(deadline) <= delay {
+			var zero T
+			return zero, rerr
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			var zero T
+			return zero, rerr
+		case <-t.C:
+		}
+	}
+}

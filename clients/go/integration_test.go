@@ -1,0 +1,213 @@
+package recalld_test
+
+// Integration tests against a live recalld server without API keys
+// (loopback), e.g. `recalld serve --host 127.0.0.1 --port 50051 --data-dir
+// /tmp/recalld-it` then `RECALLD_ADDR=127.0.0.1:50051 go test ./...`.
+// Skipped when RECALLD_ADDR is unset.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	recalld "recalld.invalid/clients/go"
+	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+)
+
+func liveAddr(t *testing.T) string {
+	t.Helper()
+	addr := os.Getenv("RECALLD_ADDR")
+	if addr == "" {
+		t.Skip("RECALLD_ADDR is unset: start a server and export RECALLD_ADDR=host:port to run the integration tests")
+	}
+	return addr
+}
+
+func randomID(prefix string) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}
+
+func dial(t *testing.T, addr, tenant string) *recalld.Client {
+	t.Helper()
+	c, err := recalld.New(addr, recalld.WithTenant(tenant))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func wantCode(t *testing.T, err error, code codes.Code, reason recalldv1.ErrorReason) *recalld.Error {
+	t.Helper()
+	var re *recalld.Error
+	if !errors.As(err, &re) {
+		t.Fatalf("want *recalld.Error with %v, got %v", code, err)
+	}
+	if re.Code != code {
+		t.Fatalf("code = %v, want %v (%v)", re.Code, code, re)
+	}
+	if reason != recalldv1.ErrorReason_ERROR_REASON_UNSPECIFIED && re.ErrorReason() != reason {
+		t.Fatalf("reason = %q, want %v", re.Reason, reason)
+	}
+	return re
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestLiveLifecycle(t *testing.T) {
+	addr := liveAddr(t)
+	ctx := testContext(t)
+	c := dial(t, addr, randomID("it-go"))
+	user := randomID("user")
+	const en, zh = "The user prefers oat milk in their coffee.", "用户住在杭州，最喜欢喝西湖龙井茶。"
+
+	w, err := c.Write(ctx, &recalld.WriteRequest{UserId: user, RequestId: randomID("req"), Memories: []*recalld.Memory{
+		{Type: recalldv1.MemoryType_MEMORY_TYPE_PREFERENCE, Content: en, Tags: []string{"drink"}},
+		{Type: recalldv1.MemoryType_MEMORY_TYPE_FACT, Content: zh, Tags: []string{"home"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.GetResults()) != 2 {
+		t.Fatalf("results: %v", w.GetResults())
+	}
+	for _, r := range w.GetResults() {
+		if r.GetOutcome() != recalldv1.WriteOutcome_WRITE_OUTCOME_CREATED || r.GetId() == "" {
+			t.Fatalf("result: %v", r)
+		}
+	}
+	enID, zhID := w.GetResults()[0].GetId(), w.GetResults()[1].GetId()
+
+	for query, want := range map[string]string{"Which milk does the user like in coffee?": enID, "用户住在哪个城市？喜欢喝什么茶？": zhID} {
+		r, err := c.Recall(ctx, &recalld.RecallRequest{UserId: user, Query: query, TopK: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.GetItems()) == 0 || r.GetItems()[0].GetMemory().GetId() != want {
+			t.Fatalf("recall %q: want %s first, got %v", query, want, r.GetItems())
+		}
+	}
+
+	g, err := c.Get(ctx, &recalld.GetRequest{UserId: user, Id: zhID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.GetMemory().GetContent() != zh || g.GetMemory().GetEtag() == "" {
+		t.Fatalf("get: %v", g.GetMemory())
+	}
+	etag := g.GetMemory().GetEtag()
+
+	var listed []string
+	for m, err := range c.ListAll(ctx, &recalld.ListRequest{UserId: user, PageSize: 1}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, m.GetId())
+	}
+	slices.Sort(listed)
+	want := []string{enID, zhID}
+	slices.Sort(want)
+	if !slices.Equal(listed, want) {
+		t.Fatalf("list = %v, want %v", listed, want)
+	}
+
+	const moved = "用户搬到了上海，仍然喜欢龙井茶。"
+	u, err := c.Update(ctx, &recalld.UpdateRequest{
+		UserId:     user,
+		Memory:     &recalld.Memory{Id: zhID, Etag: etag, Content: moved},
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"content"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.GetMemory().GetContent() != moved || u.GetMemory().GetEtag() == etag {
+		t.Fatalf("update: %v", u.GetMemory())
+	}
+	_, err = c.Update(ctx, &recalld.UpdateRequest{
+		UserId:     user,
+		Memory:     &recalld.Memory{Id: zhID, Etag: etag, Importance: proto.Float32(0.9)},
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"importance"}},
+	})
+	wantCode(t, err, codes.Aborted, recalldv1.ErrorReason_ERROR_REASON_ETAG_MISMATCH)
+
+	f, err := c.Forget(ctx, &recalld.ForgetRequest{UserId: user, Ids: []string{enID}, Mode: recalldv1.ForgetMode_FORGET_MODE_HARD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.GetForgottenIds(), []string{enID}) {
+		t.Fatalf("forgotten = %v", f.GetForgottenIds())
+	}
+	_, err = c.Get(ctx, &recalld.GetRequest{UserId: user, Id: enID})
+	wantCode(t, err, codes.NotFound, recalldv1.ErrorReason_ERROR_REASON_MEMORY_NOT_FOUND)
+}
+
+func TestLiveValidationError(t *testing.T) {
+	addr := liveAddr(t)
+	c := dial(t, addr, randomID("it-go"))
+	_, err := c.Write(testContext(t), &recalld.WriteRequest{UserId: randomID("user"), Memories: []*recalld.Memory{
+		{Type: recalldv1.MemoryType_MEMORY_TYPE_FACT, Content: ""},
+	}})
+	re := wantCode(t, err, codes.InvalidArgument, recalldv1.ErrorReason_ERROR_REASON_INVALID_FIELD)
+	if !slices.ContainsFunc(re.FieldViolations, func(v recalld.FieldViolation) bool { return v.Field == "memories[0].content" }) {
+		t.Fatalf("violations = %+v", re.FieldViolations)
+	}
+}
+
+func TestLiveTenantIsolation(t *testing.T) {
+	addr := liveAddr(t)
+	ctx := testContext(t)
+	run := randomID("it-go")
+	a, b := dial(t, addr, run+"-a"), dial(t, addr, run+"-b")
+	user := randomID("user")
+
+	w, err := a.Write(ctx, &recalld.WriteRequest{UserId: user, Memories: []*recalld.Memory{
+		{Type: recalldv1.MemoryType_MEMORY_TYPE_FACT, Content: "Tenant A's secret: the vault code is 4711."},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := w.GetResults()[0].GetId()
+	if _, err := a.Get(ctx, &recalld.GetRequest{UserId: user, Id: id}); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = b.Get(ctx, &recalld.GetRequest{UserId: user, Id: id})
+	wantCode(t, err, codes.NotFound, recalldv1.ErrorReason_ERROR_REASON_UNSPECIFIED)
+	r, err := b.Recall(ctx, &recalld.RecallRequest{UserId: user, Query: "What is the vault code?", TopK: 10, MinScore: proto.Float32(-1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range r.GetItems() {
+		if it.GetMemory().GetId() == id || strings.Contains(it.GetMemory().GetContent(), "4711") {
+			t.Fatalf("tenant B recalled tenant A's memory: %v", it)
+		}
+	}
+	l, err := b.List(ctx, &recalld.ListRequest{UserId: user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.GetMemories()) != 0 {
+		t.Fatalf("tenant B lists %v", l.GetMemories())
+	}
+	_, err = b.Forget(ctx, &recalld.ForgetRequest{UserId: user, Ids: []string{id}})
+	wantCode(t, err, codes.NotFound, recalldv1.ErrorReason_ERROR_REASON_UNSPECIFIED)
+	if _, err := a.Get(ctx, &recalld.GetRequest{UserId: user, Id: id}); err != nil {
+		t.Fatalf("B's forget touched A's memory: %v", err)
+	}
+}

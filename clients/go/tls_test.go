@@ -1,0 +1,97 @@
+package recalld
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+
+	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+)
+
+// selfSigned returns a certificate for 127.0.0.1 and a pool that trusts it.
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}
+
+func TestTLS(t *testing.T) {
+	cert, pool := selfSigned(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}})))
+	f := &fakeServer{}
+	recalldv1.RegisterMemoryServiceServer(s, f)
+	go func() { _ = s.Serve(lis) }()
+	defer s.Stop()
+	addr := lis.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	trusted := newClient(t, addr, WithTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
+	if _, err := trusted.Get(ctx, &GetRequest{Id: "m"}); err != nil {
+		t.Fatalf("trusted: %v", err)
+	}
+	untrusted := newClient(t, addr, WithTLS(nil), WithRetryPolicy(RetryPolicy{MaxAttempts: 1}))
+	if _, err := untrusted.Get(ctx, &GetRequest{Id: "m"}); FromError(err).Code != codes.Unavailable {
+		t.Fatalf("untrusted: %v", err)
+	}
+	plain := newClient(t, addr, WithRetryPolicy(RetryPolicy{MaxAttempts: 1})) // loopback default: plaintext
+	if _, err := plain.Get(ctx, &GetRequest{Id: "m"}); err == nil {
+		t.Fatal("plaintext to a TLS server must fail")
+	}
+	if f.n() != 1 {
+		t.Fatalf("calls that reached the server: %d", f.n())
+	}
+}
+
+func TestDefaultTransportSecurity(t *testing.T) {
+	remote := newClient(t, "recalld.example.invalid:443")
+	if remote.cfg.tls == nil {
+		t.Error("a non-loopback address must default to TLS")
+	}
+	local := newClient(t, "127.0.0.1:50051")
+	if local.cfg.tls != nil {
+		t.Error("a loopback address must default to plaintext")
+	}
+	forced := newClient(t, "recalld.example.invalid:443", WithInsecure())
+	if forced.cfg.tls != nil {
+		t.Error("WithInsecure must force plaintext")
+	}
+}

@@ -1,0 +1,338 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import {
+  type CallOptions as ConnectCallOptions,
+  type Client,
+  type Interceptor,
+  Code,
+  createClient,
+  createContextValues,
+} from "@connectrpc/connect";
+import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
+import { SpanKind, SpanStatusCode, context as otelContext, trace } from "@opentelemetry/api";
+import {
+  type ForgetRequestSchema,
+  type ForgetResponse,
+  type GetRequestSchema,
+  type GetResponse,
+  type ListRequestSchema,
+  type ListResponse,
+  type RecallRequestSchema,
+  type RecallResponse,
+  type UpdateRequestSchema,
+  type UpdateResponse,
+  type WriteRequestSchema,
+  type WriteResponse,
+  type ConfirmRequestSchema,
+  type ConfirmResponse,
+  type ConsolidateRequestSchema,
+  type ConsolidateResponse,
+  type HistoryRequestSchema,
+  type HistoryResponse,
+  type ListConflictsRequestSchema,
+  type ListConflictsResponse,
+  type ResolveConflictRequestSchema,
+  type ResolveConflictResponse,
+  type RestoreRequestSchema,
+  type RestoreResponse,
+  MemoryService,
+} from "./gen/recalld/v1/memory_service_pb.js";
+import type { Memory } from "./gen/recalld/v1/memory_pb.js";
+import { RecalldError, codeName } from "./errors.js";
+import {
+  type MetadataOptions,
+  metadataInterceptor,
+  otelContextKey,
+  traceContextInterceptor,
+} from "./metadata.js";
+import {
+  DEFAULT_RETRY_POLICY,
+  type MethodName,
+  type RetryPolicy,
+  backoffMs,
+  shouldRetry,
+} from "./retry.js";
+import { VERSION } from "./version.js";
+
+/** Default deadline of every call but Recall. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** Default deadline of Recall, which sits on an agent's reply path. */
+export const DEFAULT_RECALL_TIMEOUT_MS = 5_000;
+
+/** Transport security for a TLS connection (PEM strings or buffers). */
+export interface TlsOptions {
+  /** Trusted CA certificates; Node's default store when unset. */
+  ca?: string | Buffer;
+  /** Client certificate for mutual TLS. */
+  cert?: string | Buffer;
+  /** Client private key for mutual TLS. */
+  key?: string | Buffer;
+  /** Server name to verify, when it differs from the address's host. */
+  serverName?: string;
+}
+
+/** How to reach and talk to a recalld server. */
+export interface RecalldClientOptions extends MetadataOptions {
+  /**
+   * `host:port` (for example `127.0.0.1:50051` or `[::1]:50051`), or a URL
+   * whose scheme (`http`/`https`) decides TLS.
+   */
+  address: string;
+  /**
+   * TLS: `true` (system CAs), TlsOptions, or `false` for plaintext. Default:
+   * plaintext for loopback hosts, TLS for every other host.
+   */
+  tls?: boolean | TlsOptions;
+  /** Deadline of each call but Recall, retries included. Default 10 s. */
+  timeoutMs?: number;
+  /** Deadline of Recall, retries included. Default 5 s. */
+  recallTimeoutMs?: number;
+  /** Overrides of DEFAULT_RETRY_POLICY; `{ maxAttempts: 1 }` disables retries. */
+  retry?: Partial<RetryPolicy>;
+  /** Extra Connect interceptors, run after the built-in ones (innermost last). */
+  interceptors?: Interceptor[];
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Deadline for this call, retries included; overrides the client default. */
+  timeoutMs?: number;
+  /** Cancels the call (and any pending retry). */
+  signal?: AbortSignal;
+  /** Extra request metadata. */
+  headers?: ConnectCallOptions["headers"];
+}
+
+/** Where a client connects: the base URL and whether TLS is used. */
+export interface Target {
+  baseUrl: string;
+  secure: boolean;
+}
+
+/** Whether `host` (without port; IPv6 with or without brackets) is a loopback host. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/** Resolves `address` and the `tls` option into a base URL. */
+export function resolveTarget(address: string, tls?: boolean | TlsOptions): Target {
+  const schemeMatch = /^(https?):\/\//i.exec(address);
+  if (schemeMatch) {
+    const secure = schemeMatch[1]!.toLowerCase() === "https";
+    if (tls !== undefined && Boolean(tls) !== secure) {
+      throw new TypeError(`recalld: address ${address} contradicts the tls option`);
+    }
+    return { baseUrl: address.replace(/\/+$/, ""), secure };
+  }
+  const url = new URL(`http://${address}`);
+  if (url.port === "" || url.pathname !== "/" || url.username !== "") {
+    throw new TypeError(`recalld: address must be host:port or a URL, got ${JSON.stringify(address)}`);
+  }
+  const secure = tls === undefined ? !isLoopbackHost(url.hostname) : Boolean(tls);
+  return { baseUrl: `${secure ? "https" : "http"}://${url.host}`, secure };
+}
+
+const tracer = trace.getTracer("@recalld/client", VERSION);
+
+/**
+ * A client of recalld.v1.MemoryService over gRPC (HTTP/2).
+ *
+ * Every method takes the generated request type (a plain object is enough),
+ * resolves with the generated response type, and rejects with RecalldError.
+ * UNAVAILABLE is retried with bounded exponential backoff where that is safe:
+ * the reads (Recall, Get, List, History, ListConflicts) always, Write only
+ * with a `requestId`, the other writes never. Each call's deadline covers its
+ * retries.
+ */
+export class RecalldClient {
+  /** The generated Connect client, for anything the wrapper does not cover. */
+  readonly raw: Client<typeof MemoryService>;
+  readonly target: Target;
+  private readonly sessionManager: Http2SessionManager;
+  private readonly timeoutMs: number;
+  private readonly recallTimeoutMs: number;
+  private readonly retry: RetryPolicy;
+
+  constructor(options: RecalldClientOptions) {
+    this.target = resolveTarget(options.address, options.tls);
+    this.timeoutMs = positive(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, "timeoutMs");
+    this.recallTimeoutMs = positive(options.recallTimeoutMs ?? DEFAULT_RECALL_TIMEOUT_MS, "recallTimeoutMs");
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    if (!(this.retry.maxAttempts >= 1)) throw new TypeError("recalld: retry.maxAttempts must be at least 1");
+    const tls = typeof options.tls === "object" ? options.tls : {};
+    this.sessionManager = new Http2SessionManager(
+      this.target.baseUrl,
+      { pingIntervalMs: 30_000, idleConnectionTimeoutMs: 5 * 60_000 },
+      this.target.secure
+        ? { ca: tls.ca, cert: tls.cert, key: tls.key, servername: tls.serverName }
+        : {},
+    );
+    const transport = createGrpcTransport({
+      baseUrl: this.target.baseUrl,
+      sessionManager: this.sessionManager,
+      interceptors: [
+        metadataInterceptor(options),
+        traceContextInterceptor(),
+        ...(options.interceptors ?? []),
+      ],
+    });
+    this.raw = createClient(MemoryService, transport);
+  }
+
+  /** Stores one memory or a batch. Retried on UNAVAILABLE only if `requestId` is set. */
+  write(request: MessageInitShape<typeof WriteRequestSchema>, options?: CallOptions): Promise<WriteResponse> {
+    return this.invoke("Write", request, options, (r, o) => this.raw.write(r, o));
+  }
+
+  /** Returns the user's memories most relevant to a query (default deadline 5 s). */
+  recall(request: MessageInitShape<typeof RecallRequestSchema>, options?: CallOptions): Promise<RecallResponse> {
+    return this.invoke("Recall", request, options, (r, o) => this.raw.recall(r, o));
+  }
+
+  /** Returns one memory by id. */
+  get(request: MessageInitShape<typeof GetRequestSchema>, options?: CallOptions): Promise<GetResponse> {
+    return this.invoke("Get", request, options, (r, o) => this.raw.get(r, o));
+  }
+
+  /** Returns one page of the user's memories, newest first. */
+  list(request: MessageInitShape<typeof ListRequestSchema>, options?: CallOptions): Promise<ListResponse> {
+    return this.invoke("List", request, options, (r, o) => this.raw.list(r, o));
+  }
+
+  /** Iterates over every memory of a listing, fetching pages as needed. */
+  async *listAll(
+    request: MessageInitShape<typeof ListRequestSchema>,
+    options?: CallOptions,
+  ): AsyncGenerator<Memory, void, undefined> {
+    let pageToken = request.pageToken ?? "";
+    do {
+      const page = await this.list({ ...request, pageToken }, options);
+      yield* page.memories;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
+  }
+
+  /** Changes the fields in `updateMask`; a stale `memory.etag` rejects with ABORTED. Never retried. */
+  update(request: MessageInitShape<typeof UpdateRequestSchema>, options?: CallOptions): Promise<UpdateResponse> {
+    return this.invoke("Update", request, options, (r, o) => this.raw.update(r, o));
+  }
+
+  /** Archives (SOFT, default) or deletes (HARD) memories by id. Never retried. */
+  forget(request: MessageInitShape<typeof ForgetRequestSchema>, options?: CallOptions): Promise<ForgetResponse> {
+    return this.invoke("Forget", request, options, (r, o) => this.raw.forget(r, o));
+  }
+
+  /** Brings soft-forgotten (archived) memories back. Never retried. */
+  restore(request: MessageInitShape<typeof RestoreRequestSchema>, options?: CallOptions): Promise<RestoreResponse> {
+    return this.invoke("Restore", request, options, (r, o) => this.raw.restore(r, o));
+  }
+
+  /** Promotes draft (low-confidence) memories to active. Never retried. */
+  confirm(request: MessageInitShape<typeof ConfirmRequestSchema>, options?: CallOptions): Promise<ConfirmResponse> {
+    return this.invoke("Confirm", request, options, (r, o) => this.raw.confirm(r, o));
+  }
+
+  /** Returns every version of a memory, oldest first. */
+  history(request: MessageInitShape<typeof HistoryRequestSchema>, options?: CallOptions): Promise<HistoryResponse> {
+    return this.invoke("History", request, options, (r, o) => this.raw.history(r, o));
+  }
+
+  /** Lists writes parked because they contradict a core (P0) memory. */
+  listConflicts(
+    request: MessageInitShape<typeof ListConflictsRequestSchema>,
+    options?: CallOptions,
+  ): Promise<ListConflictsResponse> {
+    return this.invoke("ListConflicts", request, options, (r, o) => this.raw.listConflicts(r, o));
+  }
+
+  /** Applies a person's decision on a parked conflict. Never retried. */
+  resolveConflict(
+    request: MessageInitShape<typeof ResolveConflictRequestSchema>,
+    options?: CallOptions,
+  ): Promise<ResolveConflictResponse> {
+    return this.invoke("ResolveConflict", request, options, (r, o) => this.raw.resolveConflict(r, o));
+  }
+
+  /** Runs (or, with dryRun, previews) consolidation. Never retried. */
+  consolidate(
+    request: MessageInitShape<typeof ConsolidateRequestSchema>,
+    options?: CallOptions,
+  ): Promise<ConsolidateResponse> {
+    return this.invoke("Consolidate", request, options, (r, o) => this.raw.consolidate(r, o));
+  }
+
+  /** Closes the HTTP/2 connection; calls made afterwards reconnect. */
+  close(): void {
+    this.sessionManager.abort();
+  }
+
+  private async invoke<Req, Res>(
+    method: MethodName,
+    request: Req,
+    options: CallOptions | undefined,
+    call: (request: Req, options: ConnectCallOptions) => Promise<Res>,
+  ): Promise<Res> {
+    const timeoutMs = positive(
+      options?.timeoutMs ?? (method === "Recall" ? this.recallTimeoutMs : this.timeoutMs),
+      "timeoutMs",
+    );
+    const deadline = Date.now() + timeoutMs;
+    const parent = otelContext.active();
+    const span = tracer.startSpan(
+      `recalld.v1.MemoryService/${method}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          "rpc.system": "grpc",
+          "rpc.service": "recalld.v1.MemoryService",
+          "rpc.method": method,
+        },
+      },
+      parent,
+    );
+    const contextValues = createContextValues().set(otelContextKey, trace.setSpan(parent, span));
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const remaining = deadline - Date.now();
+        try {
+          if (remaining <= 0) {
+            throw new RecalldError({ code: Code.DeadlineExceeded, message: `deadline of ${timeoutMs} ms exceeded` });
+          }
+          const response = await call(request, {
+            timeoutMs: remaining,
+            signal: options?.signal,
+            headers: options?.headers,
+            contextValues,
+          });
+          span.setAttribute("rpc.grpc.status_code", 0);
+          return response;
+        } catch (e) {
+          const err = RecalldError.from(e);
+          const delay = backoffMs(attempt, this.retry);
+          if (
+            !shouldRetry(method, request as { requestId?: string }, err.code, attempt, this.retry) ||
+            options?.signal?.aborted ||
+            Date.now() + delay >= deadline
+          ) {
+            throw err;
+          }
+          span.addEvent("retry", { attempt, "rpc.grpc.status_code": err.code, delay_ms: delay });
+          await sleep(delay, undefined, { signal: options?.signal });
+        }
+      }
+    } catch (e) {
+      const err = RecalldError.from(e);
+      span.setAttribute("rpc.grpc.status_code", err.code);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: `${codeName(err.code)}: ${err.rawMessage}` });
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+}
+
+function positive(value: number, name: string): number {
+  if (!(value > 0) || !Number.isFinite(value)) throw new TypeError(`recalld: ${name} must be a positive number`);
+  return value;
+}

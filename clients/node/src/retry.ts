@@ -1,0 +1,87 @@
+import { Code } from "@connectrpc/connect";
+
+/** Bounded exponential backoff for UNAVAILABLE on idempotent calls. */
+export interface RetryPolicy {
+  /** Attempts in total, the first included; 1 disables retries. */
+  maxAttempts: number;
+  /** Delay before the first retry. */
+  initialBackoffMs: number;
+  /** Upper bound of any single delay. */
+  maxBackoffMs: number;
+  /** Growth factor between consecutive delays. */
+  multiplier: number;
+  /** Each delay is drawn uniformly from [d * (1 - jitter), d]. 0..1. */
+  jitter: number;
+}
+
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  maxAttempts: 4,
+  initialBackoffMs: 100,
+  maxBackoffMs: 2000,
+  multiplier: 2,
+  jitter: 0.2,
+});
+
+/** The RPCs of recalld.v1.MemoryService, as named in the contract. */
+export type MethodName =
+  | "Write"
+  | "Recall"
+  | "Get"
+  | "List"
+  | "Update"
+  | "Forget"
+  | "Restore"
+  | "Confirm"
+  | "History"
+  | "ListConflicts"
+  | "ResolveConflict"
+  | "Consolidate";
+
+/**
+ * Whether a call of `method` with `request` may be sent again.
+ *
+ * Recall, Get, List, History and ListConflicts only read. Write is
+ * idempotent only with a `request_id` (the server replays the first result).
+ * The other RPCs change state and are never retried: an Update whose
+ * response was lost would fail the etag check on replay, a Forget, Restore,
+ * Confirm or ResolveConflict may have happened, and a Consolidate run is
+ * left to its schedule.
+ */
+export function isIdempotent(method: MethodName, request: { requestId?: string }): boolean {
+  switch (method) {
+    case "Recall":
+    case "Get":
+    case "List":
+    case "History":
+    case "ListConflicts":
+      return true;
+    case "Write":
+      return (request.requestId ?? "") !== "";
+    default:
+      return false;
+  }
+}
+
+/** Whether to retry after a failed attempt (`attempt` counts from 1). */
+export function shouldRetry(
+  method: MethodName,
+  request: { requestId?: string },
+  code: Code,
+  attempt: number,
+  policy: RetryPolicy,
+): boolean {
+  return code === Code.Unavailable && attempt < policy.maxAttempts && isIdempotent(method, request);
+}
+
+/**
+ * Delay before retry number `retry` (1 for the first retry), capped at
+ * `maxBackoffMs`. `random` returns a number in [0, 1).
+ */
+export function backoffMs(retry: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  const base = Math.min(
+    policy.maxBackoffMs,
+    policy.initialBackoffMs * Math.pow(policy.multiplier, Math.max(0, retry - 1)),
+  );
+  const jitter = Math.min(1, Math.max(0, policy.jitter));
+  return Math.round(base * (1 - jitter * random()));
+}

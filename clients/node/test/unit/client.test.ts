@@ -1,0 +1,187 @@
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { describe, it } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import { type Interceptor, ConnectError } from "@connectrpc/connect";
+import { ROOT_CONTEXT, TraceFlags, context, trace } from "@opentelemetry/api";
+import {
+  Code,
+  GetResponseSchema,
+  RecalldClient,
+  RecalldError,
+  isLoopbackHost,
+  resolveTarget,
+} from "../../src/index.js";
+import { installContextManager } from "./otel-context.js";
+
+/** A loopback port that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+interface Seen {
+  method: string;
+  header: Headers;
+}
+
+/** An innermost interceptor that records each attempt and fails it with `code` (no network). */
+function failing(code: Code, seen: Seen[]): Interceptor {
+  return () => async (req) => {
+    seen.push({ method: req.method.name, header: new Headers(req.header) });
+    throw new ConnectError("injected", code);
+  };
+}
+
+const fastRetry = { initialBackoffMs: 1, maxBackoffMs: 2, jitter: 0 };
+
+describe("resolveTarget", () => {
+  it("uses plaintext for loopback and TLS elsewhere by default", () => {
+    assert.deepEqual(resolveTarget("127.0.0.1:50051"), { baseUrl: "http://127.0.0.1:50051", secure: false });
+    assert.deepEqual(resolveTarget("localhost:1"), { baseUrl: "http://localhost:1", secure: false });
+    assert.deepEqual(resolveTarget("[::1]:50051"), { baseUrl: "http://[::1]:50051", secure: false });
+    assert.deepEqual(resolveTarget("recalld.example:443"), { baseUrl: "https://recalld.example:443", secure: true });
+  });
+  it("follows an explicit tls option or URL scheme", () => {
+    assert.equal(resolveTarget("127.0.0.1:50051", true).baseUrl, "https://127.0.0.1:50051");
+    assert.equal(resolveTarget("10.0.0.5:50051", false).baseUrl, "http://10.0.0.5:50051");
+    assert.equal(resolveTarget("10.0.0.5:50051", { serverName: "x" }).secure, true);
+    assert.deepEqual(resolveTarget("https://recalld.example:8443/"), { baseUrl: "https://recalld.example:8443", secure: true });
+    assert.throws(() => resolveTarget("http://h:1", true), TypeError);
+    assert.throws(() => resolveTarget("no-port"), TypeError);
+  });
+  it("recognises loopback hosts", () => {
+    assert.ok(isLoopbackHost("127.1.2.3"));
+    assert.ok(isLoopbackHost("[::1]"));
+    assert.ok(!isLoopbackHost("128.0.0.1"));
+    assert.ok(!isLoopbackHost("localhost.example"));
+  });
+});
+
+describe("RecalldClient (no server)", () => {
+  it("rejects an API key together with a tenant", () => {
+    assert.throws(() => new RecalldClient({ address: "127.0.0.1:1", apiKey: "k", tenant: "t" }), TypeError);
+  });
+
+  it("sends the API key, deadline and traceparent of the active span", async () => {
+    installContextManager();
+    const seen: Seen[] = [];
+    const client = new RecalldClient({
+      address: "127.0.0.1:1",
+      apiKey: "secret",
+      interceptors: [failing(Code.NotFound, seen)],
+    });
+    const parent = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      spanId: "00f067aa0ba902b7",
+      traceFlags: TraceFlags.SAMPLED,
+    });
+    await assert.rejects(
+      context.with(parent, () => client.get({ userId: "u", id: "m" })),
+      (e: unknown) => e instanceof RecalldError && e.code === Code.NotFound,
+    );
+    assert.equal(seen.length, 1);
+    const h = seen[0]!.header;
+    assert.equal(h.get("authorization"), "Bearer secret");
+    assert.equal(h.has("x-recalld-tenant"), false);
+    // No SDK is installed, so the client span is the parent's (non-recording) span.
+    assert.equal(h.get("traceparent"), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    const timeout = h.get("grpc-timeout");
+    assert.ok(timeout && /^\d+m$/.test(timeout), `grpc-timeout ${timeout}`);
+    assert.ok(Number.parseInt(timeout) <= 10_000);
+  });
+
+  it("sends the tenant without a key and a 5 s deadline for Recall", async () => {
+    const seen: Seen[] = [];
+    const client = new RecalldClient({ address: "127.0.0.1:1", tenant: "acme", interceptors: [failing(Code.Internal, seen)] });
+    await assert.rejects(client.recall({ userId: "u", query: "q" }));
+    const h = seen[0]!.header;
+    assert.equal(h.get("x-recalld-tenant"), "acme");
+    assert.equal(h.has("authorization"), false);
+    assert.equal(h.has("traceparent"), false);
+    assert.ok(Number.parseInt(h.get("grpc-timeout")!) <= 5_000);
+  });
+
+  it("retries UNAVAILABLE for reads and Write with a request_id only", async () => {
+    const attempts = async (fn: (c: RecalldClient) => Promise<unknown>): Promise<number> => {
+      const seen: Seen[] = [];
+      const client = new RecalldClient({
+        address: "127.0.0.1:1",
+        retry: { ...fastRetry, maxAttempts: 3 },
+        interceptors: [failing(Code.Unavailable, seen)],
+      });
+      await assert.rejects(fn(client), (e: unknown) => e instanceof RecalldError && e.codeName === "UNAVAILABLE");
+      return seen.length;
+    };
+    assert.equal(await attempts((c) => c.get({ userId: "u", id: "x" })), 3);
+    assert.equal(await attempts((c) => c.list({ userId: "u" })), 3);
+    assert.equal(await attempts((c) => c.recall({ userId: "u", query: "q" })), 3);
+    assert.equal(await attempts((c) => c.write({ userId: "u", memories: [{ content: "c" }] })), 1);
+    assert.equal(await attempts((c) => c.write({ userId: "u", memories: [{ content: "c" }], requestId: "r1" })), 3);
+    assert.equal(await attempts((c) => c.update({ userId: "u", memory: { id: "x" } })), 1);
+    assert.equal(await attempts((c) => c.forget({ userId: "u", ids: ["x"] })), 1);
+    assert.equal(await attempts((c) => c.history({ userId: "u", id: "x" })), 3);
+    assert.equal(await attempts((c) => c.listConflicts({ userId: "u" })), 3);
+    assert.equal(await attempts((c) => c.restore({ userId: "u", ids: ["x"] })), 1);
+    assert.equal(await attempts((c) => c.confirm({ userId: "u", ids: ["x"] })), 1);
+    assert.equal(await attempts((c) => c.resolveConflict({ userId: "u", conflictId: "x" })), 1);
+    assert.equal(await attempts((c) => c.consolidate({ userId: "u", dryRun: true })), 1);
+  });
+
+  it("does not retry other codes", async () => {
+    const seen: Seen[] = [];
+    const client = new RecalldClient({ address: "127.0.0.1:1", retry: fastRetry, interceptors: [failing(Code.DeadlineExceeded, seen)] });
+    await assert.rejects(client.get({ userId: "u", id: "x" }));
+    assert.equal(seen.length, 1);
+  });
+
+  it("keeps retries within the call's deadline", async () => {
+    const seen: Seen[] = [];
+    const client = new RecalldClient({
+      address: "127.0.0.1:1",
+      retry: { maxAttempts: 50, initialBackoffMs: 100, maxBackoffMs: 100, jitter: 0 },
+      interceptors: [failing(Code.Unavailable, seen)],
+    });
+    const t0 = Date.now();
+    await assert.rejects(client.get({ userId: "u", id: "x" }, { timeoutMs: 350 }));
+    const elapsed = Date.now() - t0;
+    assert.ok(elapsed < 1000, `took ${elapsed} ms`);
+    assert.ok(seen.length >= 2 && seen.length <= 4, `attempts ${seen.length}`);
+  });
+
+  it("returns the response of a successful call", async () => {
+    const ok: Interceptor = () => async (req) => ({
+      stream: false,
+      service: req.service,
+      method: req.method,
+      header: new Headers(),
+      trailer: new Headers(),
+      message: create(GetResponseSchema, { memory: { id: "m1", content: "hello" } }),
+    }) as never;
+    const client = new RecalldClient({ address: "127.0.0.1:1", interceptors: [ok] });
+    const res = await client.get({ userId: "u", id: "m1" });
+    assert.equal(res.memory?.content, "hello");
+  });
+
+  it("reports UNAVAILABLE after bounded retries when nothing listens", async () => {
+    const port = await closedPort();
+    let attempts = 0;
+    const count: Interceptor = (next) => async (req) => {
+      attempts++;
+      return next(req);
+    };
+    const client = new RecalldClient({ address: `127.0.0.1:${port}`, retry: fastRetry, interceptors: [count] });
+    try {
+      await assert.rejects(
+        client.list({ userId: "u" }, { timeoutMs: 3000 }),
+        (e: unknown) => e instanceof RecalldError && e.code === Code.Unavailable,
+      );
+      assert.equal(attempts, 4);
+    } finally {
+      client.close();
+    }
+  });
+});

@@ -1,0 +1,40 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { type Context, type ContextManager, ROOT_CONTEXT, context } from "@opentelemetry/api";
+
+/** A minimal AsyncLocalStorage context manager, as @opentelemetry/context-async-hooks provides. */
+class TestContextManager implements ContextManager {
+  private readonly storage = new AsyncLocalStorage<Context>();
+  active(): Context {
+    return this.storage.getStore() ?? ROOT_CONTEXT;
+  }
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    ctx: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    return this.storage.run(ctx, () => fn.call(thisArg, ...args));
+  }
+  bind<T>(ctx: Context, target: T): T {
+    if (typeof target !== "function") return target;
+    const fn = target as unknown as (...a: unknown[]) => unknown;
+    return ((...a: unknown[]) => this.with(ctx, () => fn(...a))) as unknown as T;
+  }
+  enable(): this {
+    return this;
+  }
+  disable(): this {
+    this.storage.disable();
+    return this;
+  }
+}
+
+let installed = false;
+
+/** Installs the test context manager once per process. */
+export function installContextManager(): void {
+  if (!installed) {
+    context.setGlobalContextManager(new TestContextManager());
+    installed = true;
+  }
+}
