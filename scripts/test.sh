@@ -11,6 +11,17 @@ source scripts/bootstrap.sh
 
 step() { printf '\n==> %s\n' "$*"; }
 
+step "System packages"
+if ! command -v redis-server >/dev/null 2>&1; then
+  # The Redis cache tests run a real redis-server (Debian's package; not started).
+  if [[ $(id -u) -eq 0 ]]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  fi
+fi
+redis-server --version
+
 step "Node dependencies"
 (cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
 buf=clients/node/node_modules/.bin/buf
@@ -33,7 +44,9 @@ python -m pytest -q tests
 step "Node and Go clients against a live server"
 data_dir=$(mktemp -d)
 log="$data_dir/server.log"
-python -m recalld_server serve --host 127.0.0.1 --port 0 --data-dir "$data_dir" >"$log" 2>&1 &
+export RECALLD_OTEL_TRACES_FILE="$data_dir/spans.jsonl"
+python -m recalld_server serve --host 127.0.0.1 --port 0 --data-dir "$data_dir" \
+  --consolidate-interval 0 >"$log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -rf "$data_dir"' EXIT
 for _ in $(seq 1 120); do
@@ -45,4 +58,4 @@ done
 [[ -n "${port:-}" ]] || { echo "server did not start"; cat "$log"; exit 1; }
 export RECALLD_ADDR="127.0.0.1:$port"
 (cd clients/node && npm test)
-(cd clients/go && go vet ./... && go test -count=1 ./...)
+(cd clients/go && go vet ./... && go test -count=1 -timeout 600s ./...)

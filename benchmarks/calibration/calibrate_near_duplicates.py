@@ -43,8 +43,10 @@ def main() -> None:
             f"  {int((guarded & ~dup).sum()):>5}"
         )
     unguarded = s[~dup & same_salient]
-    print(f"\nhighest non-duplicate similarity: {s[~dup].max():.3f}; "
-          f"without a differing number/date/identifier: {unguarded.max():.3f}")
+    print(
+        f"\nhighest non-duplicate similarity: {s[~dup].max():.3f}; "
+        f"without a differing number/date/identifier: {unguarded.max():.3f}"
+    )
 
 
 if __name__ == "__main__":

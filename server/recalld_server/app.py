@@ -6,19 +6,22 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import grpc
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
+from opentelemetry.sdk.trace import TracerProvider
 
 from recalld.v1 import memory_service_pb2, memory_service_pb2_grpc
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.servicer import MemoryServicer
 from recalld_server.config import ServerConfig
 from recalld_server.domain.consolidation import Consolidator
-from recalld_server.domain.ports import Embedder
+from recalld_server.domain.ports import Backends, Embedder
+from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import MemoryService
 from recalld_server.embedding.usem import load_usem3
 from recalld_server.storage.local import LocalAccessTracker, LocalLockManager, SystemClock
@@ -28,6 +31,14 @@ from recalld_server.storage.milvus_records import (
     ensure_record_collections,
 )
 from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
+from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
+from recalld_server.telemetry.tracing import (
+    OtelStages,
+    ServerTracingInterceptor,
+    build_meter_provider,
+    build_tracer_provider,
+    tracer_and_meter,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +56,10 @@ class RunningServer:
     health: health_aio.HealthServicer
     consolidator: Consolidator
     owns_embedder: bool
-    background: list[asyncio.Task[None]] = dataclasses.field(default_factory=list)
+    background: list[asyncio.Task[None]]
+    tracer_provider: TracerProvider
+    meter_provider: SdkMeterProvider
+    profile_cache: LocalProfileCache | RedisProfileCache
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Drains in-flight calls, writes pending access statistics, closes storage."""
@@ -59,6 +73,10 @@ class RunningServer:
         except Exception:
             log.warning("could not flush access statistics at shutdown", exc_info=True)
         await self.store.close()
+        if isinstance(self.profile_cache, RedisProfileCache):
+            await self.profile_cache.close()
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
         close = getattr(self.embedder, "close", None)
         if self.owns_embedder and close is not None:
             await close()
@@ -76,8 +94,16 @@ async def _every(interval_s: float, job: Callable[[], Awaitable[object]], name: 
             log.exception("background job %s failed", name)
 
 
-async def start_server(config: ServerConfig, embedder: Embedder | None = None) -> RunningServer:
-    """Builds everything from config and starts serving. The caller owns `stop()`."""
+async def start_server(
+    config: ServerConfig,
+    embedder: Embedder | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> RunningServer:
+    """Builds everything from config and starts serving. The caller owns `stop()`.
+
+    `environ` supplies the OTEL_* telemetry settings (default: none configured).
+    """
+    environ = environ or {}
     authenticator = (
         Authenticator.from_file(config.keys_file)
         if config.keys_file
@@ -96,13 +122,35 @@ async def start_server(config: ServerConfig, embedder: Embedder | None = None) -
     )
     store = await MilvusVectorStore.open(milvus_config)
     await asyncio.to_thread(ensure_record_collections, milvus_config)
-    history = MilvusHistoryStore(store.client)
-    requests = MilvusIdempotencyStore(store.client)
-    locks, clock, access = LocalLockManager(), SystemClock(), LocalAccessTracker()
-    service = MemoryService(store, embedder, locks, clock, history, requests, access)
-    consolidator = Consolidator(store, history, requests, access, locks, clock)
+    profile_cache: LocalProfileCache | RedisProfileCache
+    if config.redis_url:
+        profile_cache = RedisProfileCache.from_url(config.redis_url)
+        if not await profile_cache.ping():
+            log.warning(
+                "redis at %s does not answer yet; recall degrades until it does", config.redis_url
+            )
+    else:
+        profile_cache = LocalProfileCache()
+    clock = SystemClock()
+    backends = Backends(
+        store=store,
+        embedder=embedder,
+        locks=LocalLockManager(),
+        clock=clock,
+        history=MilvusHistoryStore(store.client),
+        requests=MilvusIdempotencyStore(store.client),
+        access=LocalAccessTracker(),
+        profile_cache=profile_cache,
+    )
+    profiles = ProfileService(store, profile_cache, clock)
+    tracer_provider = build_tracer_provider(environ)
+    meter_provider = build_meter_provider(environ)
+    tracer, meter = tracer_and_meter(tracer_provider, meter_provider)
+    service = MemoryService(backends, profiles, OtelStages(tracer, meter))
+    consolidator = Consolidator(backends, profiles)
 
     server = grpc.aio.server(
+        interceptors=[ServerTracingInterceptor(tracer)],
         maximum_concurrent_rpcs=config.max_concurrent_rpcs,
         options=[
             ("grpc.max_receive_message_length", 16 * 1024 * 1024),
@@ -152,7 +200,17 @@ async def start_server(config: ServerConfig, embedder: Embedder | None = None) -
         embedder.model_id,
     )
     return RunningServer(
-        server, port, store, embedder, health_servicer, consolidator, owns_embedder, background
+        server,
+        port,
+        store,
+        embedder,
+        health_servicer,
+        consolidator,
+        owns_embedder,
+        background,
+        tracer_provider,
+        meter_provider,
+        profile_cache,
     )
 
 

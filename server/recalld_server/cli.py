@@ -17,7 +17,7 @@ async def _serve(argv: Sequence[str]) -> None:
     from recalld_server.app import start_server
 
     config = load_config(argv, os.environ)
-    running = await start_server(config)
+    running = await start_server(config, environ=os.environ)
     print(f"recalld listening on {config.host}:{running.port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -27,11 +27,23 @@ async def _serve(argv: Sequence[str]) -> None:
     await running.stop()
 
 
+def _migrate(command: str, argv: Sequence[str]) -> int:
+    from recalld_server.migrate import commands
+
+    if command == "import":
+        return commands.main_import(argv, os.environ)
+    return commands.main_export(argv, os.environ)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: `recalld serve [flags]`."""
+    """Entry point: `recalld serve|import|export [flags]`."""
     args = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="recalld", description="recalld memory backend")
-    parser.add_argument("command", choices=["serve"], help="what to run")
+    parser.add_argument(
+        "command",
+        choices=["serve", "import", "export"],
+        help="serve: run the server; import / export: migrate memories (docs/migration.md)",
+    )
     parsed = parser.parse_args(args[:1])
     logging.basicConfig(
         level=os.environ.get("RECALLD_LOG_LEVEL", "INFO"),
@@ -39,6 +51,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     if parsed.command == "serve":
         asyncio.run(_serve(args[1:]))
+    else:
+        sys.exit(_migrate(parsed.command, args[1:]))
 
 
 if __name__ == "__main__":

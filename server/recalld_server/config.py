@@ -30,6 +30,8 @@ class ServerConfig:
         tls_key_file: PEM private key.
         max_concurrent_rpcs: Calls served at once; more wait in gRPC's queue.
         embed_batch: Most texts one embedding call takes.
+        redis_url: Redis for the profile cache (redis://host:port/db); empty keeps the
+            cache in process.
         access_flush_interval_s: How often batched recall statistics are written (0: only
             at shutdown and consolidation).
         consolidate_interval_s: How often every tenant is consolidated (0: never; the
@@ -47,6 +49,7 @@ class ServerConfig:
     tls_key_file: Path | None = None
     max_concurrent_rpcs: int = 1024
     embed_batch: int = 64
+    redis_url: str = ""
     access_flush_interval_s: float = 30.0
     consolidate_interval_s: float = 3600.0
 
@@ -80,6 +83,7 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--data-dir", type=Path, default=env("DATA_DIR", defaults.data_dir))
     p.add_argument("--milvus-uri", default=env("MILVUS_URI", ""))
     p.add_argument("--milvus-token", default=env("MILVUS_TOKEN", ""))
+    p.add_argument("--redis-url", default=env("REDIS_URL", ""))
     p.add_argument("--keys-file", type=Path, default=env("KEYS_FILE", None))
     p.add_argument(
         "--allow-unauthenticated",
@@ -116,6 +120,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         data_dir=Path(args.data_dir),
         milvus_uri=args.milvus_uri or "",
         milvus_token=args.milvus_token or "",
+        redis_url=args.redis_url or "",
         keys_file=Path(args.keys_file) if args.keys_file else None,
         allow_unauthenticated=bool(args.allow_unauthenticated),
         tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,

@@ -13,8 +13,8 @@ from typing import Any
 
 import grpc
 import pytest
-from recalld.v1 import memory_pb2, memory_service_pb2
 
+from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient, RecalldError
 from recalld_server.app import RunningServer
 
@@ -58,7 +58,8 @@ class ScriptRun:
     async def client(self, tenant: str) -> RecalldClient:
         if tenant not in self.clients:
             self.clients[tenant] = await self.stack.enter_async_context(
-                RecalldClient(self.address, tenant=f"{tenant}-{self.run_id}"))
+                RecalldClient(self.address, tenant=f"{tenant}-{self.run_id}")
+            )
         return self.clients[tenant]
 
     def user(self, step: dict[str, Any]) -> str:
@@ -87,13 +88,18 @@ class ScriptRun:
 
     async def op_write(self, step: dict[str, Any], expect: dict[str, Any]) -> None:
         client = await self.client(step.get("tenant", "main"))
-        response = await client.write(self.user(step), [_memory(m) for m in step["memories"]],
-                                      request_id=step.get("request_id", ""))
+        response = await client.write(
+            self.user(step),
+            [_memory(m) for m in step["memories"]],
+            request_id=step.get("request_id", ""),
+        )
         results = list(response.results)
         self.save(step, [r.id for r in results])
         if "outcomes" in expect:
-            outcomes = [memory_service_pb2.WriteOutcome.Name(r.outcome)
-                        .removeprefix("WRITE_OUTCOME_") for r in results]
+            outcomes = [
+                memory_service_pb2.WriteOutcome.Name(r.outcome).removeprefix("WRITE_OUTCOME_")
+                for r in results
+            ]
             assert outcomes == expect["outcomes"]
         for key, field in (("related", "related_id"), ("same_as", "id")):
             if key in expect:
@@ -105,13 +111,15 @@ class ScriptRun:
         client = await self.client(step.get("tenant", "main"))
         fields: dict[str, Any] = {}
         if "types" in step:
-            fields["types"] = [memory_pb2.MemoryType.Value(f"MEMORY_TYPE_{t}")
-                               for t in step["types"]]
+            fields["types"] = [
+                memory_pb2.MemoryType.Value(f"MEMORY_TYPE_{t}") for t in step["types"]
+            ]
         for name in ("min_score", "token_budget"):
             if name in step:
                 fields[name] = step[name]
-        response = await client.recall(self.user(step), step["query"],
-                                       top_k=step.get("top_k", 10), **fields)
+        response = await client.recall(
+            self.user(step), step["query"], top_k=step.get("top_k", 10), **fields
+        )
         ids = [i.memory.id for i in response.items]
         self.save(step, ids)
         named = [self.name_of(i) for i in ids]
@@ -140,13 +148,15 @@ class ScriptRun:
 
     async def op_list(self, step: dict[str, Any], expect: dict[str, Any]) -> None:
         client = await self.client(step.get("tenant", "main"))
-        statuses = [memory_pb2.MemoryStatus.Value(f"MEMORY_STATUS_{s}")
-                    for s in step.get("statuses", [])]
+        statuses = [
+            memory_pb2.MemoryStatus.Value(f"MEMORY_STATUS_{s}") for s in step.get("statuses", [])
+        ]
         ids: list[str] = []
         token = ""
         while True:
-            page = await client.list(self.user(step), page_size=100, page_token=token,
-                                     statuses=statuses)
+            page = await client.list(
+                self.user(step), page_size=100, page_token=token, statuses=statuses
+            )
             ids.extend(m.id for m in page.memories)
             token = page.next_page_token
             if not token:
@@ -181,8 +191,12 @@ class ScriptRun:
             target["all_of_user"] = True
         mode = memory_service_pb2.ForgetMode.Value(f"FORGET_MODE_{step.get('mode', 'SOFT')}")
         forgotten = await client.forget(
-            self.user(step), [self.id_of(n) for n in step.get("ids", [])], mode=mode,
-            dry_run=step.get("dry_run", False), **target)
+            self.user(step),
+            [self.id_of(n) for n in step.get("ids", [])],
+            mode=mode,
+            dry_run=step.get("dry_run", False),
+            **target,
+        )
         if "count" in expect:
             assert len(forgotten) == expect["count"]
 
@@ -196,8 +210,10 @@ class ScriptRun:
         client = await self.client(step.get("tenant", "main"))
         results = await client.confirm(self.user(step), [self.id_of(n) for n in step["ids"]])
         if "outcomes" in expect:
-            assert [memory_service_pb2.WriteOutcome.Name(r.outcome)
-                    .removeprefix("WRITE_OUTCOME_") for r in results] == expect["outcomes"]
+            assert [
+                memory_service_pb2.WriteOutcome.Name(r.outcome).removeprefix("WRITE_OUTCOME_")
+                for r in results
+            ] == expect["outcomes"]
         if "status" in expect:
             assert all(_status(r.memory) == expect["status"] for r in results)
 
@@ -205,8 +221,12 @@ class ScriptRun:
         client = await self.client(step.get("tenant", "main"))
         versions = await client.history(self.user(step), self.id_of(step["id"]))
         if "operations" in expect:
-            assert [memory_service_pb2.MemoryOperation.Name(v.operation)
-                    .removeprefix("MEMORY_OPERATION_") for v in versions] == expect["operations"]
+            assert [
+                memory_service_pb2.MemoryOperation.Name(v.operation).removeprefix(
+                    "MEMORY_OPERATION_"
+                )
+                for v in versions
+            ] == expect["operations"]
 
     async def op_list_conflicts(self, step: dict[str, Any], expect: dict[str, Any]) -> None:
         client = await self.client(step.get("tenant", "main"))
@@ -223,9 +243,11 @@ class ScriptRun:
     async def op_resolve(self, step: dict[str, Any], expect: dict[str, Any]) -> None:
         client = await self.client(step.get("tenant", "main"))
         resolution = memory_service_pb2.ConflictResolution.Value(
-            f"CONFLICT_RESOLUTION_{step['resolution']}")
-        response = await client.resolve_conflict(self.user(step), self.id_of(step["id"]),
-                                                 resolution)
+            f"CONFLICT_RESOLUTION_{step['resolution']}"
+        )
+        response = await client.resolve_conflict(
+            self.user(step), self.id_of(step["id"]), resolution
+        )
         if "proposed_status" in expect:
             assert _status(response.proposed) == expect["proposed_status"]
         if "existing_status" in expect:
@@ -239,8 +261,9 @@ async def script_stack() -> AsyncIterator[contextlib.AsyncExitStack]:
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s["name"] for s in SCRIPTS])
-async def test_memory_script(script: dict[str, Any], server: RunningServer,
-                             script_stack: contextlib.AsyncExitStack) -> None:
+async def test_memory_script(
+    script: dict[str, Any], server: RunningServer, script_stack: contextlib.AsyncExitStack
+) -> None:
     run = ScriptRun(f"127.0.0.1:{server.port}", script_stack)
     for index, step in enumerate(script["steps"]):
         try:

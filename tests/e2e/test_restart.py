@@ -54,10 +54,14 @@ async def test_acknowledged_memories_survive_restart(tmp_path: Path, stop: str) 
             assert archived.status == memory_pb2.MEMORY_STATUS_ARCHIVED
             listed = await client.list("alice")
             assert {m.id for m in listed.memories} == set(ids)
-            retried = await client.write("alice", [
-                memory("Alice is allergic to peanuts", memory_pb2.MEMORY_TYPE_FACT),
-                memory("爱丽丝喜欢在周末爬山", memory_pb2.MEMORY_TYPE_PREFERENCE),
-            ], request_id="import-batch-1")
+            retried = await client.write(
+                "alice",
+                [
+                    memory("Alice is allergic to peanuts", memory_pb2.MEMORY_TYPE_FACT),
+                    memory("爱丽丝喜欢在周末爬山", memory_pb2.MEMORY_TYPE_PREFERENCE),
+                ],
+                request_id="import-batch-1",
+            )
             assert [r.id for r in retried.results] == ids, "the retry is answered, not redone"
             assert [r.outcome for r in retried.results] == [r.outcome for r in written.results]
             history = await client.history("alice", ids[0])

@@ -141,9 +141,12 @@ async def test_recall_skips_expired_and_archived(client: RecalldClient, user_id:
 
 async def test_token_budget_is_never_exceeded(client: RecalldClient, user_id: str) -> None:
     await _seed(client, user_id)
-    response = await client.recall(user_id, "user", top_k=10, min_score=-1, token_budget=12)
-    assert response.token_estimate <= 12
-    assert 1 <= len(response.items) < 4
+    unlimited = await client.recall(user_id, "user", top_k=10, min_score=-1)
+    assert len(unlimited.items) == 4
+    for budget in (5, 40, 60, 80, unlimited.token_estimate - 1):
+        response = await client.recall(user_id, "user", top_k=10, min_score=-1, token_budget=budget)
+        assert response.token_estimate <= budget
+        assert len(response.items) < 4
 
 
 async def test_concurrent_writes_and_recalls(client: RecalldClient, user_id: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any, TypeAlias, TypeVar
 
 import grpc
 from google.protobuf import field_mask_pb2
+from opentelemetry import propagate
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
@@ -91,9 +92,15 @@ class RecalldClient:
     async def _call(
         self, fn: Callable[..., Awaitable[T]], request: Any, timeout: float, idempotent: bool
     ) -> T:
+        # W3C trace context of the caller's current span, so one trace spans the agent
+        # and the server (a no-op unless the application configured OpenTelemetry).
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)
+        metadata = [*self._metadata, *carrier.items()]
+
         async def once() -> T:
             try:
-                return await fn(request, timeout=timeout, metadata=self._metadata)
+                return await fn(request, timeout=timeout, metadata=metadata)
             except grpc.aio.AioRpcError as error:
                 raise RecalldError.from_rpc_error(error) from None
 
@@ -141,6 +148,13 @@ class RecalldClient:
             user_id=user_id, query=query, top_k=top_k, **fields
         )
         return await self._call(self._stub.Recall, request, timeout, idempotent=True)
+
+    async def get_profile(
+        self, user_id: str, *, agent_scope: str = "", timeout: float = DEFAULT_TIMEOUT_S
+    ) -> memory_service_pb2.GetProfileResponse:
+        """The user's profile (core memories and one memory per topic)."""
+        request = memory_service_pb2.GetProfileRequest(user_id=user_id, agent_scope=agent_scope)
+        return await self._call(self._stub.GetProfile, request, timeout, idempotent=True)
 
     async def get(
         self, user_id: str, memory_id: str, *, timeout: float = DEFAULT_TIMEOUT_S

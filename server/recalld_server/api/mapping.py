@@ -137,6 +137,8 @@ def recall_from_proto(request: memory_service_pb2.RecallRequest) -> model.Recall
         occurred_after=after,
         occurred_before=before,
         min_score=request.min_score if request.HasField("min_score") else None,
+        explain=request.explain,
+        skip_profile=request.skip_profile,
     )
 
 
@@ -253,14 +255,46 @@ def write_results_to_proto(results: list[model.WriteResult]) -> memory_service_p
 def recall_result_to_proto(result: model.RecallResult) -> memory_service_pb2.RecallResponse:
     """RecallResponse, best first."""
     response = memory_service_pb2.RecallResponse(
-        token_estimate=result.token_estimate, degraded_stages=result.degraded_stages
+        token_estimate=result.token_estimate,
+        degraded_stages=result.degraded_stages,
+        context=result.context,
     )
     for scored in result.items:
         item = response.items.add()
         memory_to_proto(scored.memory, item.memory)
         item.score = scored.score
         item.dense_score = scored.dense_score
+        breakdown_to_proto(scored.breakdown, item.breakdown)
+    if result.profile is not None:
+        profile_to_proto(result.profile, response.profile)
+    for candidate in result.candidates:
+        out = response.candidates.add(
+            memory_id=candidate.memory.id,
+            content=candidate.memory.content,
+            score=candidate.breakdown.final,
+            duplicate_of=candidate.duplicate_of,
+            drop_reason=int(candidate.drop_reason or 0),
+        )
+        breakdown_to_proto(candidate.breakdown, out.breakdown)
     return response
+
+
+def breakdown_to_proto(
+    breakdown: model.ScoreBreakdown, target: memory_service_pb2.ScoreBreakdown
+) -> None:
+    """Fills a ScoreBreakdown."""
+    target.dense = breakdown.dense
+    target.keyword = breakdown.keyword
+    target.fused = breakdown.fused
+    target.decay = breakdown.decay
+    target.importance_weight = breakdown.importance_weight
+
+
+def profile_to_proto(profile: model.Profile, target: memory_service_pb2.Profile) -> None:
+    """Fills a Profile."""
+    target.from_cache = profile.from_cache
+    for memory in profile.memories:
+        memory_to_proto(memory, target.memories.add())
 
 
 def forget_target_from_proto(request: memory_service_pb2.ForgetRequest) -> model.ForgetTarget:

@@ -63,8 +63,25 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         """See proto/recalld/v1/memory_service.proto."""
 
         async def call(principal: Principal) -> pb.RecallResponse:
-            result = await self._service.recall(principal, mapping.recall_from_proto(request))
+            result = await self._service.recall(
+                principal, mapping.recall_from_proto(request), context.time_remaining()
+            )
             return mapping.recall_result_to_proto(result)
+
+        return await self._serve(context, call)
+
+    async def GetProfile(
+        self, request: pb.GetProfileRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.GetProfileResponse:
+        """See proto/recalld/v1/memory_service.proto."""
+
+        async def call(principal: Principal) -> pb.GetProfileResponse:
+            profile, degraded = await self._service.get_profile(
+                principal, request.user_id, request.agent_scope
+            )
+            response = pb.GetProfileResponse(degraded_stages=degraded)
+            mapping.profile_to_proto(profile, response.profile)
+            return response
 
         return await self._serve(context, call)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,12 +32,30 @@ class Change:
     """The new vector when content changed; None keeps the stored one."""
 
 
-class ChangeWriter:
-    """Writes memories and their history entries. Callers hold the user's lock."""
+Invalidate = Callable[[str, str], Awaitable[None]]
+"""Called with (tenant_id, user_id) after every change to that user's memories."""
 
-    def __init__(self, store: VectorStore, history: HistoryStore) -> None:
+
+async def _ignore(tenant_id: str, user_id: str) -> None:
+    return None
+
+
+class ChangeWriter:
+    """Writes memories and their history entries, then invalidates derived caches.
+
+    Callers hold the user's lock.
+    """
+
+    def __init__(
+        self, store: VectorStore, history: HistoryStore, invalidate: Invalidate = _ignore
+    ) -> None:
         self._store = store
         self._history = history
+        self._invalidate = invalidate
+
+    async def _changed_users(self, tenant_id: str, memories: Sequence[Memory]) -> None:
+        for user_id in sorted({m.user_id for m in memories}):
+            await self._invalidate(tenant_id, user_id)
 
     async def insert(
         self,
@@ -49,6 +67,7 @@ class ChangeWriter:
     ) -> None:
         """Stores new memories with a WRITE history entry each."""
         await self._store.insert(memories, vectors)
+        await self._changed_users(tenant_id, memories)
         await self._history.append(
             tenant_id,
             [
@@ -69,6 +88,7 @@ class ChangeWriter:
             [c.vector if c.vector is not None else stored[c.after.id] for c in changes]
         )
         await self._store.replace([c.after for c in changes], vectors)
+        await self._changed_users(tenant_id, [c.after for c in changes])
         if record_history:
             await self._history.append(
                 tenant_id,
@@ -80,12 +100,13 @@ class ChangeWriter:
                 ],
             )
 
-    async def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+    async def delete(self, tenant_id: str, memories: Sequence[Memory]) -> None:
         """Deletes memories and their history."""
-        for start in range(0, len(memory_ids), 1000):
-            chunk = memory_ids[start : start + 1000]
+        for start in range(0, len(memories), 1000):
+            chunk = [m.id for m in memories[start : start + 1000]]
             await self._store.delete(tenant_id, chunk)
             await self._history.delete_memories(tenant_id, chunk)
+        await self._changed_users(tenant_id, memories)
 
 
 def bump(memory: Memory, at_ms: int, **changes: Any) -> Memory:

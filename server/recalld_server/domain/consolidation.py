@@ -31,14 +31,8 @@ from recalld_server.domain.model import (
     Status,
     Tier,
 )
-from recalld_server.domain.ports import (
-    AccessTracker,
-    Clock,
-    HistoryStore,
-    IdempotencyStore,
-    LockManager,
-    VectorStore,
-)
+from recalld_server.domain.ports import Backends
+from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import Policy, user_lock_key
 from recalld_server.domain.validation import check_identifier
 
@@ -55,22 +49,15 @@ class Consolidator:
     """Runs consolidation for a tenant or one user, on demand or periodically."""
 
     def __init__(
-        self,
-        store: VectorStore,
-        history: HistoryStore,
-        requests: IdempotencyStore,
-        access: AccessTracker,
-        locks: LockManager,
-        clock: Clock,
-        policy: Policy | None = None,
+        self, backends: Backends, profiles: ProfileService, policy: Policy | None = None
     ) -> None:
-        self._store = store
-        self._requests = requests
-        self._access = access
-        self._locks = locks
-        self._clock = clock
+        self._store = backends.store
+        self._requests = backends.requests
+        self._access = backends.access
+        self._locks = backends.locks
+        self._clock = backends.clock
         self._policy = policy or Policy()
-        self._changes = ChangeWriter(store, history)
+        self._changes = ChangeWriter(backends.store, backends.history, profiles.invalidate)
 
     async def consolidate(
         self, principal: Principal, user_id: str, dry_run: bool, purge_expired: bool
@@ -118,7 +105,7 @@ class Consolidator:
         report.expired_ids.extend(m.id for m in expired)
         if expired and not dry_run:
             if purge:
-                await self._changes.delete(tenant, [m.id for m in expired])
+                await self._changes.delete(tenant, expired)
             else:
                 await self._save(
                     tenant,

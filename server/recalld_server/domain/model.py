@@ -201,6 +201,8 @@ class RecallQuery:
     occurred_after: int = 0
     occurred_before: int = 0
     min_score: float | None = None
+    explain: bool = False
+    skip_profile: bool = False
 
     @property
     def scopes(self) -> frozenset[str]:
@@ -209,21 +211,77 @@ class RecallQuery:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class ScoreBreakdown:
+    """How a recall score was made: final = fused * decay * importance_weight."""
+
+    dense: float = 0.0
+    keyword: float = 0.0
+    fused: float = 0.0
+    decay: float = 1.0
+    importance_weight: float = 1.0
+
+    @property
+    def final(self) -> float:
+        """The ranking score."""
+        return self.fused * self.decay * self.importance_weight
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class ScoredMemory:
     """A recalled memory with its scores."""
 
     memory: Memory
     score: float
-    dense_score: float
+    breakdown: ScoreBreakdown
+
+    @property
+    def dense_score(self) -> float:
+        """Cosine similarity with the query (0 if only keywords matched)."""
+        return self.breakdown.dense
+
+
+class DropReason(enum.IntEnum):
+    """Why a recall candidate was not returned (values match the proto enum)."""
+
+    BELOW_THRESHOLD = 1
+    EXPIRED = 2
+    SUPERSEDED = 3
+    OTHER_SCOPE = 4
+    OVER_BUDGET = 5
+    DUPLICATE = 6
+    BEYOND_TOP_K = 7
+    INACTIVE = 8
+    FILTERED = 9
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Candidate:
+    """One memory the recall pipeline considered, and its fate (None: returned)."""
+
+    memory: Memory
+    breakdown: ScoreBreakdown
+    drop_reason: DropReason | None = None
+    duplicate_of: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Profile:
+    """The user's structured profile: core memories, then one memory per topic."""
+
+    memories: list[Memory]
+    from_cache: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RecallResult:
-    """What Recall returns: ranked items, their token estimate, degraded stages."""
+    """What Recall returns."""
 
     items: list[ScoredMemory]
     token_estimate: int
     degraded_stages: list[str]
+    profile: Profile | None = None
+    context: str = ""
+    candidates: list[Candidate] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -250,6 +308,8 @@ class MemoryFilter:
     """If non-zero, only memories not expired at this time (ms)."""
     expired_at: int = 0
     """If non-zero, only memories that have an expiry at or before this time (ms)."""
+    has_topic: bool = False
+    """Only memories with a topic_key."""
     tier_unused_before: int = 0
     """If non-zero, only memories neither created nor recalled since this time (ms)."""
     after_id: str = ""

@@ -8,6 +8,7 @@ adapter.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -69,6 +70,12 @@ class VectorStore(Protocol):
         self, memory_filter: MemoryFilter, vector: Vector, limit: int
     ) -> list[tuple[Memory, float]]:
         """Nearest memories by cosine similarity among those matching the filter."""
+        ...
+
+    async def keyword_search(
+        self, memory_filter: MemoryFilter, text: str, limit: int
+    ) -> list[tuple[Memory, float]]:
+        """Best BM25 matches for the text (Chinese and English) among the filter's memories."""
         ...
 
     async def find(self, memory_filter: MemoryFilter, limit: int) -> list[Memory]:
@@ -150,6 +157,35 @@ class AccessTracker(Protocol):
         ...
 
 
+class ProfileCache(Protocol):
+    """Cached profiles, keyed by tenant, user and the set of scopes they were built for.
+
+    Implementations must never return an entry stored for another tenant or user,
+    and may raise BackendUnavailableError (the caller falls back to storage).
+    """
+
+    async def get(
+        self, tenant_id: str, user_id: str, variant: str
+    ) -> tuple[list[Memory] | None, int]:
+        """The cached profile memories (None on a miss) and the user's generation."""
+        ...
+
+    async def put(
+        self,
+        tenant_id: str,
+        user_id: str,
+        variant: str,
+        memories: Sequence[Memory],
+        generation: int,
+    ) -> None:
+        """Caches a profile built while the user's generation was `generation`."""
+        ...
+
+    async def invalidate(self, tenant_id: str, user_id: str) -> None:
+        """Drops every cached variant of a user's profile."""
+        ...
+
+
 class LockManager(Protocol):
     """Mutual exclusion on a key, shared by every replica that shares the backend."""
 
@@ -164,3 +200,17 @@ class Clock(Protocol):
     def now_ms(self) -> int:
         """Current time."""
         ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Backends:
+    """Every adapter the domain services need, assembled by the composition root."""
+
+    store: VectorStore
+    embedder: Embedder
+    locks: LockManager
+    clock: Clock
+    history: HistoryStore
+    requests: IdempotencyStore
+    access: AccessTracker
+    profile_cache: ProfileCache

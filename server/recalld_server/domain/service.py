@@ -18,8 +18,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from recalld_server.domain import validation
 from recalld_server.domain.changes import Change, ChangeWriter, bump, scan
 from recalld_server.domain.errors import (
@@ -55,27 +53,21 @@ from recalld_server.domain.model import (
     Operation,
     Page,
     Principal,
+    Profile,
     RecallQuery,
     RecallResult,
     Resolution,
-    ScoredMemory,
     Status,
     StoredWrite,
     Tier,
     WriteOutcome,
     WriteResult,
 )
-from recalld_server.domain.ports import (
-    AccessTracker,
-    Clock,
-    Embedder,
-    HistoryStore,
-    IdempotencyStore,
-    LockManager,
-    Vector,
-    VectorStore,
-)
-from recalld_server.domain.text import content_hash, estimate_tokens
+from recalld_server.domain.ports import Backends, Vector
+from recalld_server.domain.profile import ProfileService
+from recalld_server.domain.recall import RecallPipeline, RecallPolicy
+from recalld_server.domain.stages import NullStages, Stages
+from recalld_server.domain.text import content_hash
 
 SCAN_BATCH = 1000
 LIVE = frozenset({Status.ACTIVE, Status.DRAFT})
@@ -87,21 +79,13 @@ class Policy:
 
     Attributes:
         lifecycle: Duplicate, draft, tier and consolidation thresholds.
+        recall: Ranking, fusion and relevance knobs of the recall pipeline.
         default_importance: Importance of a memory written without one.
-        default_min_score: Cosine similarity below which Recall drops a hit unless the
-            caller sets min_score. For the default model (USE v3) unrelated pairs score
-            about 0.0-0.1 (mean 0.10 on a bilingual probe), correct matches 0.38 on
-            average, but question-style queries can score a true match as low as
-            0.11-0.15 ("Where does the user live?" vs "I live in Hangzhou"). The default
-            favours not missing a memory; callers that prefer precision raise it.
-        search_overfetch: Candidates fetched per requested item, so that thresholding
-            and budgeting still leave top_k items.
     """
 
     lifecycle: LifecyclePolicy = dataclasses.field(default_factory=LifecyclePolicy)
+    recall: RecallPolicy = dataclasses.field(default_factory=RecallPolicy)
     default_importance: float = 0.5
-    default_min_score: float = 0.1
-    search_overfetch: int = 2
 
 
 def user_lock_key(tenant_id: str, user_id: str) -> str:
@@ -114,24 +98,30 @@ class MemoryService:
 
     def __init__(
         self,
-        store: VectorStore,
-        embedder: Embedder,
-        locks: LockManager,
-        clock: Clock,
-        history: HistoryStore,
-        requests: IdempotencyStore,
-        access: AccessTracker,
+        backends: Backends,
+        profiles: ProfileService,
+        stages: Stages | None = None,
         policy: Policy | None = None,
     ) -> None:
-        self._store = store
-        self._embedder = embedder
-        self._locks = locks
-        self._clock = clock
-        self._history = history
-        self._requests = requests
-        self._access = access
+        self._store = backends.store
+        self._embedder = backends.embedder
+        self._locks = backends.locks
+        self._clock = backends.clock
+        self._history = backends.history
+        self._requests = backends.requests
+        self._access = backends.access
+        self._profiles = profiles
         self._policy = policy or Policy()
-        self._changes = ChangeWriter(store, history)
+        self._changes = ChangeWriter(backends.store, backends.history, profiles.invalidate)
+        self._pipeline = RecallPipeline(
+            backends.store,
+            backends.embedder,
+            profiles,
+            backends.access,
+            stages or NullStages(),
+            backends.clock,
+            self._policy.recall,
+        )
 
     @property
     def dimension(self) -> int:
@@ -379,46 +369,31 @@ class MemoryService:
 
     # -- recall --------------------------------------------------------------
 
-    async def recall(self, principal: Principal, query: RecallQuery) -> RecallResult:
-        """The user's active, unexpired memories most similar to the query, best first."""
+    async def recall(
+        self, principal: Principal, query: RecallQuery, deadline_s: float | None = None
+    ) -> RecallResult:
+        """The user's most relevant active memories, their profile and a context block."""
         validation.validate_recall(query, self._embedder.dimension)
         for scope in sorted(query.scopes):
             field = "agent_scope" if scope == query.agent_scope else "extra_agent_scopes"
             self._require_scope(principal, scope, field)
-        if query.query_vector:
-            vector = np.asarray(query.query_vector, dtype=np.float32)
-        else:
-            vector = (await self._embedder.embed([query.query]))[0]
-        now = self._clock.now_ms()
-        memory_filter = MemoryFilter(
-            tenant_id=principal.tenant_id,
-            user_id=query.user_id,
-            statuses=frozenset({Status.ACTIVE}),
-            types=query.types,
-            tiers=query.tiers,
-            scopes=query.scopes,
-            tags=query.tags,
-            session_id=query.session_id,
-            occurred_after=query.occurred_after,
-            occurred_before=query.occurred_before,
-            unexpired_at=now,
+        return await self._pipeline.run(
+            principal.tenant_id, query, self._readable_scopes(principal), deadline_s
         )
-        hits = await self._store.search(
-            memory_filter, vector, query.top_k * self._policy.search_overfetch
+
+    async def get_profile(
+        self, principal: Principal, user_id: str, agent_scope: str
+    ) -> tuple[Profile, list[str]]:
+        """The user's profile for the caller's scope (and shared memories)."""
+        violations: list[FieldViolation] = []
+        validation.check_identifier(user_id, "user_id", required=True, violations=violations)
+        validation.check_identifier(
+            agent_scope, "agent_scope", required=False, violations=violations
         )
-        min_score = self._policy.default_min_score if query.min_score is None else query.min_score
-        items: list[ScoredMemory] = []
-        used_tokens = 0
-        for memory, similarity in sorted(hits, key=lambda h: h[1], reverse=True):
-            if similarity < min_score or len(items) >= query.top_k:
-                continue
-            cost = estimate_tokens(memory.content)
-            if query.token_budget and used_tokens + cost > query.token_budget:
-                continue
-            used_tokens += cost
-            items.append(ScoredMemory(memory=memory, score=similarity, dense_score=similarity))
-        self._access.record(principal.tenant_id, [i.memory.id for i in items], now)
-        return RecallResult(items=items, token_estimate=used_tokens, degraded_stages=[])
+        if violations:
+            raise InvalidArgumentError(violations)
+        self._require_scope(principal, agent_scope, "agent_scope")
+        return await self._profiles.get(principal.tenant_id, user_id, frozenset({"", agent_scope}))
 
     # -- read ----------------------------------------------------------------
 
@@ -595,7 +570,7 @@ class MemoryService:
     async def _forget_memories(self, tenant: str, memories: list[Memory], mode: ForgetMode) -> None:
         now = self._clock.now_ms()
         if mode is ForgetMode.HARD:
-            await self._changes.delete(tenant, [m.id for m in memories])
+            await self._changes.delete(tenant, memories)
             return
         changes = [
             Change(m, bump(m, now, status=Status.ARCHIVED), Operation.FORGET)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import unicodedata
 
@@ -34,13 +35,7 @@ def _is_cjk(char: str) -> bool:
     )
 
 
-def estimate_tokens(text: str) -> int:
-    """Estimates LLM tokens for a text.
-
-    CJK characters cost about one token each in modern BPE vocabularies; Latin
-    text costs about 1.3 tokens per word (long words split into several
-    pieces), and every punctuation mark is about one token.
-    """
+def _raw_tokens(text: str) -> float:
     cjk = sum(1 for c in text if _is_cjk(c))
     rest = "".join(" " if _is_cjk(c) else c for c in text)
     latin = 0.0
@@ -49,7 +44,26 @@ def estimate_tokens(text: str) -> int:
             latin += max(1.0, len(piece) / 4.0) if len(piece) > 6 else 1.3
         else:
             latin += 1.0
-    return cjk + round(latin)
+    return cjk + latin
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimates LLM tokens for a text.
+
+    CJK characters cost about one token each in modern BPE vocabularies; Latin
+    text costs about 1.3 tokens per word (long words split into several
+    pieces), and every punctuation mark is about one token.
+    """
+    return round(_raw_tokens(text))
+
+
+def token_cost(text: str) -> int:
+    """An upper bound of estimate_tokens, for packing.
+
+    The costs of separate lines add up to at least the estimate of their
+    concatenation, so a packed block never exceeds its budget.
+    """
+    return math.ceil(_raw_tokens(text))
 
 
 _SALIENT = re.compile(
@@ -68,3 +82,16 @@ def salient_tokens(content: str) -> list[str]:
     yet two memories that differ in them are different facts.
     """
     return _SALIENT.findall(normalise(content))
+
+
+def _bigrams(text: str) -> set[str]:
+    folded = normalise(text).replace(" ", "")
+    return {folded[i : i + 2] for i in range(len(folded) - 1)} or {folded}
+
+
+def nearly_same_text(a: str, b: str, threshold: float = 0.85) -> bool:
+    """Character-bigram Jaccard at or above threshold, with the same numbers and dates."""
+    if salient_tokens(a) != salient_tokens(b):
+        return False
+    first, second = _bigrams(a), _bigrams(b)
+    return len(first & second) / max(1, len(first | second)) >= threshold

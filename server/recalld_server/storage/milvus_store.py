@@ -42,6 +42,133 @@ from recalld_server.domain.ports import Vector, Vectors
 log = logging.getLogger(__name__)
 
 ALIAS = "recalld_memories"
+
+# Keyword search analyzer: jieba segments Chinese (and passes English words through);
+# lowercase + cnalphanumonly drop case, spaces and punctuation; stop words keep
+# "the user ..." and "用户 ..." from matching everything; the English stemmer lets
+# "peanut allergy" find "allergic to peanuts". Identifiers split into their
+# alphanumeric parts ("SO-88231" -> "so", "88231"), which BM25 matches exactly.
+STOP_WORDS = [
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "but",
+    "if",
+    "of",
+    "to",
+    "in",
+    "on",
+    "at",
+    "by",
+    "for",
+    "with",
+    "about",
+    "from",
+    "as",
+    "into",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "am",
+    "do",
+    "does",
+    "did",
+    "have",
+    "has",
+    "had",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "whose",
+    "when",
+    "where",
+    "why",
+    "how",
+    "this",
+    "that",
+    "these",
+    "those",
+    "it",
+    "its",
+    "i",
+    "me",
+    "my",
+    "we",
+    "our",
+    "you",
+    "your",
+    "he",
+    "she",
+    "his",
+    "her",
+    "they",
+    "them",
+    "their",
+    "user",
+    "users",
+    "s",
+    "not",
+    "no",
+    "yes",
+    "can",
+    "will",
+    "would",
+    "should",
+    "there",
+    "的",
+    "了",
+    "是",
+    "在",
+    "和",
+    "与",
+    "也",
+    "就",
+    "都",
+    "而",
+    "及",
+    "或",
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "我",
+    "你",
+    "他",
+    "她",
+    "它",
+    "我们",
+    "你们",
+    "他们",
+    "这",
+    "那",
+    "这个",
+    "那个",
+    "什么",
+    "怎么",
+    "哪",
+    "哪里",
+    "哪个",
+    "谁",
+    "用户",
+    "一个",
+    "有",
+    "没有",
+]
+CONTENT_ANALYZER = {
+    "tokenizer": "jieba",
+    "filter": [
+        "lowercase",
+        "cnalphanumonly",
+        {"type": "stop", "stop_words": STOP_WORDS},
+        {"type": "stemmer", "language": "english"},
+    ],
+}
 QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query at this.
 SCALAR_FIELDS = [
     "id",
@@ -135,6 +262,8 @@ def build_filter(memory_filter: MemoryFilter) -> str:
         parts.append(f"(expire_at == 0 or expire_at > {int(f.unexpired_at)})")
     if f.expired_at:
         parts.append(f"(expire_at > 0 and expire_at <= {int(f.expired_at)})")
+    if f.has_topic:
+        parts.append('topic_key != ""')
     if f.tier_unused_before:
         cutoff = int(f.tier_unused_before)
         parts.append(f"(created_at < {cutoff} and last_accessed_at < {cutoff})")
@@ -273,6 +402,25 @@ class MilvusVectorStore:
         hits = results[0] if results else []
         return [(row_to_memory(hit["entity"]), float(hit["distance"])) for hit in hits]
 
+    async def keyword_search(
+        self, memory_filter: MemoryFilter, text: str, limit: int
+    ) -> list[tuple[Memory, float]]:
+        """BM25 over the jieba-analysed content (Chinese words, English words, identifiers)."""
+        with translate_errors("keyword search"):
+            results = await self._client.search(
+                self._collection,
+                data=[text],
+                anns_field="sparse",
+                filter=build_filter(memory_filter),
+                limit=limit,
+                output_fields=SCALAR_FIELDS,
+                search_params={"metric_type": "BM25"},
+                consistency_level="Strong",
+            )
+        hits = results[0] if results else []
+        # BM25 is positive on Milvus 2.x servers and Lite 2.5; Lite 3.x reports it negated.
+        return [(row_to_memory(hit["entity"]), abs(float(hit["distance"]))) for hit in hits]
+
     async def find(self, memory_filter: MemoryFilter, limit: int) -> list[Memory]:
         """Memories matching the filter in ascending id order (at most `limit`).
 
@@ -409,7 +557,7 @@ def _schema(client: MilvusClient, dimension: int, partition_key: bool) -> Any:
         DataType.VARCHAR,
         max_length=32_768,
         enable_analyzer=True,
-        analyzer_params={"tokenizer": "jieba"},
+        analyzer_params=CONTENT_ANALYZER,
     )
     add("content_hash", DataType.VARCHAR, max_length=64)
     add("importance", DataType.FLOAT)

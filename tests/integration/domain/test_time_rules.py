@@ -20,6 +20,8 @@ from recalld_server.domain.model import (
     Status,
     Tier,
 )
+from recalld_server.domain.ports import Backends
+from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import MemoryService
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.local import LocalAccessTracker, LocalLockManager
@@ -29,6 +31,7 @@ from recalld_server.storage.milvus_records import (
     ensure_record_collections,
 )
 from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
+from recalld_server.storage.profile_cache import LocalProfileCache
 
 T0 = 1_800_000_000_000
 
@@ -52,34 +55,41 @@ class World:
 
 
 @pytest.fixture(scope="module")
-async def world(tmp_path_factory: pytest.TempPathFactory,
-                embedder: MicroBatchingEmbedder) -> AsyncIterator[World]:
+async def world(
+    tmp_path_factory: pytest.TempPathFactory, embedder: MicroBatchingEmbedder
+) -> AsyncIterator[World]:
     path: Path = tmp_path_factory.mktemp("time") / "milvus.db"
-    config = MilvusConfig(uri=str(path), dimension=embedder.dimension,
-                          model_id=embedder.model_id)
+    config = MilvusConfig(uri=str(path), dimension=embedder.dimension, model_id=embedder.model_id)
     store = await MilvusVectorStore.open(config)
     await asyncio.to_thread(ensure_record_collections, config)
     history, requests = MilvusHistoryStore(store.client), MilvusIdempotencyStore(store.client)
     clock, locks, access = ManualClock(), LocalLockManager(), LocalAccessTracker()
-    service = MemoryService(store, embedder, locks, clock, history, requests, access)
-    consolidator = Consolidator(store, history, requests, access, locks, clock)
-    yield World(service, consolidator, clock, Principal("time-tenant", role="admin"), store,
-                access)
+    cache = LocalProfileCache()
+    backends = Backends(store, embedder, locks, clock, history, requests, access, cache)
+    profiles = ProfileService(store, cache, clock)
+    service = MemoryService(backends, profiles)
+    consolidator = Consolidator(backends, profiles)
+    yield World(service, consolidator, clock, Principal("time-tenant", role="admin"), store, access)
     await store.close()
 
 
 async def _ids(world: World, user: str, query: str) -> list[str]:
-    result = await world.service.recall(world.principal,
-                                        RecallQuery(user_id=user, query=query, min_score=-1))
+    result = await world.service.recall(
+        world.principal, RecallQuery(user_id=user, query=query, min_score=-1)
+    )
     return [i.memory.id for i in result.items]
 
 
 async def test_use_extends_tier_expiry_and_disuse_expires(world: World) -> None:
     world.clock.now = T0
-    used, unused = await world.service.write(world.principal, "u-expiry", [
-        NewMemory("The user plays badminton on Sundays", MemoryType.FACT, tier=Tier.P1),
-        NewMemory("The user is learning the cello", MemoryType.FACT, tier=Tier.P1),
-    ])
+    used, unused = await world.service.write(
+        world.principal,
+        "u-expiry",
+        [
+            NewMemory("The user plays badminton on Sundays", MemoryType.FACT, tier=Tier.P1),
+            NewMemory("The user is learning the cello", MemoryType.FACT, tier=Tier.P1),
+        ],
+    )
     assert used.memory.expire_at == T0 + 90 * DAY_MS
     world.clock.now = T0 + 60 * DAY_MS
     assert used.memory.id in await _ids(world, "u-expiry", "badminton")
@@ -87,7 +97,7 @@ async def test_use_extends_tier_expiry_and_disuse_expires(world: World) -> None:
     # Recall above counted a use of both; forget the cello's use to let it lapse.
     pending = world.access.drain("time-tenant")
     world.access.record("time-tenant", [used.memory.id], T0 + 60 * DAY_MS)
-    assert (("time-tenant", unused.memory.id) in pending)
+    assert ("time-tenant", unused.memory.id) in pending
     assert await world.consolidator.flush_access_stats() == 1
     world.clock.now = T0 + 120 * DAY_MS
     recalled = await _ids(world, "u-expiry", "badminton cello")
@@ -101,9 +111,18 @@ async def test_use_extends_tier_expiry_and_disuse_expires(world: World) -> None:
 
 async def test_unused_p1_with_explicit_expiry_is_demoted(world: World) -> None:
     world.clock.now = T0
-    [result] = await world.service.write(world.principal, "u-demote", [
-        NewMemory("The user's passport expires in 2031", MemoryType.FACT, tier=Tier.P1,
-                  expire_at=T0 + 400 * DAY_MS)])
+    [result] = await world.service.write(
+        world.principal,
+        "u-demote",
+        [
+            NewMemory(
+                "The user's passport expires in 2031",
+                MemoryType.FACT,
+                tier=Tier.P1,
+                expire_at=T0 + 400 * DAY_MS,
+            )
+        ],
+    )
     world.clock.now = T0 + 91 * DAY_MS
     report = await world.consolidator.run("time-tenant", "u-demote")
     assert report.demoted_ids == [result.memory.id]
@@ -114,8 +133,11 @@ async def test_unused_p1_with_explicit_expiry_is_demoted(world: World) -> None:
 
 async def test_p0_never_expires(world: World) -> None:
     world.clock.now = T0
-    [core] = await world.service.write(world.principal, "u-core", [
-        NewMemory("The user's blood type is O", MemoryType.FACT, tier=Tier.P0)])
+    [core] = await world.service.write(
+        world.principal,
+        "u-core",
+        [NewMemory("The user's blood type is O", MemoryType.FACT, tier=Tier.P0)],
+    )
     world.clock.now = T0 + 3650 * DAY_MS
     assert core.memory.id in await _ids(world, "u-core", "blood type")
     assert (await world.consolidator.run("time-tenant", "u-core")).expired_ids == []

@@ -141,6 +141,79 @@ func (ForgetMode) EnumDescriptor() ([]byte, []int) {
 	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{1}
 }
 
+// DropReason says why a recall candidate was not returned.
+type DropReason int32
+
+const (
+	DropReason_DROP_REASON_UNSPECIFIED     DropReason = 0
+	DropReason_DROP_REASON_BELOW_THRESHOLD DropReason = 1
+	DropReason_DROP_REASON_EXPIRED         DropReason = 2
+	DropReason_DROP_REASON_SUPERSEDED      DropReason = 3
+	DropReason_DROP_REASON_OTHER_SCOPE     DropReason = 4
+	DropReason_DROP_REASON_OVER_BUDGET     DropReason = 5
+	DropReason_DROP_REASON_DUPLICATE       DropReason = 6
+	DropReason_DROP_REASON_BEYOND_TOP_K    DropReason = 7
+	// Archived, draft or conflict.
+	DropReason_DROP_REASON_INACTIVE DropReason = 8
+	// Outside the request's type, tier, tag, session or time filters.
+	DropReason_DROP_REASON_FILTERED DropReason = 9
+)
+
+// Enum value maps for DropReason.
+var (
+	DropReason_name = map[int32]string{
+		0: "DROP_REASON_UNSPECIFIED",
+		1: "DROP_REASON_BELOW_THRESHOLD",
+		2: "DROP_REASON_EXPIRED",
+		3: "DROP_REASON_SUPERSEDED",
+		4: "DROP_REASON_OTHER_SCOPE",
+		5: "DROP_REASON_OVER_BUDGET",
+		6: "DROP_REASON_DUPLICATE",
+		7: "DROP_REASON_BEYOND_TOP_K",
+		8: "DROP_REASON_INACTIVE",
+		9: "DROP_REASON_FILTERED",
+	}
+	DropReason_value = map[string]int32{
+		"DROP_REASON_UNSPECIFIED":     0,
+		"DROP_REASON_BELOW_THRESHOLD": 1,
+		"DROP_REASON_EXPIRED":         2,
+		"DROP_REASON_SUPERSEDED":      3,
+		"DROP_REASON_OTHER_SCOPE":     4,
+		"DROP_REASON_OVER_BUDGET":     5,
+		"DROP_REASON_DUPLICATE":       6,
+		"DROP_REASON_BEYOND_TOP_K":    7,
+		"DROP_REASON_INACTIVE":        8,
+		"DROP_REASON_FILTERED":        9,
+	}
+)
+
+func (x DropReason) Enum() *DropReason {
+	p := new(DropReason)
+	*p = x
+	return p
+}
+
+func (x DropReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DropReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_recalld_v1_memory_service_proto_enumTypes[2].Descriptor()
+}
+
+func (DropReason) Type() protoreflect.EnumType {
+	return &file_recalld_v1_memory_service_proto_enumTypes[2]
+}
+
+func (x DropReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DropReason.Descriptor instead.
+func (DropReason) EnumDescriptor() ([]byte, []int) {
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{2}
+}
+
 // MemoryOperation is what produced a version of a memory.
 type MemoryOperation int32
 
@@ -202,11 +275,11 @@ func (x MemoryOperation) String() string {
 }
 
 func (MemoryOperation) Descriptor() protoreflect.EnumDescriptor {
-	return file_recalld_v1_memory_service_proto_enumTypes[2].Descriptor()
+	return file_recalld_v1_memory_service_proto_enumTypes[3].Descriptor()
 }
 
 func (MemoryOperation) Type() protoreflect.EnumType {
-	return &file_recalld_v1_memory_service_proto_enumTypes[2]
+	return &file_recalld_v1_memory_service_proto_enumTypes[3]
 }
 
 func (x MemoryOperation) Number() protoreflect.EnumNumber {
@@ -215,7 +288,7 @@ func (x MemoryOperation) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MemoryOperation.Descriptor instead.
 func (MemoryOperation) EnumDescriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{2}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{3}
 }
 
 // ConflictResolution is a person's decision on a conflict.
@@ -260,11 +333,11 @@ func (x ConflictResolution) String() string {
 }
 
 func (ConflictResolution) Descriptor() protoreflect.EnumDescriptor {
-	return file_recalld_v1_memory_service_proto_enumTypes[3].Descriptor()
+	return file_recalld_v1_memory_service_proto_enumTypes[4].Descriptor()
 }
 
 func (ConflictResolution) Type() protoreflect.EnumType {
-	return &file_recalld_v1_memory_service_proto_enumTypes[3]
+	return &file_recalld_v1_memory_service_proto_enumTypes[4]
 }
 
 func (x ConflictResolution) Number() protoreflect.EnumNumber {
@@ -273,7 +346,7 @@ func (x ConflictResolution) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ConflictResolution.Descriptor instead.
 func (ConflictResolution) EnumDescriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{3}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{4}
 }
 
 // WriteRequest carries the memories to store for one user.
@@ -489,9 +562,16 @@ type RecallRequest struct {
 	OccurredAfter *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=occurred_after,json=occurredAfter,proto3" json:"occurred_after,omitempty"`
 	// Only memories that occurred before this time.
 	OccurredBefore *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=occurred_before,json=occurredBefore,proto3" json:"occurred_before,omitempty"`
-	// Drop items scoring below this (cosine similarity, -1..1). Unset uses the
-	// server's calibrated default.
-	MinScore      *float32 `protobuf:"fixed32,14,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
+	// Relevance floor on the dense (cosine, -1..1) score. Unset uses the
+	// server's calibrated default (0.1), which a strong keyword match (an exact
+	// identifier) may pass; a value given here is a hard floor.
+	MinScore *float32 `protobuf:"fixed32,14,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
+	// Also return every candidate considered and why it was dropped (slower:
+	// the searches then also look at inactive, expired and other-scope
+	// memories of the user, to explain them).
+	Explain bool `protobuf:"varint,15,opt,name=explain,proto3" json:"explain,omitempty"`
+	// Leave the profile out of the response and of the context block.
+	SkipProfile   bool `protobuf:"varint,16,opt,name=skip_profile,json=skipProfile,proto3" json:"skip_profile,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -624,17 +704,41 @@ func (x *RecallRequest) GetMinScore() float32 {
 	return 0
 }
 
+func (x *RecallRequest) GetExplain() bool {
+	if x != nil {
+		return x.Explain
+	}
+	return false
+}
+
+func (x *RecallRequest) GetSkipProfile() bool {
+	if x != nil {
+		return x.SkipProfile
+	}
+	return false
+}
+
 // RecallResponse lists the recalled memories, best first.
 type RecallResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Items []*RecalledMemory      `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	// Estimated tokens of the returned items' content.
+	// Estimated tokens of `context` (profile and items), never above
+	// token_budget when one was given.
 	TokenEstimate int32 `protobuf:"varint,2,opt,name=token_estimate,json=tokenEstimate,proto3" json:"token_estimate,omitempty"`
-	// Stages that failed and were skipped (the answer is still valid but may be
-	// less complete), for example "profile".
+	// Stages that failed and were skipped or served from a fallback (the answer
+	// is still valid but may be less complete or slower), for example
+	// "profile_cache".
 	DegradedStages []string `protobuf:"bytes,3,rep,name=degraded_stages,json=degradedStages,proto3" json:"degraded_stages,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The user's profile (unless skip_profile).
+	Profile *Profile `protobuf:"bytes,4,opt,name=profile,proto3" json:"profile,omitempty"`
+	// A block ready to paste into a prompt: delimited sections for the profile
+	// and the relevant memories, each memory with its date.
+	Context string `protobuf:"bytes,5,opt,name=context,proto3" json:"context,omitempty"`
+	// With explain: every candidate considered, best first, and why it was
+	// dropped (DROP_REASON_UNSPECIFIED for the ones returned).
+	Candidates    []*RecallCandidate `protobuf:"bytes,6,rep,name=candidates,proto3" json:"candidates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecallResponse) Reset() {
@@ -688,14 +792,39 @@ func (x *RecallResponse) GetDegradedStages() []string {
 	return nil
 }
 
+func (x *RecallResponse) GetProfile() *Profile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *RecallResponse) GetContext() string {
+	if x != nil {
+		return x.Context
+	}
+	return ""
+}
+
+func (x *RecallResponse) GetCandidates() []*RecallCandidate {
+	if x != nil {
+		return x.Candidates
+	}
+	return nil
+}
+
 // RecalledMemory is one recall hit.
 type RecalledMemory struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Memory *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
-	// The final ranking score (higher is better).
+	// The final ranking score: fused * decay * importance_weight (higher is
+	// better; about 0..1.25).
 	Score float32 `protobuf:"fixed32,2,opt,name=score,proto3" json:"score,omitempty"`
-	// Cosine similarity between the query and the memory.
-	DenseScore    float32 `protobuf:"fixed32,3,opt,name=dense_score,json=denseScore,proto3" json:"dense_score,omitempty"`
+	// Cosine similarity between the query and the memory (0 if only the
+	// keyword search found it).
+	DenseScore float32 `protobuf:"fixed32,3,opt,name=dense_score,json=denseScore,proto3" json:"dense_score,omitempty"`
+	// How the score was made.
+	Breakdown     *ScoreBreakdown `protobuf:"bytes,4,opt,name=breakdown,proto3" json:"breakdown,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -751,6 +880,346 @@ func (x *RecalledMemory) GetDenseScore() float32 {
 	return 0
 }
 
+func (x *RecalledMemory) GetBreakdown() *ScoreBreakdown {
+	if x != nil {
+		return x.Breakdown
+	}
+	return nil
+}
+
+// ScoreBreakdown explains a score.
+type ScoreBreakdown struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Cosine similarity (-1..1); 0 when the dense search did not return it.
+	Dense float32 `protobuf:"fixed32,1,opt,name=dense,proto3" json:"dense,omitempty"`
+	// BM25 score of the keyword search (0 when it did not match).
+	Keyword float32 `protobuf:"fixed32,2,opt,name=keyword,proto3" json:"keyword,omitempty"`
+	// Reciprocal-rank fusion of the dense, keyword and recent-event rankings,
+	// scaled to 0..1.
+	Fused float32 `protobuf:"fixed32,3,opt,name=fused,proto3" json:"fused,omitempty"`
+	// Recency factor exp(-lambda * age_days), lambda by memory type.
+	Decay float32 `protobuf:"fixed32,4,opt,name=decay,proto3" json:"decay,omitempty"`
+	// 0.75 + 0.5 * importance.
+	ImportanceWeight float32 `protobuf:"fixed32,5,opt,name=importance_weight,json=importanceWeight,proto3" json:"importance_weight,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ScoreBreakdown) Reset() {
+	*x = ScoreBreakdown{}
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreBreakdown) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreBreakdown) ProtoMessage() {}
+
+func (x *ScoreBreakdown) ProtoReflect() protoreflect.Message {
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoreBreakdown.ProtoReflect.Descriptor instead.
+func (*ScoreBreakdown) Descriptor() ([]byte, []int) {
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ScoreBreakdown) GetDense() float32 {
+	if x != nil {
+		return x.Dense
+	}
+	return 0
+}
+
+func (x *ScoreBreakdown) GetKeyword() float32 {
+	if x != nil {
+		return x.Keyword
+	}
+	return 0
+}
+
+func (x *ScoreBreakdown) GetFused() float32 {
+	if x != nil {
+		return x.Fused
+	}
+	return 0
+}
+
+func (x *ScoreBreakdown) GetDecay() float32 {
+	if x != nil {
+		return x.Decay
+	}
+	return 0
+}
+
+func (x *ScoreBreakdown) GetImportanceWeight() float32 {
+	if x != nil {
+		return x.ImportanceWeight
+	}
+	return 0
+}
+
+// RecallCandidate is one memory the pipeline considered (explain mode).
+type RecallCandidate struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	MemoryId   string                 `protobuf:"bytes,1,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
+	Content    string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	Score      float32                `protobuf:"fixed32,3,opt,name=score,proto3" json:"score,omitempty"`
+	Breakdown  *ScoreBreakdown        `protobuf:"bytes,4,opt,name=breakdown,proto3" json:"breakdown,omitempty"`
+	DropReason DropReason             `protobuf:"varint,5,opt,name=drop_reason,json=dropReason,proto3,enum=recalld.v1.DropReason" json:"drop_reason,omitempty"`
+	// For DUPLICATE: the returned memory it duplicates.
+	DuplicateOf   string `protobuf:"bytes,6,opt,name=duplicate_of,json=duplicateOf,proto3" json:"duplicate_of,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecallCandidate) Reset() {
+	*x = RecallCandidate{}
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecallCandidate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecallCandidate) ProtoMessage() {}
+
+func (x *RecallCandidate) ProtoReflect() protoreflect.Message {
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecallCandidate.ProtoReflect.Descriptor instead.
+func (*RecallCandidate) Descriptor() ([]byte, []int) {
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RecallCandidate) GetMemoryId() string {
+	if x != nil {
+		return x.MemoryId
+	}
+	return ""
+}
+
+func (x *RecallCandidate) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *RecallCandidate) GetScore() float32 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *RecallCandidate) GetBreakdown() *ScoreBreakdown {
+	if x != nil {
+		return x.Breakdown
+	}
+	return nil
+}
+
+func (x *RecallCandidate) GetDropReason() DropReason {
+	if x != nil {
+		return x.DropReason
+	}
+	return DropReason_DROP_REASON_UNSPECIFIED
+}
+
+func (x *RecallCandidate) GetDuplicateOf() string {
+	if x != nil {
+		return x.DuplicateOf
+	}
+	return ""
+}
+
+// Profile is the user's structured profile: one memory per topic.
+type Profile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Core (P0) memories first, then by topic_key.
+	Memories []*Memory `protobuf:"bytes,1,rep,name=memories,proto3" json:"memories,omitempty"`
+	// Whether it came from the cache.
+	FromCache     bool `protobuf:"varint,2,opt,name=from_cache,json=fromCache,proto3" json:"from_cache,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Profile) Reset() {
+	*x = Profile{}
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Profile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Profile) ProtoMessage() {}
+
+func (x *Profile) ProtoReflect() protoreflect.Message {
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Profile.ProtoReflect.Descriptor instead.
+func (*Profile) Descriptor() ([]byte, []int) {
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Profile) GetMemories() []*Memory {
+	if x != nil {
+		return x.Memories
+	}
+	return nil
+}
+
+func (x *Profile) GetFromCache() bool {
+	if x != nil {
+		return x.FromCache
+	}
+	return false
+}
+
+// GetProfileRequest names the user.
+type GetProfileRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required.
+	UserId string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// The caller's agent scope; its memories and shared ones make the profile.
+	AgentScope    string `protobuf:"bytes,2,opt,name=agent_scope,json=agentScope,proto3" json:"agent_scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetProfileRequest) Reset() {
+	*x = GetProfileRequest{}
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetProfileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetProfileRequest) ProtoMessage() {}
+
+func (x *GetProfileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetProfileRequest.ProtoReflect.Descriptor instead.
+func (*GetProfileRequest) Descriptor() ([]byte, []int) {
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *GetProfileRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *GetProfileRequest) GetAgentScope() string {
+	if x != nil {
+		return x.AgentScope
+	}
+	return ""
+}
+
+// GetProfileResponse holds the profile.
+type GetProfileResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Profile *Profile               `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
+	// "profile_cache" when the cache could not be used.
+	DegradedStages []string `protobuf:"bytes,2,rep,name=degraded_stages,json=degradedStages,proto3" json:"degraded_stages,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GetProfileResponse) Reset() {
+	*x = GetProfileResponse{}
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetProfileResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetProfileResponse) ProtoMessage() {}
+
+func (x *GetProfileResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetProfileResponse.ProtoReflect.Descriptor instead.
+func (*GetProfileResponse) Descriptor() ([]byte, []int) {
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GetProfileResponse) GetProfile() *Profile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *GetProfileResponse) GetDegradedStages() []string {
+	if x != nil {
+		return x.DegradedStages
+	}
+	return nil
+}
+
 // GetRequest names one memory.
 type GetRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -764,7 +1233,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[6]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -776,7 +1245,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[6]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -789,7 +1258,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{6}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetRequest) GetUserId() string {
@@ -816,7 +1285,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[7]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +1297,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[7]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +1310,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{7}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetResponse) GetMemory() *Memory {
@@ -870,7 +1339,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[8]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +1351,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[8]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +1364,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{8}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListRequest) GetUserId() string {
@@ -945,7 +1414,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[9]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1426,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[9]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1439,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{9}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListResponse) GetMemories() []*Memory {
@@ -1005,7 +1474,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[10]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1017,7 +1486,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[10]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1030,7 +1499,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{10}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UpdateRequest) GetUserId() string {
@@ -1064,7 +1533,7 @@ type UpdateResponse struct {
 
 func (x *UpdateResponse) Reset() {
 	*x = UpdateResponse{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[11]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1545,7 @@ func (x *UpdateResponse) String() string {
 func (*UpdateResponse) ProtoMessage() {}
 
 func (x *UpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[11]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1558,7 @@ func (x *UpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateResponse.ProtoReflect.Descriptor instead.
 func (*UpdateResponse) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{11}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UpdateResponse) GetMemory() *Memory {
@@ -1125,7 +1594,7 @@ type ForgetRequest struct {
 
 func (x *ForgetRequest) Reset() {
 	*x = ForgetRequest{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[12]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1137,7 +1606,7 @@ func (x *ForgetRequest) String() string {
 func (*ForgetRequest) ProtoMessage() {}
 
 func (x *ForgetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[12]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1150,7 +1619,7 @@ func (x *ForgetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetRequest.ProtoReflect.Descriptor instead.
 func (*ForgetRequest) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{12}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ForgetRequest) GetUserId() string {
@@ -1227,7 +1696,7 @@ type MemorySelector struct {
 
 func (x *MemorySelector) Reset() {
 	*x = MemorySelector{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[13]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1708,7 @@ func (x *MemorySelector) String() string {
 func (*MemorySelector) ProtoMessage() {}
 
 func (x *MemorySelector) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[13]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1721,7 @@ func (x *MemorySelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemorySelector.ProtoReflect.Descriptor instead.
 func (*MemorySelector) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{13}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MemorySelector) GetTypes() []MemoryType {
@@ -1300,7 +1769,7 @@ type ForgetResponse struct {
 
 func (x *ForgetResponse) Reset() {
 	*x = ForgetResponse{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[14]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1781,7 @@ func (x *ForgetResponse) String() string {
 func (*ForgetResponse) ProtoMessage() {}
 
 func (x *ForgetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[14]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1794,7 @@ func (x *ForgetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetResponse.ProtoReflect.Descriptor instead.
 func (*ForgetResponse) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{14}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ForgetResponse) GetForgottenIds() []string {
@@ -1348,7 +1817,7 @@ type RestoreRequest struct {
 
 func (x *RestoreRequest) Reset() {
 	*x = RestoreRequest{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[15]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1360,7 +1829,7 @@ func (x *RestoreRequest) String() string {
 func (*RestoreRequest) ProtoMessage() {}
 
 func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[15]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1373,7 +1842,7 @@ func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreRequest.ProtoReflect.Descriptor instead.
 func (*RestoreRequest) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{15}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RestoreRequest) GetUserId() string {
@@ -1400,7 +1869,7 @@ type RestoreResponse struct {
 
 func (x *RestoreResponse) Reset() {
 	*x = RestoreResponse{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[16]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1881,7 @@ func (x *RestoreResponse) String() string {
 func (*RestoreResponse) ProtoMessage() {}
 
 func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[16]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1894,7 @@ func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreResponse.ProtoReflect.Descriptor instead.
 func (*RestoreResponse) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{16}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RestoreResponse) GetMemories() []*Memory {
@@ -1448,7 +1917,7 @@ type ConfirmRequest struct {
 
 func (x *ConfirmRequest) Reset() {
 	*x = ConfirmRequest{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[17]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1929,7 @@ func (x *ConfirmRequest) String() string {
 func (*ConfirmRequest) ProtoMessage() {}
 
 func (x *ConfirmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[17]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1942,7 @@ func (x *ConfirmRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmRequest) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{17}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ConfirmRequest) GetUserId() string {
@@ -1502,7 +1971,7 @@ type ConfirmResponse struct {
 
 func (x *ConfirmResponse) Reset() {
 	*x = ConfirmResponse{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[18]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1983,7 @@ func (x *ConfirmResponse) String() string {
 func (*ConfirmResponse) ProtoMessage() {}
 
 func (x *ConfirmResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[18]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1996,7 @@ func (x *ConfirmResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmResponse.ProtoReflect.Descriptor instead.
 func (*ConfirmResponse) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{18}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ConfirmResponse) GetResults() []*WriteResult {
@@ -1550,7 +2019,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[19]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1562,7 +2031,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[19]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1575,7 +2044,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{19}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HistoryRequest) GetUserId() string {
@@ -1602,7 +2071,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[20]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +2083,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[20]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +2096,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{20}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *HistoryResponse) GetVersions() []*MemoryVersion {
@@ -1654,7 +2123,7 @@ type MemoryVersion struct {
 
 func (x *MemoryVersion) Reset() {
 	*x = MemoryVersion{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[21]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1666,7 +2135,7 @@ func (x *MemoryVersion) String() string {
 func (*MemoryVersion) ProtoMessage() {}
 
 func (x *MemoryVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[21]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1679,7 +2148,7 @@ func (x *MemoryVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryVersion.ProtoReflect.Descriptor instead.
 func (*MemoryVersion) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{21}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MemoryVersion) GetMemory() *Memory {
@@ -1732,7 +2201,7 @@ type ListConflictsRequest struct {
 
 func (x *ListConflictsRequest) Reset() {
 	*x = ListConflictsRequest{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[22]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1744,7 +2213,7 @@ func (x *ListConflictsRequest) String() string {
 func (*ListConflictsRequest) ProtoMessage() {}
 
 func (x *ListConflictsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[22]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1757,7 +2226,7 @@ func (x *ListConflictsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConflictsRequest.ProtoReflect.Descriptor instead.
 func (*ListConflictsRequest) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{22}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListConflictsRequest) GetUserId() string {
@@ -1793,7 +2262,7 @@ type ListConflictsResponse struct {
 
 func (x *ListConflictsResponse) Reset() {
 	*x = ListConflictsResponse{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[23]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +2274,7 @@ func (x *ListConflictsResponse) String() string {
 func (*ListConflictsResponse) ProtoMessage() {}
 
 func (x *ListConflictsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[23]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +2287,7 @@ func (x *ListConflictsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConflictsResponse.ProtoReflect.Descriptor instead.
 func (*ListConflictsResponse) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{23}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListConflictsResponse) GetConflicts() []*Conflict {
@@ -1848,7 +2317,7 @@ type Conflict struct {
 
 func (x *Conflict) Reset() {
 	*x = Conflict{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[24]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +2329,7 @@ func (x *Conflict) String() string {
 func (*Conflict) ProtoMessage() {}
 
 func (x *Conflict) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[24]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +2342,7 @@ func (x *Conflict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conflict.ProtoReflect.Descriptor instead.
 func (*Conflict) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{24}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Conflict) GetProposed() *Memory {
@@ -1905,7 +2374,7 @@ type ResolveConflictRequest struct {
 
 func (x *ResolveConflictRequest) Reset() {
 	*x = ResolveConflictRequest{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[25]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1917,7 +2386,7 @@ func (x *ResolveConflictRequest) String() string {
 func (*ResolveConflictRequest) ProtoMessage() {}
 
 func (x *ResolveConflictRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[25]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1930,7 +2399,7 @@ func (x *ResolveConflictRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveConflictRequest.ProtoReflect.Descriptor instead.
 func (*ResolveConflictRequest) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{25}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ResolveConflictRequest) GetUserId() string {
@@ -1967,7 +2436,7 @@ type ResolveConflictResponse struct {
 
 func (x *ResolveConflictResponse) Reset() {
 	*x = ResolveConflictResponse{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[26]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1979,7 +2448,7 @@ func (x *ResolveConflictResponse) String() string {
 func (*ResolveConflictResponse) ProtoMessage() {}
 
 func (x *ResolveConflictResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[26]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1992,7 +2461,7 @@ func (x *ResolveConflictResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveConflictResponse.ProtoReflect.Descriptor instead.
 func (*ResolveConflictResponse) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{26}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResolveConflictResponse) GetProposed() *Memory {
@@ -2024,7 +2493,7 @@ type ConsolidateRequest struct {
 
 func (x *ConsolidateRequest) Reset() {
 	*x = ConsolidateRequest{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[27]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2505,7 @@ func (x *ConsolidateRequest) String() string {
 func (*ConsolidateRequest) ProtoMessage() {}
 
 func (x *ConsolidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[27]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2518,7 @@ func (x *ConsolidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsolidateRequest.ProtoReflect.Descriptor instead.
 func (*ConsolidateRequest) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{27}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ConsolidateRequest) GetUserId() string {
@@ -2097,7 +2566,7 @@ type ConsolidateResponse struct {
 
 func (x *ConsolidateResponse) Reset() {
 	*x = ConsolidateResponse{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[28]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2578,7 @@ func (x *ConsolidateResponse) String() string {
 func (*ConsolidateResponse) ProtoMessage() {}
 
 func (x *ConsolidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[28]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2591,7 @@ func (x *ConsolidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsolidateResponse.ProtoReflect.Descriptor instead.
 func (*ConsolidateResponse) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{28}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ConsolidateResponse) GetExpiredIds() []string {
@@ -2186,7 +2655,7 @@ type MergedDuplicate struct {
 
 func (x *MergedDuplicate) Reset() {
 	*x = MergedDuplicate{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[29]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2667,7 @@ func (x *MergedDuplicate) String() string {
 func (*MergedDuplicate) ProtoMessage() {}
 
 func (x *MergedDuplicate) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[29]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2680,7 @@ func (x *MergedDuplicate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MergedDuplicate.ProtoReflect.Descriptor instead.
 func (*MergedDuplicate) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{29}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *MergedDuplicate) GetKeptId() string {
@@ -2248,7 +2717,7 @@ type PossibleContradiction struct {
 
 func (x *PossibleContradiction) Reset() {
 	*x = PossibleContradiction{}
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[30]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2729,7 @@ func (x *PossibleContradiction) String() string {
 func (*PossibleContradiction) ProtoMessage() {}
 
 func (x *PossibleContradiction) ProtoReflect() protoreflect.Message {
-	mi := &file_recalld_v1_memory_service_proto_msgTypes[30]
+	mi := &file_recalld_v1_memory_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2742,7 @@ func (x *PossibleContradiction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PossibleContradiction.ProtoReflect.Descriptor instead.
 func (*PossibleContradiction) Descriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{30}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PossibleContradiction) GetCoreId() string {
@@ -2315,7 +2784,7 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x18.recalld.v1.WriteOutcomeR\aoutcome\x12\x1d\n" +
 	"\n" +
 	"related_id\x18\x03 \x01(\tR\trelatedId\x12*\n" +
-	"\x06memory\x18\x04 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\"\xaf\x04\n" +
+	"\x06memory\x18\x04 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\"\xec\x04\n" +
 	"\rRecallRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12!\n" +
@@ -2333,18 +2802,51 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x12extra_agent_scopes\x18\v \x03(\tR\x10extraAgentScopes\x12A\n" +
 	"\x0eoccurred_after\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\roccurredAfter\x12C\n" +
 	"\x0foccurred_before\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x0eoccurredBefore\x12 \n" +
-	"\tmin_score\x18\x0e \x01(\x02H\x00R\bminScore\x88\x01\x01B\f\n" +
+	"\tmin_score\x18\x0e \x01(\x02H\x00R\bminScore\x88\x01\x01\x12\x18\n" +
+	"\aexplain\x18\x0f \x01(\bR\aexplain\x12!\n" +
+	"\fskip_profile\x18\x10 \x01(\bR\vskipProfileB\f\n" +
 	"\n" +
-	"_min_score\"\x92\x01\n" +
+	"_min_score\"\x98\x02\n" +
 	"\x0eRecallResponse\x120\n" +
 	"\x05items\x18\x01 \x03(\v2\x1a.recalld.v1.RecalledMemoryR\x05items\x12%\n" +
 	"\x0etoken_estimate\x18\x02 \x01(\x05R\rtokenEstimate\x12'\n" +
-	"\x0fdegraded_stages\x18\x03 \x03(\tR\x0edegradedStages\"s\n" +
+	"\x0fdegraded_stages\x18\x03 \x03(\tR\x0edegradedStages\x12-\n" +
+	"\aprofile\x18\x04 \x01(\v2\x13.recalld.v1.ProfileR\aprofile\x12\x18\n" +
+	"\acontext\x18\x05 \x01(\tR\acontext\x12;\n" +
+	"\n" +
+	"candidates\x18\x06 \x03(\v2\x1b.recalld.v1.RecallCandidateR\n" +
+	"candidates\"\xad\x01\n" +
 	"\x0eRecalledMemory\x12*\n" +
 	"\x06memory\x18\x01 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x02R\x05score\x12\x1f\n" +
 	"\vdense_score\x18\x03 \x01(\x02R\n" +
-	"denseScore\"5\n" +
+	"denseScore\x128\n" +
+	"\tbreakdown\x18\x04 \x01(\v2\x1a.recalld.v1.ScoreBreakdownR\tbreakdown\"\x99\x01\n" +
+	"\x0eScoreBreakdown\x12\x14\n" +
+	"\x05dense\x18\x01 \x01(\x02R\x05dense\x12\x18\n" +
+	"\akeyword\x18\x02 \x01(\x02R\akeyword\x12\x14\n" +
+	"\x05fused\x18\x03 \x01(\x02R\x05fused\x12\x14\n" +
+	"\x05decay\x18\x04 \x01(\x02R\x05decay\x12+\n" +
+	"\x11importance_weight\x18\x05 \x01(\x02R\x10importanceWeight\"\xf4\x01\n" +
+	"\x0fRecallCandidate\x12\x1b\n" +
+	"\tmemory_id\x18\x01 \x01(\tR\bmemoryId\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\x12\x14\n" +
+	"\x05score\x18\x03 \x01(\x02R\x05score\x128\n" +
+	"\tbreakdown\x18\x04 \x01(\v2\x1a.recalld.v1.ScoreBreakdownR\tbreakdown\x127\n" +
+	"\vdrop_reason\x18\x05 \x01(\x0e2\x16.recalld.v1.DropReasonR\n" +
+	"dropReason\x12!\n" +
+	"\fduplicate_of\x18\x06 \x01(\tR\vduplicateOf\"X\n" +
+	"\aProfile\x12.\n" +
+	"\bmemories\x18\x01 \x03(\v2\x12.recalld.v1.MemoryR\bmemories\x12\x1d\n" +
+	"\n" +
+	"from_cache\x18\x02 \x01(\bR\tfromCache\"M\n" +
+	"\x11GetProfileRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1f\n" +
+	"\vagent_scope\x18\x02 \x01(\tR\n" +
+	"agentScope\"l\n" +
+	"\x12GetProfileResponse\x12-\n" +
+	"\aprofile\x18\x01 \x01(\v2\x13.recalld.v1.ProfileR\aprofile\x12'\n" +
+	"\x0fdegraded_stages\x18\x02 \x03(\tR\x0edegradedStages\"5\n" +
 	"\n" +
 	"GetRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x0e\n" +
@@ -2467,7 +2969,19 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"ForgetMode\x12\x1b\n" +
 	"\x17FORGET_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10FORGET_MODE_SOFT\x10\x01\x12\x14\n" +
-	"\x10FORGET_MODE_HARD\x10\x02*\xc3\x02\n" +
+	"\x10FORGET_MODE_HARD\x10\x02*\xa6\x02\n" +
+	"\n" +
+	"DropReason\x12\x1b\n" +
+	"\x17DROP_REASON_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bDROP_REASON_BELOW_THRESHOLD\x10\x01\x12\x17\n" +
+	"\x13DROP_REASON_EXPIRED\x10\x02\x12\x1a\n" +
+	"\x16DROP_REASON_SUPERSEDED\x10\x03\x12\x1b\n" +
+	"\x17DROP_REASON_OTHER_SCOPE\x10\x04\x12\x1b\n" +
+	"\x17DROP_REASON_OVER_BUDGET\x10\x05\x12\x19\n" +
+	"\x15DROP_REASON_DUPLICATE\x10\x06\x12\x1c\n" +
+	"\x18DROP_REASON_BEYOND_TOP_K\x10\a\x12\x18\n" +
+	"\x14DROP_REASON_INACTIVE\x10\b\x12\x18\n" +
+	"\x14DROP_REASON_FILTERED\x10\t*\xc3\x02\n" +
 	"\x0fMemoryOperation\x12 \n" +
 	"\x1cMEMORY_OPERATION_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16MEMORY_OPERATION_WRITE\x10\x01\x12\x1e\n" +
@@ -2483,10 +2997,12 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x1fCONFLICT_RESOLUTION_UNSPECIFIED\x10\x00\x12%\n" +
 	"!CONFLICT_RESOLUTION_KEEP_EXISTING\x10\x01\x12\"\n" +
 	"\x1eCONFLICT_RESOLUTION_ACCEPT_NEW\x10\x02\x12!\n" +
-	"\x1dCONFLICT_RESOLUTION_KEEP_BOTH\x10\x032\xd1\x06\n" +
+	"\x1dCONFLICT_RESOLUTION_KEEP_BOTH\x10\x032\x9e\a\n" +
 	"\rMemoryService\x12<\n" +
 	"\x05Write\x12\x18.recalld.v1.WriteRequest\x1a\x19.recalld.v1.WriteResponse\x12?\n" +
-	"\x06Recall\x12\x19.recalld.v1.RecallRequest\x1a\x1a.recalld.v1.RecallResponse\x126\n" +
+	"\x06Recall\x12\x19.recalld.v1.RecallRequest\x1a\x1a.recalld.v1.RecallResponse\x12K\n" +
+	"\n" +
+	"GetProfile\x12\x1d.recalld.v1.GetProfileRequest\x1a\x1e.recalld.v1.GetProfileResponse\x126\n" +
 	"\x03Get\x12\x16.recalld.v1.GetRequest\x1a\x17.recalld.v1.GetResponse\x129\n" +
 	"\x04List\x12\x17.recalld.v1.ListRequest\x1a\x18.recalld.v1.ListResponse\x12?\n" +
 	"\x06Update\x12\x19.recalld.v1.UpdateRequest\x1a\x1a.recalld.v1.UpdateResponse\x12?\n" +
@@ -2510,117 +3026,132 @@ func file_recalld_v1_memory_service_proto_rawDescGZIP() []byte {
 	return file_recalld_v1_memory_service_proto_rawDescData
 }
 
-var file_recalld_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_recalld_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_recalld_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_recalld_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_recalld_v1_memory_service_proto_goTypes = []any{
 	(WriteOutcome)(0),               // 0: recalld.v1.WriteOutcome
 	(ForgetMode)(0),                 // 1: recalld.v1.ForgetMode
-	(MemoryOperation)(0),            // 2: recalld.v1.MemoryOperation
-	(ConflictResolution)(0),         // 3: recalld.v1.ConflictResolution
-	(*WriteRequest)(nil),            // 4: recalld.v1.WriteRequest
-	(*WriteResponse)(nil),           // 5: recalld.v1.WriteResponse
-	(*WriteResult)(nil),             // 6: recalld.v1.WriteResult
-	(*RecallRequest)(nil),           // 7: recalld.v1.RecallRequest
-	(*RecallResponse)(nil),          // 8: recalld.v1.RecallResponse
-	(*RecalledMemory)(nil),          // 9: recalld.v1.RecalledMemory
-	(*GetRequest)(nil),              // 10: recalld.v1.GetRequest
-	(*GetResponse)(nil),             // 11: recalld.v1.GetResponse
-	(*ListRequest)(nil),             // 12: recalld.v1.ListRequest
-	(*ListResponse)(nil),            // 13: recalld.v1.ListResponse
-	(*UpdateRequest)(nil),           // 14: recalld.v1.UpdateRequest
-	(*UpdateResponse)(nil),          // 15: recalld.v1.UpdateResponse
-	(*ForgetRequest)(nil),           // 16: recalld.v1.ForgetRequest
-	(*MemorySelector)(nil),          // 17: recalld.v1.MemorySelector
-	(*ForgetResponse)(nil),          // 18: recalld.v1.ForgetResponse
-	(*RestoreRequest)(nil),          // 19: recalld.v1.RestoreRequest
-	(*RestoreResponse)(nil),         // 20: recalld.v1.RestoreResponse
-	(*ConfirmRequest)(nil),          // 21: recalld.v1.ConfirmRequest
-	(*ConfirmResponse)(nil),         // 22: recalld.v1.ConfirmResponse
-	(*HistoryRequest)(nil),          // 23: recalld.v1.HistoryRequest
-	(*HistoryResponse)(nil),         // 24: recalld.v1.HistoryResponse
-	(*MemoryVersion)(nil),           // 25: recalld.v1.MemoryVersion
-	(*ListConflictsRequest)(nil),    // 26: recalld.v1.ListConflictsRequest
-	(*ListConflictsResponse)(nil),   // 27: recalld.v1.ListConflictsResponse
-	(*Conflict)(nil),                // 28: recalld.v1.Conflict
-	(*ResolveConflictRequest)(nil),  // 29: recalld.v1.ResolveConflictRequest
-	(*ResolveConflictResponse)(nil), // 30: recalld.v1.ResolveConflictResponse
-	(*ConsolidateRequest)(nil),      // 31: recalld.v1.ConsolidateRequest
-	(*ConsolidateResponse)(nil),     // 32: recalld.v1.ConsolidateResponse
-	(*MergedDuplicate)(nil),         // 33: recalld.v1.MergedDuplicate
-	(*PossibleContradiction)(nil),   // 34: recalld.v1.PossibleContradiction
-	(*Memory)(nil),                  // 35: recalld.v1.Memory
-	(MemoryType)(0),                 // 36: recalld.v1.MemoryType
-	(MemoryTier)(0),                 // 37: recalld.v1.MemoryTier
-	(*timestamppb.Timestamp)(nil),   // 38: google.protobuf.Timestamp
-	(MemoryStatus)(0),               // 39: recalld.v1.MemoryStatus
-	(*fieldmaskpb.FieldMask)(nil),   // 40: google.protobuf.FieldMask
+	(DropReason)(0),                 // 2: recalld.v1.DropReason
+	(MemoryOperation)(0),            // 3: recalld.v1.MemoryOperation
+	(ConflictResolution)(0),         // 4: recalld.v1.ConflictResolution
+	(*WriteRequest)(nil),            // 5: recalld.v1.WriteRequest
+	(*WriteResponse)(nil),           // 6: recalld.v1.WriteResponse
+	(*WriteResult)(nil),             // 7: recalld.v1.WriteResult
+	(*RecallRequest)(nil),           // 8: recalld.v1.RecallRequest
+	(*RecallResponse)(nil),          // 9: recalld.v1.RecallResponse
+	(*RecalledMemory)(nil),          // 10: recalld.v1.RecalledMemory
+	(*ScoreBreakdown)(nil),          // 11: recalld.v1.ScoreBreakdown
+	(*RecallCandidate)(nil),         // 12: recalld.v1.RecallCandidate
+	(*Profile)(nil),                 // 13: recalld.v1.Profile
+	(*GetProfileRequest)(nil),       // 14: recalld.v1.GetProfileRequest
+	(*GetProfileResponse)(nil),      // 15: recalld.v1.GetProfileResponse
+	(*GetRequest)(nil),              // 16: recalld.v1.GetRequest
+	(*GetResponse)(nil),             // 17: recalld.v1.GetResponse
+	(*ListRequest)(nil),             // 18: recalld.v1.ListRequest
+	(*ListResponse)(nil),            // 19: recalld.v1.ListResponse
+	(*UpdateRequest)(nil),           // 20: recalld.v1.UpdateRequest
+	(*UpdateResponse)(nil),          // 21: recalld.v1.UpdateResponse
+	(*ForgetRequest)(nil),           // 22: recalld.v1.ForgetRequest
+	(*MemorySelector)(nil),          // 23: recalld.v1.MemorySelector
+	(*ForgetResponse)(nil),          // 24: recalld.v1.ForgetResponse
+	(*RestoreRequest)(nil),          // 25: recalld.v1.RestoreRequest
+	(*RestoreResponse)(nil),         // 26: recalld.v1.RestoreResponse
+	(*ConfirmRequest)(nil),          // 27: recalld.v1.ConfirmRequest
+	(*ConfirmResponse)(nil),         // 28: recalld.v1.ConfirmResponse
+	(*HistoryRequest)(nil),          // 29: recalld.v1.HistoryRequest
+	(*HistoryResponse)(nil),         // 30: recalld.v1.HistoryResponse
+	(*MemoryVersion)(nil),           // 31: recalld.v1.MemoryVersion
+	(*ListConflictsRequest)(nil),    // 32: recalld.v1.ListConflictsRequest
+	(*ListConflictsResponse)(nil),   // 33: recalld.v1.ListConflictsResponse
+	(*Conflict)(nil),                // 34: recalld.v1.Conflict
+	(*ResolveConflictRequest)(nil),  // 35: recalld.v1.ResolveConflictRequest
+	(*ResolveConflictResponse)(nil), // 36: recalld.v1.ResolveConflictResponse
+	(*ConsolidateRequest)(nil),      // 37: recalld.v1.ConsolidateRequest
+	(*ConsolidateResponse)(nil),     // 38: recalld.v1.ConsolidateResponse
+	(*MergedDuplicate)(nil),         // 39: recalld.v1.MergedDuplicate
+	(*PossibleContradiction)(nil),   // 40: recalld.v1.PossibleContradiction
+	(*Memory)(nil),                  // 41: recalld.v1.Memory
+	(MemoryType)(0),                 // 42: recalld.v1.MemoryType
+	(MemoryTier)(0),                 // 43: recalld.v1.MemoryTier
+	(*timestamppb.Timestamp)(nil),   // 44: google.protobuf.Timestamp
+	(MemoryStatus)(0),               // 45: recalld.v1.MemoryStatus
+	(*fieldmaskpb.FieldMask)(nil),   // 46: google.protobuf.FieldMask
 }
 var file_recalld_v1_memory_service_proto_depIdxs = []int32{
-	35, // 0: recalld.v1.WriteRequest.memories:type_name -> recalld.v1.Memory
-	6,  // 1: recalld.v1.WriteResponse.results:type_name -> recalld.v1.WriteResult
+	41, // 0: recalld.v1.WriteRequest.memories:type_name -> recalld.v1.Memory
+	7,  // 1: recalld.v1.WriteResponse.results:type_name -> recalld.v1.WriteResult
 	0,  // 2: recalld.v1.WriteResult.outcome:type_name -> recalld.v1.WriteOutcome
-	35, // 3: recalld.v1.WriteResult.memory:type_name -> recalld.v1.Memory
-	36, // 4: recalld.v1.RecallRequest.types:type_name -> recalld.v1.MemoryType
-	37, // 5: recalld.v1.RecallRequest.tiers:type_name -> recalld.v1.MemoryTier
-	38, // 6: recalld.v1.RecallRequest.occurred_after:type_name -> google.protobuf.Timestamp
-	38, // 7: recalld.v1.RecallRequest.occurred_before:type_name -> google.protobuf.Timestamp
-	9,  // 8: recalld.v1.RecallResponse.items:type_name -> recalld.v1.RecalledMemory
-	35, // 9: recalld.v1.RecalledMemory.memory:type_name -> recalld.v1.Memory
-	35, // 10: recalld.v1.GetResponse.memory:type_name -> recalld.v1.Memory
-	39, // 11: recalld.v1.ListRequest.statuses:type_name -> recalld.v1.MemoryStatus
-	36, // 12: recalld.v1.ListRequest.types:type_name -> recalld.v1.MemoryType
-	35, // 13: recalld.v1.ListResponse.memories:type_name -> recalld.v1.Memory
-	35, // 14: recalld.v1.UpdateRequest.memory:type_name -> recalld.v1.Memory
-	40, // 15: recalld.v1.UpdateRequest.update_mask:type_name -> google.protobuf.FieldMask
-	35, // 16: recalld.v1.UpdateResponse.memory:type_name -> recalld.v1.Memory
-	1,  // 17: recalld.v1.ForgetRequest.mode:type_name -> recalld.v1.ForgetMode
-	17, // 18: recalld.v1.ForgetRequest.selector:type_name -> recalld.v1.MemorySelector
-	36, // 19: recalld.v1.MemorySelector.types:type_name -> recalld.v1.MemoryType
-	38, // 20: recalld.v1.MemorySelector.occurred_after:type_name -> google.protobuf.Timestamp
-	38, // 21: recalld.v1.MemorySelector.occurred_before:type_name -> google.protobuf.Timestamp
-	35, // 22: recalld.v1.RestoreResponse.memories:type_name -> recalld.v1.Memory
-	6,  // 23: recalld.v1.ConfirmResponse.results:type_name -> recalld.v1.WriteResult
-	25, // 24: recalld.v1.HistoryResponse.versions:type_name -> recalld.v1.MemoryVersion
-	35, // 25: recalld.v1.MemoryVersion.memory:type_name -> recalld.v1.Memory
-	2,  // 26: recalld.v1.MemoryVersion.operation:type_name -> recalld.v1.MemoryOperation
-	38, // 27: recalld.v1.MemoryVersion.changed_at:type_name -> google.protobuf.Timestamp
-	28, // 28: recalld.v1.ListConflictsResponse.conflicts:type_name -> recalld.v1.Conflict
-	35, // 29: recalld.v1.Conflict.proposed:type_name -> recalld.v1.Memory
-	35, // 30: recalld.v1.Conflict.existing:type_name -> recalld.v1.Memory
-	3,  // 31: recalld.v1.ResolveConflictRequest.resolution:type_name -> recalld.v1.ConflictResolution
-	35, // 32: recalld.v1.ResolveConflictResponse.proposed:type_name -> recalld.v1.Memory
-	35, // 33: recalld.v1.ResolveConflictResponse.existing:type_name -> recalld.v1.Memory
-	33, // 34: recalld.v1.ConsolidateResponse.merged:type_name -> recalld.v1.MergedDuplicate
-	34, // 35: recalld.v1.ConsolidateResponse.contradictions:type_name -> recalld.v1.PossibleContradiction
-	4,  // 36: recalld.v1.MemoryService.Write:input_type -> recalld.v1.WriteRequest
-	7,  // 37: recalld.v1.MemoryService.Recall:input_type -> recalld.v1.RecallRequest
-	10, // 38: recalld.v1.MemoryService.Get:input_type -> recalld.v1.GetRequest
-	12, // 39: recalld.v1.MemoryService.List:input_type -> recalld.v1.ListRequest
-	14, // 40: recalld.v1.MemoryService.Update:input_type -> recalld.v1.UpdateRequest
-	16, // 41: recalld.v1.MemoryService.Forget:input_type -> recalld.v1.ForgetRequest
-	19, // 42: recalld.v1.MemoryService.Restore:input_type -> recalld.v1.RestoreRequest
-	21, // 43: recalld.v1.MemoryService.Confirm:input_type -> recalld.v1.ConfirmRequest
-	23, // 44: recalld.v1.MemoryService.History:input_type -> recalld.v1.HistoryRequest
-	26, // 45: recalld.v1.MemoryService.ListConflicts:input_type -> recalld.v1.ListConflictsRequest
-	29, // 46: recalld.v1.MemoryService.ResolveConflict:input_type -> recalld.v1.ResolveConflictRequest
-	31, // 47: recalld.v1.MemoryService.Consolidate:input_type -> recalld.v1.ConsolidateRequest
-	5,  // 48: recalld.v1.MemoryService.Write:output_type -> recalld.v1.WriteResponse
-	8,  // 49: recalld.v1.MemoryService.Recall:output_type -> recalld.v1.RecallResponse
-	11, // 50: recalld.v1.MemoryService.Get:output_type -> recalld.v1.GetResponse
-	13, // 51: recalld.v1.MemoryService.List:output_type -> recalld.v1.ListResponse
-	15, // 52: recalld.v1.MemoryService.Update:output_type -> recalld.v1.UpdateResponse
-	18, // 53: recalld.v1.MemoryService.Forget:output_type -> recalld.v1.ForgetResponse
-	20, // 54: recalld.v1.MemoryService.Restore:output_type -> recalld.v1.RestoreResponse
-	22, // 55: recalld.v1.MemoryService.Confirm:output_type -> recalld.v1.ConfirmResponse
-	24, // 56: recalld.v1.MemoryService.History:output_type -> recalld.v1.HistoryResponse
-	27, // 57: recalld.v1.MemoryService.ListConflicts:output_type -> recalld.v1.ListConflictsResponse
-	30, // 58: recalld.v1.MemoryService.ResolveConflict:output_type -> recalld.v1.ResolveConflictResponse
-	32, // 59: recalld.v1.MemoryService.Consolidate:output_type -> recalld.v1.ConsolidateResponse
-	48, // [48:60] is the sub-list for method output_type
-	36, // [36:48] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	41, // 3: recalld.v1.WriteResult.memory:type_name -> recalld.v1.Memory
+	42, // 4: recalld.v1.RecallRequest.types:type_name -> recalld.v1.MemoryType
+	43, // 5: recalld.v1.RecallRequest.tiers:type_name -> recalld.v1.MemoryTier
+	44, // 6: recalld.v1.RecallRequest.occurred_after:type_name -> google.protobuf.Timestamp
+	44, // 7: recalld.v1.RecallRequest.occurred_before:type_name -> google.protobuf.Timestamp
+	10, // 8: recalld.v1.RecallResponse.items:type_name -> recalld.v1.RecalledMemory
+	13, // 9: recalld.v1.RecallResponse.profile:type_name -> recalld.v1.Profile
+	12, // 10: recalld.v1.RecallResponse.candidates:type_name -> recalld.v1.RecallCandidate
+	41, // 11: recalld.v1.RecalledMemory.memory:type_name -> recalld.v1.Memory
+	11, // 12: recalld.v1.RecalledMemory.breakdown:type_name -> recalld.v1.ScoreBreakdown
+	11, // 13: recalld.v1.RecallCandidate.breakdown:type_name -> recalld.v1.ScoreBreakdown
+	2,  // 14: recalld.v1.RecallCandidate.drop_reason:type_name -> recalld.v1.DropReason
+	41, // 15: recalld.v1.Profile.memories:type_name -> recalld.v1.Memory
+	13, // 16: recalld.v1.GetProfileResponse.profile:type_name -> recalld.v1.Profile
+	41, // 17: recalld.v1.GetResponse.memory:type_name -> recalld.v1.Memory
+	45, // 18: recalld.v1.ListRequest.statuses:type_name -> recalld.v1.MemoryStatus
+	42, // 19: recalld.v1.ListRequest.types:type_name -> recalld.v1.MemoryType
+	41, // 20: recalld.v1.ListResponse.memories:type_name -> recalld.v1.Memory
+	41, // 21: recalld.v1.UpdateRequest.memory:type_name -> recalld.v1.Memory
+	46, // 22: recalld.v1.UpdateRequest.update_mask:type_name -> google.protobuf.FieldMask
+	41, // 23: recalld.v1.UpdateResponse.memory:type_name -> recalld.v1.Memory
+	1,  // 24: recalld.v1.ForgetRequest.mode:type_name -> recalld.v1.ForgetMode
+	23, // 25: recalld.v1.ForgetRequest.selector:type_name -> recalld.v1.MemorySelector
+	42, // 26: recalld.v1.MemorySelector.types:type_name -> recalld.v1.MemoryType
+	44, // 27: recalld.v1.MemorySelector.occurred_after:type_name -> google.protobuf.Timestamp
+	44, // 28: recalld.v1.MemorySelector.occurred_before:type_name -> google.protobuf.Timestamp
+	41, // 29: recalld.v1.RestoreResponse.memories:type_name -> recalld.v1.Memory
+	7,  // 30: recalld.v1.ConfirmResponse.results:type_name -> recalld.v1.WriteResult
+	31, // 31: recalld.v1.HistoryResponse.versions:type_name -> recalld.v1.MemoryVersion
+	41, // 32: recalld.v1.MemoryVersion.memory:type_name -> recalld.v1.Memory
+	3,  // 33: recalld.v1.MemoryVersion.operation:type_name -> recalld.v1.MemoryOperation
+	44, // 34: recalld.v1.MemoryVersion.changed_at:type_name -> google.protobuf.Timestamp
+	34, // 35: recalld.v1.ListConflictsResponse.conflicts:type_name -> recalld.v1.Conflict
+	41, // 36: recalld.v1.Conflict.proposed:type_name -> recalld.v1.Memory
+	41, // 37: recalld.v1.Conflict.existing:type_name -> recalld.v1.Memory
+	4,  // 38: recalld.v1.ResolveConflictRequest.resolution:type_name -> recalld.v1.ConflictResolution
+	41, // 39: recalld.v1.ResolveConflictResponse.proposed:type_name -> recalld.v1.Memory
+	41, // 40: recalld.v1.ResolveConflictResponse.existing:type_name -> recalld.v1.Memory
+	39, // 41: recalld.v1.ConsolidateResponse.merged:type_name -> recalld.v1.MergedDuplicate
+	40, // 42: recalld.v1.ConsolidateResponse.contradictions:type_name -> recalld.v1.PossibleContradiction
+	5,  // 43: recalld.v1.MemoryService.Write:input_type -> recalld.v1.WriteRequest
+	8,  // 44: recalld.v1.MemoryService.Recall:input_type -> recalld.v1.RecallRequest
+	14, // 45: recalld.v1.MemoryService.GetProfile:input_type -> recalld.v1.GetProfileRequest
+	16, // 46: recalld.v1.MemoryService.Get:input_type -> recalld.v1.GetRequest
+	18, // 47: recalld.v1.MemoryService.List:input_type -> recalld.v1.ListRequest
+	20, // 48: recalld.v1.MemoryService.Update:input_type -> recalld.v1.UpdateRequest
+	22, // 49: recalld.v1.MemoryService.Forget:input_type -> recalld.v1.ForgetRequest
+	25, // 50: recalld.v1.MemoryService.Restore:input_type -> recalld.v1.RestoreRequest
+	27, // 51: recalld.v1.MemoryService.Confirm:input_type -> recalld.v1.ConfirmRequest
+	29, // 52: recalld.v1.MemoryService.History:input_type -> recalld.v1.HistoryRequest
+	32, // 53: recalld.v1.MemoryService.ListConflicts:input_type -> recalld.v1.ListConflictsRequest
+	35, // 54: recalld.v1.MemoryService.ResolveConflict:input_type -> recalld.v1.ResolveConflictRequest
+	37, // 55: recalld.v1.MemoryService.Consolidate:input_type -> recalld.v1.ConsolidateRequest
+	6,  // 56: recalld.v1.MemoryService.Write:output_type -> recalld.v1.WriteResponse
+	9,  // 57: recalld.v1.MemoryService.Recall:output_type -> recalld.v1.RecallResponse
+	15, // 58: recalld.v1.MemoryService.GetProfile:output_type -> recalld.v1.GetProfileResponse
+	17, // 59: recalld.v1.MemoryService.Get:output_type -> recalld.v1.GetResponse
+	19, // 60: recalld.v1.MemoryService.List:output_type -> recalld.v1.ListResponse
+	21, // 61: recalld.v1.MemoryService.Update:output_type -> recalld.v1.UpdateResponse
+	24, // 62: recalld.v1.MemoryService.Forget:output_type -> recalld.v1.ForgetResponse
+	26, // 63: recalld.v1.MemoryService.Restore:output_type -> recalld.v1.RestoreResponse
+	28, // 64: recalld.v1.MemoryService.Confirm:output_type -> recalld.v1.ConfirmResponse
+	30, // 65: recalld.v1.MemoryService.History:output_type -> recalld.v1.HistoryResponse
+	33, // 66: recalld.v1.MemoryService.ListConflicts:output_type -> recalld.v1.ListConflictsResponse
+	36, // 67: recalld.v1.MemoryService.ResolveConflict:output_type -> recalld.v1.ResolveConflictResponse
+	38, // 68: recalld.v1.MemoryService.Consolidate:output_type -> recalld.v1.ConsolidateResponse
+	56, // [56:69] is the sub-list for method output_type
+	43, // [43:56] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_recalld_v1_memory_service_proto_init() }
@@ -2635,8 +3166,8 @@ func file_recalld_v1_memory_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_recalld_v1_memory_service_proto_rawDesc), len(file_recalld_v1_memory_service_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   31,
+			NumEnums:      5,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	MemoryService_Write_FullMethodName           = "/recalld.v1.MemoryService/Write"
 	MemoryService_Recall_FullMethodName          = "/recalld.v1.MemoryService/Recall"
+	MemoryService_GetProfile_FullMethodName      = "/recalld.v1.MemoryService/GetProfile"
 	MemoryService_Get_FullMethodName             = "/recalld.v1.MemoryService/Get"
 	MemoryService_List_FullMethodName            = "/recalld.v1.MemoryService/List"
 	MemoryService_Update_FullMethodName          = "/recalld.v1.MemoryService/Update"
@@ -72,14 +73,28 @@ type MemoryServiceClient interface {
 	// for a different request).
 	Write(ctx context.Context, in *WriteRequest, opts ...grpc.CallOption) (*WriteResponse, error)
 	// Recall returns the user's memories most relevant to a query, best first,
-	// with their scores. Only active, unexpired memories of the caller's tenant,
-	// the named user and the allowed agent scopes are considered.
+	// with their scores, plus the user's profile and a rendered context block.
+	// Only active, unexpired memories of the caller's tenant, the named user and
+	// the allowed agent scopes are considered. Dense (embedding) and keyword
+	// (BM25) search, the profile and recent events are fetched concurrently,
+	// then fused (reciprocal rank), weighted by recency and importance,
+	// thresholded, de-duplicated and packed into `token_budget`. A failing
+	// optional stage (the profile cache) is reported in `degraded_stages`
+	// instead of failing the call.
 	//
 	// Errors: INVALID_ARGUMENT (missing user_id; neither query nor query_vector,
 	// or both; query_vector of the wrong dimension; top_k outside 1..100;
 	// min_score outside -1..1; unknown enum value in a filter),
 	// PERMISSION_DENIED (an agent scope the credential does not allow).
 	Recall(ctx context.Context, in *RecallRequest, opts ...grpc.CallOption) (*RecallResponse, error)
+	// GetProfile returns the user's profile: the active core (P0) memories and
+	// the active facts and preferences that carry a topic_key, one per topic.
+	// It is served from a cache that every change to the user's memories
+	// invalidates.
+	//
+	// Errors: INVALID_ARGUMENT (missing user_id), PERMISSION_DENIED (an agent
+	// scope the credential does not allow).
+	GetProfile(ctx context.Context, in *GetProfileRequest, opts ...grpc.CallOption) (*GetProfileResponse, error)
 	// Get returns one memory by id, whatever its status.
 	//
 	// Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
@@ -179,6 +194,16 @@ func (c *memoryServiceClient) Recall(ctx context.Context, in *RecallRequest, opt
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RecallResponse)
 	err := c.cc.Invoke(ctx, MemoryService_Recall_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) GetProfile(ctx context.Context, in *GetProfileRequest, opts ...grpc.CallOption) (*GetProfileResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetProfileResponse)
+	err := c.cc.Invoke(ctx, MemoryService_GetProfile_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -324,14 +349,28 @@ type MemoryServiceServer interface {
 	// for a different request).
 	Write(context.Context, *WriteRequest) (*WriteResponse, error)
 	// Recall returns the user's memories most relevant to a query, best first,
-	// with their scores. Only active, unexpired memories of the caller's tenant,
-	// the named user and the allowed agent scopes are considered.
+	// with their scores, plus the user's profile and a rendered context block.
+	// Only active, unexpired memories of the caller's tenant, the named user and
+	// the allowed agent scopes are considered. Dense (embedding) and keyword
+	// (BM25) search, the profile and recent events are fetched concurrently,
+	// then fused (reciprocal rank), weighted by recency and importance,
+	// thresholded, de-duplicated and packed into `token_budget`. A failing
+	// optional stage (the profile cache) is reported in `degraded_stages`
+	// instead of failing the call.
 	//
 	// Errors: INVALID_ARGUMENT (missing user_id; neither query nor query_vector,
 	// or both; query_vector of the wrong dimension; top_k outside 1..100;
 	// min_score outside -1..1; unknown enum value in a filter),
 	// PERMISSION_DENIED (an agent scope the credential does not allow).
 	Recall(context.Context, *RecallRequest) (*RecallResponse, error)
+	// GetProfile returns the user's profile: the active core (P0) memories and
+	// the active facts and preferences that carry a topic_key, one per topic.
+	// It is served from a cache that every change to the user's memories
+	// invalidates.
+	//
+	// Errors: INVALID_ARGUMENT (missing user_id), PERMISSION_DENIED (an agent
+	// scope the credential does not allow).
+	GetProfile(context.Context, *GetProfileRequest) (*GetProfileResponse, error)
 	// Get returns one memory by id, whatever its status.
 	//
 	// Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
@@ -423,6 +462,9 @@ func (UnimplementedMemoryServiceServer) Write(context.Context, *WriteRequest) (*
 func (UnimplementedMemoryServiceServer) Recall(context.Context, *RecallRequest) (*RecallResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Recall not implemented")
 }
+func (UnimplementedMemoryServiceServer) GetProfile(context.Context, *GetProfileRequest) (*GetProfileResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetProfile not implemented")
+}
 func (UnimplementedMemoryServiceServer) Get(context.Context, *GetRequest) (*GetResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Get not implemented")
 }
@@ -506,6 +548,24 @@ func _MemoryService_Recall_Handler(srv interface{}, ctx context.Context, dec fun
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(MemoryServiceServer).Recall(ctx, req.(*RecallRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_GetProfile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetProfileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).GetProfile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_GetProfile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).GetProfile(ctx, req.(*GetProfileRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -704,6 +764,10 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Recall",
 			Handler:    _MemoryService_Recall_Handler,
+		},
+		{
+			MethodName: "GetProfile",
+			Handler:    _MemoryService_GetProfile_Handler,
 		},
 		{
 			MethodName: "Get",

@@ -86,6 +86,42 @@ FORGET_MODE_HARD: ForgetMode.ValueType  # 2
 """Delete from every store, history included."""
 Global___ForgetMode: _TypeAlias = ForgetMode  # noqa: Y015
 
+class _DropReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DropReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DropReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DROP_REASON_UNSPECIFIED: _DropReason.ValueType  # 0
+    DROP_REASON_BELOW_THRESHOLD: _DropReason.ValueType  # 1
+    DROP_REASON_EXPIRED: _DropReason.ValueType  # 2
+    DROP_REASON_SUPERSEDED: _DropReason.ValueType  # 3
+    DROP_REASON_OTHER_SCOPE: _DropReason.ValueType  # 4
+    DROP_REASON_OVER_BUDGET: _DropReason.ValueType  # 5
+    DROP_REASON_DUPLICATE: _DropReason.ValueType  # 6
+    DROP_REASON_BEYOND_TOP_K: _DropReason.ValueType  # 7
+    DROP_REASON_INACTIVE: _DropReason.ValueType  # 8
+    """Archived, draft or conflict."""
+    DROP_REASON_FILTERED: _DropReason.ValueType  # 9
+    """Outside the request's type, tier, tag, session or time filters."""
+
+class DropReason(_DropReason, metaclass=_DropReasonEnumTypeWrapper):
+    """DropReason says why a recall candidate was not returned."""
+
+DROP_REASON_UNSPECIFIED: DropReason.ValueType  # 0
+DROP_REASON_BELOW_THRESHOLD: DropReason.ValueType  # 1
+DROP_REASON_EXPIRED: DropReason.ValueType  # 2
+DROP_REASON_SUPERSEDED: DropReason.ValueType  # 3
+DROP_REASON_OTHER_SCOPE: DropReason.ValueType  # 4
+DROP_REASON_OVER_BUDGET: DropReason.ValueType  # 5
+DROP_REASON_DUPLICATE: DropReason.ValueType  # 6
+DROP_REASON_BEYOND_TOP_K: DropReason.ValueType  # 7
+DROP_REASON_INACTIVE: DropReason.ValueType  # 8
+"""Archived, draft or conflict."""
+DROP_REASON_FILTERED: DropReason.ValueType  # 9
+"""Outside the request's type, tier, tag, session or time filters."""
+Global___DropReason: _TypeAlias = DropReason  # noqa: Y015
+
 class _MemoryOperation:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -277,6 +313,8 @@ class RecallRequest(_message.Message):
     OCCURRED_AFTER_FIELD_NUMBER: _builtins.int
     OCCURRED_BEFORE_FIELD_NUMBER: _builtins.int
     MIN_SCORE_FIELD_NUMBER: _builtins.int
+    EXPLAIN_FIELD_NUMBER: _builtins.int
+    SKIP_PROFILE_FIELD_NUMBER: _builtins.int
     user_id: _builtins.str
     """Required."""
     query: _builtins.str
@@ -292,9 +330,17 @@ class RecallRequest(_message.Message):
     (empty scope) are recalled.
     """
     min_score: _builtins.float
-    """Drop items scoring below this (cosine similarity, -1..1). Unset uses the
-    server's calibrated default.
+    """Relevance floor on the dense (cosine, -1..1) score. Unset uses the
+    server's calibrated default (0.1), which a strong keyword match (an exact
+    identifier) may pass; a value given here is a hard floor.
     """
+    explain: _builtins.bool
+    """Also return every candidate considered and why it was dropped (slower:
+    the searches then also look at inactive, expired and other-scope
+    memories of the user, to explain them).
+    """
+    skip_profile: _builtins.bool
+    """Leave the profile out of the response and of the context block."""
     @_builtins.property
     def query_vector(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
         """A query embedding of the collection's dimension, instead of text."""
@@ -340,10 +386,12 @@ class RecallRequest(_message.Message):
         occurred_after: _timestamp_pb2.Timestamp | None = ...,
         occurred_before: _timestamp_pb2.Timestamp | None = ...,
         min_score: _builtins.float | None = ...,
+        explain: _builtins.bool = ...,
+        skip_profile: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "min_score", b"min_score", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "agent_scope", b"agent_scope", "extra_agent_scopes", b"extra_agent_scopes", "min_score", b"min_score", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "query", b"query", "query_vector", b"query_vector", "session_id", b"session_id", "tags", b"tags", "tiers", b"tiers", "token_budget", b"token_budget", "top_k", b"top_k", "types", b"types", "user_id", b"user_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "agent_scope", b"agent_scope", "explain", b"explain", "extra_agent_scopes", b"extra_agent_scopes", "min_score", b"min_score", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "query", b"query", "query_vector", b"query_vector", "session_id", b"session_id", "skip_profile", b"skip_profile", "tags", b"tags", "tiers", b"tiers", "token_budget", b"token_budget", "top_k", b"top_k", "types", b"types", "user_id", b"user_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__min_score: _TypeAlias = _typing.Literal["min_score"]  # noqa: Y015
     _WhichOneofArgType__min_score: _TypeAlias = _typing.Literal["_min_score", b"_min_score"]  # noqa: Y015
@@ -360,14 +408,34 @@ class RecallResponse(_message.Message):
     ITEMS_FIELD_NUMBER: _builtins.int
     TOKEN_ESTIMATE_FIELD_NUMBER: _builtins.int
     DEGRADED_STAGES_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
+    CONTEXT_FIELD_NUMBER: _builtins.int
+    CANDIDATES_FIELD_NUMBER: _builtins.int
     token_estimate: _builtins.int
-    """Estimated tokens of the returned items' content."""
+    """Estimated tokens of `context` (profile and items), never above
+    token_budget when one was given.
+    """
+    context: _builtins.str
+    """A block ready to paste into a prompt: delimited sections for the profile
+    and the relevant memories, each memory with its date.
+    """
     @_builtins.property
     def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___RecalledMemory]: ...
     @_builtins.property
     def degraded_stages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Stages that failed and were skipped (the answer is still valid but may be
-        less complete), for example "profile".
+        """Stages that failed and were skipped or served from a fallback (the answer
+        is still valid but may be less complete or slower), for example
+        "profile_cache".
+        """
+
+    @_builtins.property
+    def profile(self) -> Global___Profile:
+        """The user's profile (unless skip_profile)."""
+
+    @_builtins.property
+    def candidates(self) -> _containers.RepeatedCompositeFieldContainer[Global___RecallCandidate]:
+        """With explain: every candidate considered, best first, and why it was
+        dropped (DROP_REASON_UNSPECIFIED for the ones returned).
         """
 
     def __init__(
@@ -376,10 +444,13 @@ class RecallResponse(_message.Message):
         items: _abc.Iterable[Global___RecalledMemory] | None = ...,
         token_estimate: _builtins.int = ...,
         degraded_stages: _abc.Iterable[_builtins.str] | None = ...,
+        profile: Global___Profile | None = ...,
+        context: _builtins.str = ...,
+        candidates: _abc.Iterable[Global___RecallCandidate] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["degraded_stages", b"degraded_stages", "items", b"items", "token_estimate", b"token_estimate"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidates", b"candidates", "context", b"context", "degraded_stages", b"degraded_stages", "items", b"items", "profile", b"profile", "token_estimate", b"token_estimate"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -394,26 +465,196 @@ class RecalledMemory(_message.Message):
     MEMORY_FIELD_NUMBER: _builtins.int
     SCORE_FIELD_NUMBER: _builtins.int
     DENSE_SCORE_FIELD_NUMBER: _builtins.int
+    BREAKDOWN_FIELD_NUMBER: _builtins.int
     score: _builtins.float
-    """The final ranking score (higher is better)."""
+    """The final ranking score: fused * decay * importance_weight (higher is
+    better; about 0..1.25).
+    """
     dense_score: _builtins.float
-    """Cosine similarity between the query and the memory."""
+    """Cosine similarity between the query and the memory (0 if only the
+    keyword search found it).
+    """
     @_builtins.property
     def memory(self) -> _memory_pb2.Memory: ...
+    @_builtins.property
+    def breakdown(self) -> Global___ScoreBreakdown:
+        """How the score was made."""
+
     def __init__(
         self,
         *,
         memory: _memory_pb2.Memory | None = ...,
         score: _builtins.float = ...,
         dense_score: _builtins.float = ...,
+        breakdown: Global___ScoreBreakdown | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["breakdown", b"breakdown", "memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dense_score", b"dense_score", "memory", b"memory", "score", b"score"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["breakdown", b"breakdown", "dense_score", b"dense_score", "memory", b"memory", "score", b"score"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RecalledMemory: _TypeAlias = RecalledMemory  # noqa: Y015
+
+@_typing.final
+class ScoreBreakdown(_message.Message):
+    """ScoreBreakdown explains a score."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DENSE_FIELD_NUMBER: _builtins.int
+    KEYWORD_FIELD_NUMBER: _builtins.int
+    FUSED_FIELD_NUMBER: _builtins.int
+    DECAY_FIELD_NUMBER: _builtins.int
+    IMPORTANCE_WEIGHT_FIELD_NUMBER: _builtins.int
+    dense: _builtins.float
+    """Cosine similarity (-1..1); 0 when the dense search did not return it."""
+    keyword: _builtins.float
+    """BM25 score of the keyword search (0 when it did not match)."""
+    fused: _builtins.float
+    """Reciprocal-rank fusion of the dense, keyword and recent-event rankings,
+    scaled to 0..1.
+    """
+    decay: _builtins.float
+    """Recency factor exp(-lambda * age_days), lambda by memory type."""
+    importance_weight: _builtins.float
+    """0.75 + 0.5 * importance."""
+    def __init__(
+        self,
+        *,
+        dense: _builtins.float = ...,
+        keyword: _builtins.float = ...,
+        fused: _builtins.float = ...,
+        decay: _builtins.float = ...,
+        importance_weight: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decay", b"decay", "dense", b"dense", "fused", b"fused", "importance_weight", b"importance_weight", "keyword", b"keyword"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScoreBreakdown: _TypeAlias = ScoreBreakdown  # noqa: Y015
+
+@_typing.final
+class RecallCandidate(_message.Message):
+    """RecallCandidate is one memory the pipeline considered (explain mode)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_ID_FIELD_NUMBER: _builtins.int
+    CONTENT_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    BREAKDOWN_FIELD_NUMBER: _builtins.int
+    DROP_REASON_FIELD_NUMBER: _builtins.int
+    DUPLICATE_OF_FIELD_NUMBER: _builtins.int
+    memory_id: _builtins.str
+    content: _builtins.str
+    score: _builtins.float
+    drop_reason: Global___DropReason.ValueType
+    duplicate_of: _builtins.str
+    """For DUPLICATE: the returned memory it duplicates."""
+    @_builtins.property
+    def breakdown(self) -> Global___ScoreBreakdown: ...
+    def __init__(
+        self,
+        *,
+        memory_id: _builtins.str = ...,
+        content: _builtins.str = ...,
+        score: _builtins.float = ...,
+        breakdown: Global___ScoreBreakdown | None = ...,
+        drop_reason: Global___DropReason.ValueType = ...,
+        duplicate_of: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["breakdown", b"breakdown"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["breakdown", b"breakdown", "content", b"content", "drop_reason", b"drop_reason", "duplicate_of", b"duplicate_of", "memory_id", b"memory_id", "score", b"score"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecallCandidate: _TypeAlias = RecallCandidate  # noqa: Y015
+
+@_typing.final
+class Profile(_message.Message):
+    """Profile is the user's structured profile: one memory per topic."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORIES_FIELD_NUMBER: _builtins.int
+    FROM_CACHE_FIELD_NUMBER: _builtins.int
+    from_cache: _builtins.bool
+    """Whether it came from the cache."""
+    @_builtins.property
+    def memories(self) -> _containers.RepeatedCompositeFieldContainer[_memory_pb2.Memory]:
+        """Core (P0) memories first, then by topic_key."""
+
+    def __init__(
+        self,
+        *,
+        memories: _abc.Iterable[_memory_pb2.Memory] | None = ...,
+        from_cache: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_cache", b"from_cache", "memories", b"memories"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Profile: _TypeAlias = Profile  # noqa: Y015
+
+@_typing.final
+class GetProfileRequest(_message.Message):
+    """GetProfileRequest names the user."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_ID_FIELD_NUMBER: _builtins.int
+    AGENT_SCOPE_FIELD_NUMBER: _builtins.int
+    user_id: _builtins.str
+    """Required."""
+    agent_scope: _builtins.str
+    """The caller's agent scope; its memories and shared ones make the profile."""
+    def __init__(
+        self,
+        *,
+        user_id: _builtins.str = ...,
+        agent_scope: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_scope", b"agent_scope", "user_id", b"user_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetProfileRequest: _TypeAlias = GetProfileRequest  # noqa: Y015
+
+@_typing.final
+class GetProfileResponse(_message.Message):
+    """GetProfileResponse holds the profile."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROFILE_FIELD_NUMBER: _builtins.int
+    DEGRADED_STAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def profile(self) -> Global___Profile: ...
+    @_builtins.property
+    def degraded_stages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """"profile_cache" when the cache could not be used."""
+
+    def __init__(
+        self,
+        *,
+        profile: Global___Profile | None = ...,
+        degraded_stages: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["degraded_stages", b"degraded_stages", "profile", b"profile"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetProfileResponse: _TypeAlias = GetProfileResponse  # noqa: Y015
 
 @_typing.final
 class GetRequest(_message.Message):

@@ -60,6 +60,11 @@ class MemoryServiceStub:
                 request_serializer=recalld_dot_v1_dot_memory__service__pb2.RecallRequest.SerializeToString,
                 response_deserializer=recalld_dot_v1_dot_memory__service__pb2.RecallResponse.FromString,
                 _registered_method=True)
+        self.GetProfile = channel.unary_unary(
+                '/recalld.v1.MemoryService/GetProfile',
+                request_serializer=recalld_dot_v1_dot_memory__service__pb2.GetProfileRequest.SerializeToString,
+                response_deserializer=recalld_dot_v1_dot_memory__service__pb2.GetProfileResponse.FromString,
+                _registered_method=True)
         self.Get = channel.unary_unary(
                 '/recalld.v1.MemoryService/Get',
                 request_serializer=recalld_dot_v1_dot_memory__service__pb2.GetRequest.SerializeToString,
@@ -155,13 +160,32 @@ class MemoryServiceServicer:
 
     def Recall(self, request, context):
         """Recall returns the user's memories most relevant to a query, best first,
-        with their scores. Only active, unexpired memories of the caller's tenant,
-        the named user and the allowed agent scopes are considered.
+        with their scores, plus the user's profile and a rendered context block.
+        Only active, unexpired memories of the caller's tenant, the named user and
+        the allowed agent scopes are considered. Dense (embedding) and keyword
+        (BM25) search, the profile and recent events are fetched concurrently,
+        then fused (reciprocal rank), weighted by recency and importance,
+        thresholded, de-duplicated and packed into `token_budget`. A failing
+        optional stage (the profile cache) is reported in `degraded_stages`
+        instead of failing the call.
 
         Errors: INVALID_ARGUMENT (missing user_id; neither query nor query_vector,
         or both; query_vector of the wrong dimension; top_k outside 1..100;
         min_score outside -1..1; unknown enum value in a filter),
         PERMISSION_DENIED (an agent scope the credential does not allow).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetProfile(self, request, context):
+        """GetProfile returns the user's profile: the active core (P0) memories and
+        the active facts and preferences that carry a topic_key, one per topic.
+        It is served from a cache that every change to the user's memories
+        invalidates.
+
+        Errors: INVALID_ARGUMENT (missing user_id), PERMISSION_DENIED (an agent
+        scope the credential does not allow).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -305,6 +329,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     request_deserializer=recalld_dot_v1_dot_memory__service__pb2.RecallRequest.FromString,
                     response_serializer=recalld_dot_v1_dot_memory__service__pb2.RecallResponse.SerializeToString,
             ),
+            'GetProfile': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetProfile,
+                    request_deserializer=recalld_dot_v1_dot_memory__service__pb2.GetProfileRequest.FromString,
+                    response_serializer=recalld_dot_v1_dot_memory__service__pb2.GetProfileResponse.SerializeToString,
+            ),
             'Get': grpc.unary_unary_rpc_method_handler(
                     servicer.Get,
                     request_deserializer=recalld_dot_v1_dot_memory__service__pb2.GetRequest.FromString,
@@ -426,6 +455,33 @@ class MemoryService:
             '/recalld.v1.MemoryService/Recall',
             recalld_dot_v1_dot_memory__service__pb2.RecallRequest.SerializeToString,
             recalld_dot_v1_dot_memory__service__pb2.RecallResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetProfile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/recalld.v1.MemoryService/GetProfile',
+            recalld_dot_v1_dot_memory__service__pb2.GetProfileRequest.SerializeToString,
+            recalld_dot_v1_dot_memory__service__pb2.GetProfileResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -69,13 +69,28 @@ class MemoryServiceStub:
     """
     Recall: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.RecallRequest, _memory_service_pb2.RecallResponse]
     """Recall returns the user's memories most relevant to a query, best first,
-    with their scores. Only active, unexpired memories of the caller's tenant,
-    the named user and the allowed agent scopes are considered.
+    with their scores, plus the user's profile and a rendered context block.
+    Only active, unexpired memories of the caller's tenant, the named user and
+    the allowed agent scopes are considered. Dense (embedding) and keyword
+    (BM25) search, the profile and recent events are fetched concurrently,
+    then fused (reciprocal rank), weighted by recency and importance,
+    thresholded, de-duplicated and packed into `token_budget`. A failing
+    optional stage (the profile cache) is reported in `degraded_stages`
+    instead of failing the call.
 
     Errors: INVALID_ARGUMENT (missing user_id; neither query nor query_vector,
     or both; query_vector of the wrong dimension; top_k outside 1..100;
     min_score outside -1..1; unknown enum value in a filter),
     PERMISSION_DENIED (an agent scope the credential does not allow).
+    """
+    GetProfile: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.GetProfileRequest, _memory_service_pb2.GetProfileResponse]
+    """GetProfile returns the user's profile: the active core (P0) memories and
+    the active facts and preferences that carry a topic_key, one per topic.
+    It is served from a cache that every change to the user's memories
+    invalidates.
+
+    Errors: INVALID_ARGUMENT (missing user_id), PERMISSION_DENIED (an agent
+    scope the credential does not allow).
     """
     Get: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.GetRequest, _memory_service_pb2.GetResponse]
     """Get returns one memory by id, whatever its status.
@@ -204,13 +219,28 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     """
     Recall: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.RecallRequest, _memory_service_pb2.RecallResponse]  # type: ignore[assignment]
     """Recall returns the user's memories most relevant to a query, best first,
-    with their scores. Only active, unexpired memories of the caller's tenant,
-    the named user and the allowed agent scopes are considered.
+    with their scores, plus the user's profile and a rendered context block.
+    Only active, unexpired memories of the caller's tenant, the named user and
+    the allowed agent scopes are considered. Dense (embedding) and keyword
+    (BM25) search, the profile and recent events are fetched concurrently,
+    then fused (reciprocal rank), weighted by recency and importance,
+    thresholded, de-duplicated and packed into `token_budget`. A failing
+    optional stage (the profile cache) is reported in `degraded_stages`
+    instead of failing the call.
 
     Errors: INVALID_ARGUMENT (missing user_id; neither query nor query_vector,
     or both; query_vector of the wrong dimension; top_k outside 1..100;
     min_score outside -1..1; unknown enum value in a filter),
     PERMISSION_DENIED (an agent scope the credential does not allow).
+    """
+    GetProfile: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.GetProfileRequest, _memory_service_pb2.GetProfileResponse]  # type: ignore[assignment]
+    """GetProfile returns the user's profile: the active core (P0) memories and
+    the active facts and preferences that carry a topic_key, one per topic.
+    It is served from a cache that every change to the user's memories
+    invalidates.
+
+    Errors: INVALID_ARGUMENT (missing user_id), PERMISSION_DENIED (an agent
+    scope the credential does not allow).
     """
     Get: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.GetRequest, _memory_service_pb2.GetResponse]  # type: ignore[assignment]
     """Get returns one memory by id, whatever its status.
@@ -348,13 +378,34 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.RecallResponse, _abc.Awaitable[_memory_service_pb2.RecallResponse]]:
         """Recall returns the user's memories most relevant to a query, best first,
-        with their scores. Only active, unexpired memories of the caller's tenant,
-        the named user and the allowed agent scopes are considered.
+        with their scores, plus the user's profile and a rendered context block.
+        Only active, unexpired memories of the caller's tenant, the named user and
+        the allowed agent scopes are considered. Dense (embedding) and keyword
+        (BM25) search, the profile and recent events are fetched concurrently,
+        then fused (reciprocal rank), weighted by recency and importance,
+        thresholded, de-duplicated and packed into `token_budget`. A failing
+        optional stage (the profile cache) is reported in `degraded_stages`
+        instead of failing the call.
 
         Errors: INVALID_ARGUMENT (missing user_id; neither query nor query_vector,
         or both; query_vector of the wrong dimension; top_k outside 1..100;
         min_score outside -1..1; unknown enum value in a filter),
         PERMISSION_DENIED (an agent scope the credential does not allow).
+        """
+
+    @_abc_1.abstractmethod
+    def GetProfile(
+        self,
+        request: _memory_service_pb2.GetProfileRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.GetProfileResponse, _abc.Awaitable[_memory_service_pb2.GetProfileResponse]]:
+        """GetProfile returns the user's profile: the active core (P0) memories and
+        the active facts and preferences that carry a topic_key, one per topic.
+        It is served from a cache that every change to the user's memories
+        invalidates.
+
+        Errors: INVALID_ARGUMENT (missing user_id), PERMISSION_DENIED (an agent
+        scope the credential does not allow).
         """
 
     @_abc_1.abstractmethod

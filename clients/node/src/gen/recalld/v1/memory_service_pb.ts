@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file recalld/v1/memory_service.proto.
  */
 export const file_recalld_v1_memory_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9yZWNhbGxkL3YxL21lbW9yeV9zZXJ2aWNlLnByb3RvEgpyZWNhbGxkLnYxIlkKDFdyaXRlUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEiQKCG1lbW9yaWVzGAIgAygLMhIucmVjYWxsZC52MS5NZW1vcnkSEgoKcmVxdWVzdF9pZBgDIAEoCSI5Cg1Xcml0ZVJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5yZWNhbGxkLnYxLldyaXRlUmVzdWx0InwKC1dyaXRlUmVzdWx0EgoKAmlkGAEgASgJEikKB291dGNvbWUYAiABKA4yGC5yZWNhbGxkLnYxLldyaXRlT3V0Y29tZRISCgpyZWxhdGVkX2lkGAMgASgJEiIKBm1lbW9yeRgEIAEoCzISLnJlY2FsbGQudjEuTWVtb3J5IpoDCg1SZWNhbGxSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSDQoFcXVlcnkYAiABKAkSFAoMcXVlcnlfdmVjdG9yGAMgAygCEg0KBXRvcF9rGAQgASgFEhQKDHRva2VuX2J1ZGdldBgFIAEoBRIlCgV0eXBlcxgGIAMoDjIWLnJlY2FsbGQudjEuTWVtb3J5VHlwZRIlCgV0aWVycxgHIAMoDjIWLnJlY2FsbGQudjEuTWVtb3J5VGllchIMCgR0YWdzGAggAygJEhIKCnNlc3Npb25faWQYCSABKAkSEwoLYWdlbnRfc2NvcGUYCiABKAkSGgoSZXh0cmFfYWdlbnRfc2NvcGVzGAsgAygJEjIKDm9jY3VycmVkX2FmdGVyGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCg9vY2N1cnJlZF9iZWZvcmUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKCW1pbl9zY29yZRgOIAEoAkgAiAEBQgwKCl9taW5fc2NvcmUibAoOUmVjYWxsUmVzcG9uc2USKQoFaXRlbXMYASADKAsyGi5yZWNhbGxkLnYxLlJlY2FsbGVkTWVtb3J5EhYKDnRva2VuX2VzdGltYXRlGAIgASgFEhcKD2RlZ3JhZGVkX3N0YWdlcxgDIAMoCSJYCg5SZWNhbGxlZE1lbW9yeRIiCgZtZW1vcnkYASABKAsyEi5yZWNhbGxkLnYxLk1lbW9yeRINCgVzY29yZRgCIAEoAhITCgtkZW5zZV9zY29yZRgDIAEoAiIpCgpHZXRSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSCgoCaWQYAiABKAkiMQoLR2V0UmVzcG9uc2USIgoGbWVtb3J5GAEgASgLMhIucmVjYWxsZC52MS5NZW1vcnkimAEKC0xpc3RSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSKgoIc3RhdHVzZXMYBCADKA4yGC5yZWNhbGxkLnYxLk1lbW9yeVN0YXR1cxIlCgV0eXBlcxgFIAMoDjIWLnJlY2FsbGQudjEuTWVtb3J5VHlwZSJNCgxMaXN0UmVzcG9uc2USJAoIbWVtb3JpZXMYASADKAsyEi5yZWNhbGxkLnYxLk1lbW9yeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkidQoNVXBkYXRlUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEiIKBm1lbW9yeRgCIAEoCzISLnJlY2FsbGQudjEuTWVtb3J5Ei8KC3VwZGF0ZV9tYXNrGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayI0Cg5VcGRhdGVSZXNwb25zZRIiCgZtZW1vcnkYASABKAsyEi5yZWNhbGxkLnYxLk1lbW9yeSLQAQoNRm9yZ2V0UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEgsKA2lkcxgCIAMoCRIkCgRtb2RlGAMgASgOMhYucmVjYWxsZC52MS5Gb3JnZXRNb2RlEg8KB2RyeV9ydW4YBCABKAgSEQoJdG9waWNfa2V5GAUgASgJEiwKCHNlbGVjdG9yGAYgASgLMhoucmVjYWxsZC52MS5NZW1vcnlTZWxlY3RvchITCgthbGxfb2ZfdXNlchgHIAEoCBIUCgx3aG9sZV90ZW5hbnQYCCABKAgiwgEKDk1lbW9yeVNlbGVjdG9yEiUKBXR5cGVzGAEgAygOMhYucmVjYWxsZC52MS5NZW1vcnlUeXBlEgwKBHRhZ3MYAiADKAkSEgoKc2Vzc2lvbl9pZBgDIAEoCRIyCg5vY2N1cnJlZF9hZnRlchgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoPb2NjdXJyZWRfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCInCg5Gb3JnZXRSZXNwb25zZRIVCg1mb3Jnb3R0ZW5faWRzGAEgAygJIi4KDlJlc3RvcmVSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSCwoDaWRzGAIgAygJIjcKD1Jlc3RvcmVSZXNwb25zZRIkCghtZW1vcmllcxgBIAMoCzISLnJlY2FsbGQudjEuTWVtb3J5Ii4KDkNvbmZpcm1SZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSCwoDaWRzGAIgAygJIjsKD0NvbmZpcm1SZXNwb25zZRIoCgdyZXN1bHRzGAEgAygLMhcucmVjYWxsZC52MS5Xcml0ZVJlc3VsdCItCg5IaXN0b3J5UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEgoKAmlkGAIgASgJIj4KD0hpc3RvcnlSZXNwb25zZRIrCgh2ZXJzaW9ucxgBIAMoCzIZLnJlY2FsbGQudjEuTWVtb3J5VmVyc2lvbiK/AQoNTWVtb3J5VmVyc2lvbhIiCgZtZW1vcnkYASABKAsyEi5yZWNhbGxkLnYxLk1lbW9yeRIuCglvcGVyYXRpb24YAiABKA4yGy5yZWNhbGxkLnYxLk1lbW9yeU9wZXJhdGlvbhIWCg5jaGFuZ2VkX2ZpZWxkcxgDIAMoCRIuCgpjaGFuZ2VkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZWxhdGVkX2lkGAUgASgJIk4KFExpc3RDb25mbGljdHNSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiWQoVTGlzdENvbmZsaWN0c1Jlc3BvbnNlEicKCWNvbmZsaWN0cxgBIAMoCzIULnJlY2FsbGQudjEuQ29uZmxpY3QSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlYKCENvbmZsaWN0EiQKCHByb3Bvc2VkGAEgASgLMhIucmVjYWxsZC52MS5NZW1vcnkSJAoIZXhpc3RpbmcYAiABKAsyEi5yZWNhbGxkLnYxLk1lbW9yeSJyChZSZXNvbHZlQ29uZmxpY3RSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSEwoLY29uZmxpY3RfaWQYAiABKAkSMgoKcmVzb2x1dGlvbhgDIAEoDjIeLnJlY2FsbGQudjEuQ29uZmxpY3RSZXNvbHV0aW9uImUKF1Jlc29sdmVDb25mbGljdFJlc3BvbnNlEiQKCHByb3Bvc2VkGAEgASgLMhIucmVjYWxsZC52MS5NZW1vcnkSJAoIZXhpc3RpbmcYAiABKAsyEi5yZWNhbGxkLnYxLk1lbW9yeSJNChJDb25zb2xpZGF0ZVJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIPCgdkcnlfcnVuGAIgASgIEhUKDXB1cmdlX2V4cGlyZWQYAyABKAgi9gEKE0NvbnNvbGlkYXRlUmVzcG9uc2USEwoLZXhwaXJlZF9pZHMYASADKAkSEwoLZGVtb3RlZF9pZHMYAiADKAkSKwoGbWVyZ2VkGAMgAygLMhsucmVjYWxsZC52MS5NZXJnZWREdXBsaWNhdGUSOQoOY29udHJhZGljdGlvbnMYBCADKAsyIS5yZWNhbGxkLnYxLlBvc3NpYmxlQ29udHJhZGljdGlvbhIcChRhY2Nlc3Nfc3RhdHNfZmx1c2hlZBgFIAEoBRIVCg11c2Vyc19zY2FubmVkGAYgASgFEhgKEG1lbW9yaWVzX3NjYW5uZWQYByABKAUiSQoPTWVyZ2VkRHVwbGljYXRlEg8KB2tlcHRfaWQYASABKAkSEQoJbWVyZ2VkX2lkGAIgASgJEhIKCnNpbWlsYXJpdHkYAyABKAIiTgoVUG9zc2libGVDb250cmFkaWN0aW9uEg8KB2NvcmVfaWQYASABKAkSEAoIb3RoZXJfaWQYAiABKAkSEgoKc2ltaWxhcml0eRgDIAEoAiq4AQoMV3JpdGVPdXRjb21lEh0KGVdSSVRFX09VVENPTUVfVU5TUEVDSUZJRUQQABIZChVXUklURV9PVVRDT01FX0NSRUFURUQQARIbChdXUklURV9PVVRDT01FX0RVUExJQ0FURRACEhwKGFdSSVRFX09VVENPTUVfU1VQRVJTRURFRBADEhoKFldSSVRFX09VVENPTUVfQ09ORkxJQ1QQBBIXChNXUklURV9PVVRDT01FX0RSQUZUEAUqVQoKRm9yZ2V0TW9kZRIbChdGT1JHRVRfTU9ERV9VTlNQRUNJRklFRBAAEhQKEEZPUkdFVF9NT0RFX1NPRlQQARIUChBGT1JHRVRfTU9ERV9IQVJEEAIqwwIKD01lbW9yeU9wZXJhdGlvbhIgChxNRU1PUllfT1BFUkFUSU9OX1VOU1BFQ0lGSUVEEAASGgoWTUVNT1JZX09QRVJBVElPTl9XUklURRABEh4KGk1FTU9SWV9PUEVSQVRJT05fU1VQRVJTRURFEAISGwoXTUVNT1JZX09QRVJBVElPTl9VUERBVEUQAxIgChxNRU1PUllfT1BFUkFUSU9OX0NPTlNPTElEQVRFEAQSHAoYTUVNT1JZX09QRVJBVElPTl9SRVNPTFZFEAUSGwoXTUVNT1JZX09QRVJBVElPTl9GT1JHRVQQBhIcChhNRU1PUllfT1BFUkFUSU9OX1JFU1RPUkUQBxIcChhNRU1PUllfT1BFUkFUSU9OX0NPTkZJUk0QCBIcChhNRU1PUllfT1BFUkFUSU9OX1JFRlJFU0gQCSqnAQoSQ29uZmxpY3RSZXNvbHV0aW9uEiMKH0NPTkZMSUNUX1JFU09MVVRJT05fVU5TUEVDSUZJRUQQABIlCiFDT05GTElDVF9SRVNPTFVUSU9OX0tFRVBfRVhJU1RJTkcQARIiCh5DT05GTElDVF9SRVNPTFVUSU9OX0FDQ0VQVF9ORVcQAhIhCh1DT05GTElDVF9SRVNPTFVUSU9OX0tFRVBfQk9USBADMtEGCg1NZW1vcnlTZXJ2aWNlEjwKBVdyaXRlEhgucmVjYWxsZC52MS5Xcml0ZVJlcXVlc3QaGS5yZWNhbGxkLnYxLldyaXRlUmVzcG9uc2USPwoGUmVjYWxsEhkucmVjYWxsZC52MS5SZWNhbGxSZXF1ZXN0GhoucmVjYWxsZC52MS5SZWNhbGxSZXNwb25zZRI2CgNHZXQSFi5yZWNhbGxkLnYxLkdldFJlcXVlc3QaFy5yZWNhbGxkLnYxLkdldFJlc3BvbnNlEjkKBExpc3QSFy5yZWNhbGxkLnYxLkxpc3RSZXF1ZXN0GhgucmVjYWxsZC52MS5MaXN0UmVzcG9uc2USPwoGVXBkYXRlEhkucmVjYWxsZC52MS5VcGRhdGVSZXF1ZXN0GhoucmVjYWxsZC52MS5VcGRhdGVSZXNwb25zZRI/CgZGb3JnZXQSGS5yZWNhbGxkLnYxLkZvcmdldFJlcXVlc3QaGi5yZWNhbGxkLnYxLkZvcmdldFJlc3BvbnNlEkIKB1Jlc3RvcmUSGi5yZWNhbGxkLnYxLlJlc3RvcmVSZXF1ZXN0GhsucmVjYWxsZC52MS5SZXN0b3JlUmVzcG9uc2USQgoHQ29uZmlybRIaLnJlY2FsbGQudjEuQ29uZmlybVJlcXVlc3QaGy5yZWNhbGxkLnYxLkNvbmZpcm1SZXNwb25zZRJCCgdIaXN0b3J5EhoucmVjYWxsZC52MS5IaXN0b3J5UmVxdWVzdBobLnJlY2FsbGQudjEuSGlzdG9yeVJlc3BvbnNlElQKDUxpc3RDb25mbGljdHMSIC5yZWNhbGxkLnYxLkxpc3RDb25mbGljdHNSZXF1ZXN0GiEucmVjYWxsZC52MS5MaXN0Q29uZmxpY3RzUmVzcG9uc2USWgoPUmVzb2x2ZUNvbmZsaWN0EiIucmVjYWxsZC52MS5SZXNvbHZlQ29uZmxpY3RSZXF1ZXN0GiMucmVjYWxsZC52MS5SZXNvbHZlQ29uZmxpY3RSZXNwb25zZRJOCgtDb25zb2xpZGF0ZRIeLnJlY2FsbGQudjEuQ29uc29saWRhdGVSZXF1ZXN0Gh8ucmVjYWxsZC52MS5Db25zb2xpZGF0ZVJlc3BvbnNlQjVaM3JlY2FsbGQuaW52YWxpZC9jbGllbnRzL2dvL2dlbi9yZWNhbGxkL3YxO3JlY2FsbGR2MWIGcHJvdG8z", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_recalld_v1_memory]);
+  fileDesc("Ch9yZWNhbGxkL3YxL21lbW9yeV9zZXJ2aWNlLnByb3RvEgpyZWNhbGxkLnYxIlkKDFdyaXRlUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEiQKCG1lbW9yaWVzGAIgAygLMhIucmVjYWxsZC52MS5NZW1vcnkSEgoKcmVxdWVzdF9pZBgDIAEoCSI5Cg1Xcml0ZVJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5yZWNhbGxkLnYxLldyaXRlUmVzdWx0InwKC1dyaXRlUmVzdWx0EgoKAmlkGAEgASgJEikKB291dGNvbWUYAiABKA4yGC5yZWNhbGxkLnYxLldyaXRlT3V0Y29tZRISCgpyZWxhdGVkX2lkGAMgASgJEiIKBm1lbW9yeRgEIAEoCzISLnJlY2FsbGQudjEuTWVtb3J5IsEDCg1SZWNhbGxSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSDQoFcXVlcnkYAiABKAkSFAoMcXVlcnlfdmVjdG9yGAMgAygCEg0KBXRvcF9rGAQgASgFEhQKDHRva2VuX2J1ZGdldBgFIAEoBRIlCgV0eXBlcxgGIAMoDjIWLnJlY2FsbGQudjEuTWVtb3J5VHlwZRIlCgV0aWVycxgHIAMoDjIWLnJlY2FsbGQudjEuTWVtb3J5VGllchIMCgR0YWdzGAggAygJEhIKCnNlc3Npb25faWQYCSABKAkSEwoLYWdlbnRfc2NvcGUYCiABKAkSGgoSZXh0cmFfYWdlbnRfc2NvcGVzGAsgAygJEjIKDm9jY3VycmVkX2FmdGVyGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCg9vY2N1cnJlZF9iZWZvcmUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKCW1pbl9zY29yZRgOIAEoAkgAiAEBEg8KB2V4cGxhaW4YDyABKAgSFAoMc2tpcF9wcm9maWxlGBAgASgIQgwKCl9taW5fc2NvcmUi1AEKDlJlY2FsbFJlc3BvbnNlEikKBWl0ZW1zGAEgAygLMhoucmVjYWxsZC52MS5SZWNhbGxlZE1lbW9yeRIWCg50b2tlbl9lc3RpbWF0ZRgCIAEoBRIXCg9kZWdyYWRlZF9zdGFnZXMYAyADKAkSJAoHcHJvZmlsZRgEIAEoCzITLnJlY2FsbGQudjEuUHJvZmlsZRIPCgdjb250ZXh0GAUgASgJEi8KCmNhbmRpZGF0ZXMYBiADKAsyGy5yZWNhbGxkLnYxLlJlY2FsbENhbmRpZGF0ZSKHAQoOUmVjYWxsZWRNZW1vcnkSIgoGbWVtb3J5GAEgASgLMhIucmVjYWxsZC52MS5NZW1vcnkSDQoFc2NvcmUYAiABKAISEwoLZGVuc2Vfc2NvcmUYAyABKAISLQoJYnJlYWtkb3duGAQgASgLMhoucmVjYWxsZC52MS5TY29yZUJyZWFrZG93biJpCg5TY29yZUJyZWFrZG93bhINCgVkZW5zZRgBIAEoAhIPCgdrZXl3b3JkGAIgASgCEg0KBWZ1c2VkGAMgASgCEg0KBWRlY2F5GAQgASgCEhkKEWltcG9ydGFuY2Vfd2VpZ2h0GAUgASgCIrYBCg9SZWNhbGxDYW5kaWRhdGUSEQoJbWVtb3J5X2lkGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSDQoFc2NvcmUYAyABKAISLQoJYnJlYWtkb3duGAQgASgLMhoucmVjYWxsZC52MS5TY29yZUJyZWFrZG93bhIrCgtkcm9wX3JlYXNvbhgFIAEoDjIWLnJlY2FsbGQudjEuRHJvcFJlYXNvbhIUCgxkdXBsaWNhdGVfb2YYBiABKAkiQwoHUHJvZmlsZRIkCghtZW1vcmllcxgBIAMoCzISLnJlY2FsbGQudjEuTWVtb3J5EhIKCmZyb21fY2FjaGUYAiABKAgiOQoRR2V0UHJvZmlsZVJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRITCgthZ2VudF9zY29wZRgCIAEoCSJTChJHZXRQcm9maWxlUmVzcG9uc2USJAoHcHJvZmlsZRgBIAEoCzITLnJlY2FsbGQudjEuUHJvZmlsZRIXCg9kZWdyYWRlZF9zdGFnZXMYAiADKAkiKQoKR2V0UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEgoKAmlkGAIgASgJIjEKC0dldFJlc3BvbnNlEiIKBm1lbW9yeRgBIAEoCzISLnJlY2FsbGQudjEuTWVtb3J5IpgBCgtMaXN0UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEioKCHN0YXR1c2VzGAQgAygOMhgucmVjYWxsZC52MS5NZW1vcnlTdGF0dXMSJQoFdHlwZXMYBSADKA4yFi5yZWNhbGxkLnYxLk1lbW9yeVR5cGUiTQoMTGlzdFJlc3BvbnNlEiQKCG1lbW9yaWVzGAEgAygLMhIucmVjYWxsZC52MS5NZW1vcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInUKDVVwZGF0ZVJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIiCgZtZW1vcnkYAiABKAsyEi5yZWNhbGxkLnYxLk1lbW9yeRIvCgt1cGRhdGVfbWFzaxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siNAoOVXBkYXRlUmVzcG9uc2USIgoGbWVtb3J5GAEgASgLMhIucmVjYWxsZC52MS5NZW1vcnki0AEKDUZvcmdldFJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRILCgNpZHMYAiADKAkSJAoEbW9kZRgDIAEoDjIWLnJlY2FsbGQudjEuRm9yZ2V0TW9kZRIPCgdkcnlfcnVuGAQgASgIEhEKCXRvcGljX2tleRgFIAEoCRIsCghzZWxlY3RvchgGIAEoCzIaLnJlY2FsbGQudjEuTWVtb3J5U2VsZWN0b3ISEwoLYWxsX29mX3VzZXIYByABKAgSFAoMd2hvbGVfdGVuYW50GAggASgIIsIBCg5NZW1vcnlTZWxlY3RvchIlCgV0eXBlcxgBIAMoDjIWLnJlY2FsbGQudjEuTWVtb3J5VHlwZRIMCgR0YWdzGAIgAygJEhIKCnNlc3Npb25faWQYAyABKAkSMgoOb2NjdXJyZWRfYWZ0ZXIYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD29jY3VycmVkX2JlZm9yZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiJwoORm9yZ2V0UmVzcG9uc2USFQoNZm9yZ290dGVuX2lkcxgBIAMoCSIuCg5SZXN0b3JlUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEgsKA2lkcxgCIAMoCSI3Cg9SZXN0b3JlUmVzcG9uc2USJAoIbWVtb3JpZXMYASADKAsyEi5yZWNhbGxkLnYxLk1lbW9yeSIuCg5Db25maXJtUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEgsKA2lkcxgCIAMoCSI7Cg9Db25maXJtUmVzcG9uc2USKAoHcmVzdWx0cxgBIAMoCzIXLnJlY2FsbGQudjEuV3JpdGVSZXN1bHQiLQoOSGlzdG9yeVJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIKCgJpZBgCIAEoCSI+Cg9IaXN0b3J5UmVzcG9uc2USKwoIdmVyc2lvbnMYASADKAsyGS5yZWNhbGxkLnYxLk1lbW9yeVZlcnNpb24ivwEKDU1lbW9yeVZlcnNpb24SIgoGbWVtb3J5GAEgASgLMhIucmVjYWxsZC52MS5NZW1vcnkSLgoJb3BlcmF0aW9uGAIgASgOMhsucmVjYWxsZC52MS5NZW1vcnlPcGVyYXRpb24SFgoOY2hhbmdlZF9maWVsZHMYAyADKAkSLgoKY2hhbmdlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmVsYXRlZF9pZBgFIAEoCSJOChRMaXN0Q29uZmxpY3RzUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlkKFUxpc3RDb25mbGljdHNSZXNwb25zZRInCgljb25mbGljdHMYASADKAsyFC5yZWNhbGxkLnYxLkNvbmZsaWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJWCghDb25mbGljdBIkCghwcm9wb3NlZBgBIAEoCzISLnJlY2FsbGQudjEuTWVtb3J5EiQKCGV4aXN0aW5nGAIgASgLMhIucmVjYWxsZC52MS5NZW1vcnkicgoWUmVzb2x2ZUNvbmZsaWN0UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhMKC2NvbmZsaWN0X2lkGAIgASgJEjIKCnJlc29sdXRpb24YAyABKA4yHi5yZWNhbGxkLnYxLkNvbmZsaWN0UmVzb2x1dGlvbiJlChdSZXNvbHZlQ29uZmxpY3RSZXNwb25zZRIkCghwcm9wb3NlZBgBIAEoCzISLnJlY2FsbGQudjEuTWVtb3J5EiQKCGV4aXN0aW5nGAIgASgLMhIucmVjYWxsZC52MS5NZW1vcnkiTQoSQ29uc29saWRhdGVSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSDwoHZHJ5X3J1bhgCIAEoCBIVCg1wdXJnZV9leHBpcmVkGAMgASgIIvYBChNDb25zb2xpZGF0ZVJlc3BvbnNlEhMKC2V4cGlyZWRfaWRzGAEgAygJEhMKC2RlbW90ZWRfaWRzGAIgAygJEisKBm1lcmdlZBgDIAMoCzIbLnJlY2FsbGQudjEuTWVyZ2VkRHVwbGljYXRlEjkKDmNvbnRyYWRpY3Rpb25zGAQgAygLMiEucmVjYWxsZC52MS5Qb3NzaWJsZUNvbnRyYWRpY3Rpb24SHAoUYWNjZXNzX3N0YXRzX2ZsdXNoZWQYBSABKAUSFQoNdXNlcnNfc2Nhbm5lZBgGIAEoBRIYChBtZW1vcmllc19zY2FubmVkGAcgASgFIkkKD01lcmdlZER1cGxpY2F0ZRIPCgdrZXB0X2lkGAEgASgJEhEKCW1lcmdlZF9pZBgCIAEoCRISCgpzaW1pbGFyaXR5GAMgASgCIk4KFVBvc3NpYmxlQ29udHJhZGljdGlvbhIPCgdjb3JlX2lkGAEgASgJEhAKCG90aGVyX2lkGAIgASgJEhIKCnNpbWlsYXJpdHkYAyABKAIquAEKDFdyaXRlT3V0Y29tZRIdChlXUklURV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGQoVV1JJVEVfT1VUQ09NRV9DUkVBVEVEEAESGwoXV1JJVEVfT1VUQ09NRV9EVVBMSUNBVEUQAhIcChhXUklURV9PVVRDT01FX1NVUEVSU0VERUQQAxIaChZXUklURV9PVVRDT01FX0NPTkZMSUNUEAQSFwoTV1JJVEVfT1VUQ09NRV9EUkFGVBAFKlUKCkZvcmdldE1vZGUSGwoXRk9SR0VUX01PREVfVU5TUEVDSUZJRUQQABIUChBGT1JHRVRfTU9ERV9TT0ZUEAESFAoQRk9SR0VUX01PREVfSEFSRBACKqYCCgpEcm9wUmVhc29uEhsKF0RST1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASHwobRFJPUF9SRUFTT05fQkVMT1dfVEhSRVNIT0xEEAESFwoTRFJPUF9SRUFTT05fRVhQSVJFRBACEhoKFkRST1BfUkVBU09OX1NVUEVSU0VERUQQAxIbChdEUk9QX1JFQVNPTl9PVEhFUl9TQ09QRRAEEhsKF0RST1BfUkVBU09OX09WRVJfQlVER0VUEAUSGQoVRFJPUF9SRUFTT05fRFVQTElDQVRFEAYSHAoYRFJPUF9SRUFTT05fQkVZT05EX1RPUF9LEAcSGAoURFJPUF9SRUFTT05fSU5BQ1RJVkUQCBIYChREUk9QX1JFQVNPTl9GSUxURVJFRBAJKsMCCg9NZW1vcnlPcGVyYXRpb24SIAocTUVNT1JZX09QRVJBVElPTl9VTlNQRUNJRklFRBAAEhoKFk1FTU9SWV9PUEVSQVRJT05fV1JJVEUQARIeChpNRU1PUllfT1BFUkFUSU9OX1NVUEVSU0VERRACEhsKF01FTU9SWV9PUEVSQVRJT05fVVBEQVRFEAMSIAocTUVNT1JZX09QRVJBVElPTl9DT05TT0xJREFURRAEEhwKGE1FTU9SWV9PUEVSQVRJT05fUkVTT0xWRRAFEhsKF01FTU9SWV9PUEVSQVRJT05fRk9SR0VUEAYSHAoYTUVNT1JZX09QRVJBVElPTl9SRVNUT1JFEAcSHAoYTUVNT1JZX09QRVJBVElPTl9DT05GSVJNEAgSHAoYTUVNT1JZX09QRVJBVElPTl9SRUZSRVNIEAkqpwEKEkNvbmZsaWN0UmVzb2x1dGlvbhIjCh9DT05GTElDVF9SRVNPTFVUSU9OX1VOU1BFQ0lGSUVEEAASJQohQ09ORkxJQ1RfUkVTT0xVVElPTl9LRUVQX0VYSVNUSU5HEAESIgoeQ09ORkxJQ1RfUkVTT0xVVElPTl9BQ0NFUFRfTkVXEAISIQodQ09ORkxJQ1RfUkVTT0xVVElPTl9LRUVQX0JPVEgQAzKeBwoNTWVtb3J5U2VydmljZRI8CgVXcml0ZRIYLnJlY2FsbGQudjEuV3JpdGVSZXF1ZXN0GhkucmVjYWxsZC52MS5Xcml0ZVJlc3BvbnNlEj8KBlJlY2FsbBIZLnJlY2FsbGQudjEuUmVjYWxsUmVxdWVzdBoaLnJlY2FsbGQudjEuUmVjYWxsUmVzcG9uc2USSwoKR2V0UHJvZmlsZRIdLnJlY2FsbGQudjEuR2V0UHJvZmlsZVJlcXVlc3QaHi5yZWNhbGxkLnYxLkdldFByb2ZpbGVSZXNwb25zZRI2CgNHZXQSFi5yZWNhbGxkLnYxLkdldFJlcXVlc3QaFy5yZWNhbGxkLnYxLkdldFJlc3BvbnNlEjkKBExpc3QSFy5yZWNhbGxkLnYxLkxpc3RSZXF1ZXN0GhgucmVjYWxsZC52MS5MaXN0UmVzcG9uc2USPwoGVXBkYXRlEhkucmVjYWxsZC52MS5VcGRhdGVSZXF1ZXN0GhoucmVjYWxsZC52MS5VcGRhdGVSZXNwb25zZRI/CgZGb3JnZXQSGS5yZWNhbGxkLnYxLkZvcmdldFJlcXVlc3QaGi5yZWNhbGxkLnYxLkZvcmdldFJlc3BvbnNlEkIKB1Jlc3RvcmUSGi5yZWNhbGxkLnYxLlJlc3RvcmVSZXF1ZXN0GhsucmVjYWxsZC52MS5SZXN0b3JlUmVzcG9uc2USQgoHQ29uZmlybRIaLnJlY2FsbGQudjEuQ29uZmlybVJlcXVlc3QaGy5yZWNhbGxkLnYxLkNvbmZpcm1SZXNwb25zZRJCCgdIaXN0b3J5EhoucmVjYWxsZC52MS5IaXN0b3J5UmVxdWVzdBobLnJlY2FsbGQudjEuSGlzdG9yeVJlc3BvbnNlElQKDUxpc3RDb25mbGljdHMSIC5yZWNhbGxkLnYxLkxpc3RDb25mbGljdHNSZXF1ZXN0GiEucmVjYWxsZC52MS5MaXN0Q29uZmxpY3RzUmVzcG9uc2USWgoPUmVzb2x2ZUNvbmZsaWN0EiIucmVjYWxsZC52MS5SZXNvbHZlQ29uZmxpY3RSZXF1ZXN0GiMucmVjYWxsZC52MS5SZXNvbHZlQ29uZmxpY3RSZXNwb25zZRJOCgtDb25zb2xpZGF0ZRIeLnJlY2FsbGQudjEuQ29uc29saWRhdGVSZXF1ZXN0Gh8ucmVjYWxsZC52MS5Db25zb2xpZGF0ZVJlc3BvbnNlQjVaM3JlY2FsbGQuaW52YWxpZC9jbGllbnRzL2dvL2dlbi9yZWNhbGxkL3YxO3JlY2FsbGR2MWIGcHJvdG8z", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_recalld_v1_memory]);
 
 /**
  * WriteRequest carries the memories to store for one user.
@@ -211,12 +211,29 @@ export type RecallRequest = Message<"recalld.v1.RecallRequest"> & {
   occurredBefore?: Timestamp | undefined;
 
   /**
-   * Drop items scoring below this (cosine similarity, -1..1). Unset uses the
-   * server's calibrated default.
+   * Relevance floor on the dense (cosine, -1..1) score. Unset uses the
+   * server's calibrated default (0.1), which a strong keyword match (an exact
+   * identifier) may pass; a value given here is a hard floor.
    *
    * @generated from field: optional float min_score = 14;
    */
   minScore?: number | undefined;
+
+  /**
+   * Also return every candidate considered and why it was dropped (slower:
+   * the searches then also look at inactive, expired and other-scope
+   * memories of the user, to explain them).
+   *
+   * @generated from field: bool explain = 15;
+   */
+  explain: boolean;
+
+  /**
+   * Leave the profile out of the response and of the context block.
+   *
+   * @generated from field: bool skip_profile = 16;
+   */
+  skipProfile: boolean;
 };
 
 /**
@@ -238,19 +255,44 @@ export type RecallResponse = Message<"recalld.v1.RecallResponse"> & {
   items: RecalledMemory[];
 
   /**
-   * Estimated tokens of the returned items' content.
+   * Estimated tokens of `context` (profile and items), never above
+   * token_budget when one was given.
    *
    * @generated from field: int32 token_estimate = 2;
    */
   tokenEstimate: number;
 
   /**
-   * Stages that failed and were skipped (the answer is still valid but may be
-   * less complete), for example "profile".
+   * Stages that failed and were skipped or served from a fallback (the answer
+   * is still valid but may be less complete or slower), for example
+   * "profile_cache".
    *
    * @generated from field: repeated string degraded_stages = 3;
    */
   degradedStages: string[];
+
+  /**
+   * The user's profile (unless skip_profile).
+   *
+   * @generated from field: recalld.v1.Profile profile = 4;
+   */
+  profile?: Profile | undefined;
+
+  /**
+   * A block ready to paste into a prompt: delimited sections for the profile
+   * and the relevant memories, each memory with its date.
+   *
+   * @generated from field: string context = 5;
+   */
+  context: string;
+
+  /**
+   * With explain: every candidate considered, best first, and why it was
+   * dropped (DROP_REASON_UNSPECIFIED for the ones returned).
+   *
+   * @generated from field: repeated recalld.v1.RecallCandidate candidates = 6;
+   */
+  candidates: RecallCandidate[];
 };
 
 /**
@@ -272,18 +314,27 @@ export type RecalledMemory = Message<"recalld.v1.RecalledMemory"> & {
   memory?: Memory | undefined;
 
   /**
-   * The final ranking score (higher is better).
+   * The final ranking score: fused * decay * importance_weight (higher is
+   * better; about 0..1.25).
    *
    * @generated from field: float score = 2;
    */
   score: number;
 
   /**
-   * Cosine similarity between the query and the memory.
+   * Cosine similarity between the query and the memory (0 if only the
+   * keyword search found it).
    *
    * @generated from field: float dense_score = 3;
    */
   denseScore: number;
+
+  /**
+   * How the score was made.
+   *
+   * @generated from field: recalld.v1.ScoreBreakdown breakdown = 4;
+   */
+  breakdown?: ScoreBreakdown | undefined;
 };
 
 /**
@@ -292,6 +343,184 @@ export type RecalledMemory = Message<"recalld.v1.RecalledMemory"> & {
  */
 export const RecalledMemorySchema: GenMessage<RecalledMemory> = /*@__PURE__*/
   messageDesc(file_recalld_v1_memory_service, 5);
+
+/**
+ * ScoreBreakdown explains a score.
+ *
+ * @generated from message recalld.v1.ScoreBreakdown
+ */
+export type ScoreBreakdown = Message<"recalld.v1.ScoreBreakdown"> & {
+  /**
+   * Cosine similarity (-1..1); 0 when the dense search did not return it.
+   *
+   * @generated from field: float dense = 1;
+   */
+  dense: number;
+
+  /**
+   * BM25 score of the keyword search (0 when it did not match).
+   *
+   * @generated from field: float keyword = 2;
+   */
+  keyword: number;
+
+  /**
+   * Reciprocal-rank fusion of the dense, keyword and recent-event rankings,
+   * scaled to 0..1.
+   *
+   * @generated from field: float fused = 3;
+   */
+  fused: number;
+
+  /**
+   * Recency factor exp(-lambda * age_days), lambda by memory type.
+   *
+   * @generated from field: float decay = 4;
+   */
+  decay: number;
+
+  /**
+   * 0.75 + 0.5 * importance.
+   *
+   * @generated from field: float importance_weight = 5;
+   */
+  importanceWeight: number;
+};
+
+/**
+ * Describes the message recalld.v1.ScoreBreakdown.
+ * Use `create(ScoreBreakdownSchema)` to create a new message.
+ */
+export const ScoreBreakdownSchema: GenMessage<ScoreBreakdown> = /*@__PURE__*/
+  messageDesc(file_recalld_v1_memory_service, 6);
+
+/**
+ * RecallCandidate is one memory the pipeline considered (explain mode).
+ *
+ * @generated from message recalld.v1.RecallCandidate
+ */
+export type RecallCandidate = Message<"recalld.v1.RecallCandidate"> & {
+  /**
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+
+  /**
+   * @generated from field: string content = 2;
+   */
+  content: string;
+
+  /**
+   * @generated from field: float score = 3;
+   */
+  score: number;
+
+  /**
+   * @generated from field: recalld.v1.ScoreBreakdown breakdown = 4;
+   */
+  breakdown?: ScoreBreakdown | undefined;
+
+  /**
+   * @generated from field: recalld.v1.DropReason drop_reason = 5;
+   */
+  dropReason: DropReason;
+
+  /**
+   * For DUPLICATE: the returned memory it duplicates.
+   *
+   * @generated from field: string duplicate_of = 6;
+   */
+  duplicateOf: string;
+};
+
+/**
+ * Describes the message recalld.v1.RecallCandidate.
+ * Use `create(RecallCandidateSchema)` to create a new message.
+ */
+export const RecallCandidateSchema: GenMessage<RecallCandidate> = /*@__PURE__*/
+  messageDesc(file_recalld_v1_memory_service, 7);
+
+/**
+ * Profile is the user's structured profile: one memory per topic.
+ *
+ * @generated from message recalld.v1.Profile
+ */
+export type Profile = Message<"recalld.v1.Profile"> & {
+  /**
+   * Core (P0) memories first, then by topic_key.
+   *
+   * @generated from field: repeated recalld.v1.Memory memories = 1;
+   */
+  memories: Memory[];
+
+  /**
+   * Whether it came from the cache.
+   *
+   * @generated from field: bool from_cache = 2;
+   */
+  fromCache: boolean;
+};
+
+/**
+ * Describes the message recalld.v1.Profile.
+ * Use `create(ProfileSchema)` to create a new message.
+ */
+export const ProfileSchema: GenMessage<Profile> = /*@__PURE__*/
+  messageDesc(file_recalld_v1_memory_service, 8);
+
+/**
+ * GetProfileRequest names the user.
+ *
+ * @generated from message recalld.v1.GetProfileRequest
+ */
+export type GetProfileRequest = Message<"recalld.v1.GetProfileRequest"> & {
+  /**
+   * Required.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * The caller's agent scope; its memories and shared ones make the profile.
+   *
+   * @generated from field: string agent_scope = 2;
+   */
+  agentScope: string;
+};
+
+/**
+ * Describes the message recalld.v1.GetProfileRequest.
+ * Use `create(GetProfileRequestSchema)` to create a new message.
+ */
+export const GetProfileRequestSchema: GenMessage<GetProfileRequest> = /*@__PURE__*/
+  messageDesc(file_recalld_v1_memory_service, 9);
+
+/**
+ * GetProfileResponse holds the profile.
+ *
+ * @generated from message recalld.v1.GetProfileResponse
+ */
+export type GetProfileResponse = Message<"recalld.v1.GetProfileResponse"> & {
+  /**
+   * @generated from field: recalld.v1.Profile profile = 1;
+   */
+  profile?: Profile | undefined;
+
+  /**
+   * "profile_cache" when the cache could not be used.
+   *
+   * @generated from field: repeated string degraded_stages = 2;
+   */
+  degradedStages: string[];
+};
+
+/**
+ * Describes the message recalld.v1.GetProfileResponse.
+ * Use `create(GetProfileResponseSchema)` to create a new message.
+ */
+export const GetProfileResponseSchema: GenMessage<GetProfileResponse> = /*@__PURE__*/
+  messageDesc(file_recalld_v1_memory_service, 10);
 
 /**
  * GetRequest names one memory.
@@ -319,7 +548,7 @@ export type GetRequest = Message<"recalld.v1.GetRequest"> & {
  * Use `create(GetRequestSchema)` to create a new message.
  */
 export const GetRequestSchema: GenMessage<GetRequest> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 6);
+  messageDesc(file_recalld_v1_memory_service, 11);
 
 /**
  * GetResponse holds the memory.
@@ -338,7 +567,7 @@ export type GetResponse = Message<"recalld.v1.GetResponse"> & {
  * Use `create(GetResponseSchema)` to create a new message.
  */
 export const GetResponseSchema: GenMessage<GetResponse> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 7);
+  messageDesc(file_recalld_v1_memory_service, 12);
 
 /**
  * ListRequest pages through a user's memories (AIP-158).
@@ -387,7 +616,7 @@ export type ListRequest = Message<"recalld.v1.ListRequest"> & {
  * Use `create(ListRequestSchema)` to create a new message.
  */
 export const ListRequestSchema: GenMessage<ListRequest> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 8);
+  messageDesc(file_recalld_v1_memory_service, 13);
 
 /**
  * ListResponse is one page.
@@ -413,7 +642,7 @@ export type ListResponse = Message<"recalld.v1.ListResponse"> & {
  * Use `create(ListResponseSchema)` to create a new message.
  */
 export const ListResponseSchema: GenMessage<ListResponse> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 9);
+  messageDesc(file_recalld_v1_memory_service, 14);
 
 /**
  * UpdateRequest changes fields of one memory (AIP-134).
@@ -451,7 +680,7 @@ export type UpdateRequest = Message<"recalld.v1.UpdateRequest"> & {
  * Use `create(UpdateRequestSchema)` to create a new message.
  */
 export const UpdateRequestSchema: GenMessage<UpdateRequest> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 10);
+  messageDesc(file_recalld_v1_memory_service, 15);
 
 /**
  * UpdateResponse holds the memory as stored after the update.
@@ -470,7 +699,7 @@ export type UpdateResponse = Message<"recalld.v1.UpdateResponse"> & {
  * Use `create(UpdateResponseSchema)` to create a new message.
  */
 export const UpdateResponseSchema: GenMessage<UpdateResponse> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 11);
+  messageDesc(file_recalld_v1_memory_service, 16);
 
 /**
  * ForgetRequest names the memories to forget: set exactly one of ids,
@@ -541,7 +770,7 @@ export type ForgetRequest = Message<"recalld.v1.ForgetRequest"> & {
  * Use `create(ForgetRequestSchema)` to create a new message.
  */
 export const ForgetRequestSchema: GenMessage<ForgetRequest> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 12);
+  messageDesc(file_recalld_v1_memory_service, 17);
 
 /**
  * MemorySelector picks memories by their fields; unset fields match anything,
@@ -587,7 +816,7 @@ export type MemorySelector = Message<"recalld.v1.MemorySelector"> & {
  * Use `create(MemorySelectorSchema)` to create a new message.
  */
 export const MemorySelectorSchema: GenMessage<MemorySelector> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 13);
+  messageDesc(file_recalld_v1_memory_service, 18);
 
 /**
  * ForgetResponse lists what was (or, with dry_run, would be) forgotten.
@@ -606,7 +835,7 @@ export type ForgetResponse = Message<"recalld.v1.ForgetResponse"> & {
  * Use `create(ForgetResponseSchema)` to create a new message.
  */
 export const ForgetResponseSchema: GenMessage<ForgetResponse> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 14);
+  messageDesc(file_recalld_v1_memory_service, 19);
 
 /**
  * RestoreRequest names archived memories to bring back.
@@ -634,7 +863,7 @@ export type RestoreRequest = Message<"recalld.v1.RestoreRequest"> & {
  * Use `create(RestoreRequestSchema)` to create a new message.
  */
 export const RestoreRequestSchema: GenMessage<RestoreRequest> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 15);
+  messageDesc(file_recalld_v1_memory_service, 20);
 
 /**
  * RestoreResponse holds the restored memories.
@@ -653,7 +882,7 @@ export type RestoreResponse = Message<"recalld.v1.RestoreResponse"> & {
  * Use `create(RestoreResponseSchema)` to create a new message.
  */
 export const RestoreResponseSchema: GenMessage<RestoreResponse> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 16);
+  messageDesc(file_recalld_v1_memory_service, 21);
 
 /**
  * ConfirmRequest names draft memories to promote.
@@ -681,7 +910,7 @@ export type ConfirmRequest = Message<"recalld.v1.ConfirmRequest"> & {
  * Use `create(ConfirmRequestSchema)` to create a new message.
  */
 export const ConfirmRequestSchema: GenMessage<ConfirmRequest> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 17);
+  messageDesc(file_recalld_v1_memory_service, 22);
 
 /**
  * ConfirmResponse says what became of each confirmed draft.
@@ -703,7 +932,7 @@ export type ConfirmResponse = Message<"recalld.v1.ConfirmResponse"> & {
  * Use `create(ConfirmResponseSchema)` to create a new message.
  */
 export const ConfirmResponseSchema: GenMessage<ConfirmResponse> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 18);
+  messageDesc(file_recalld_v1_memory_service, 23);
 
 /**
  * HistoryRequest names a memory.
@@ -731,7 +960,7 @@ export type HistoryRequest = Message<"recalld.v1.HistoryRequest"> & {
  * Use `create(HistoryRequestSchema)` to create a new message.
  */
 export const HistoryRequestSchema: GenMessage<HistoryRequest> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 19);
+  messageDesc(file_recalld_v1_memory_service, 24);
 
 /**
  * HistoryResponse lists the versions of a memory, oldest first.
@@ -750,7 +979,7 @@ export type HistoryResponse = Message<"recalld.v1.HistoryResponse"> & {
  * Use `create(HistoryResponseSchema)` to create a new message.
  */
 export const HistoryResponseSchema: GenMessage<HistoryResponse> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 20);
+  messageDesc(file_recalld_v1_memory_service, 25);
 
 /**
  * MemoryVersion is the memory as it was after one change.
@@ -795,7 +1024,7 @@ export type MemoryVersion = Message<"recalld.v1.MemoryVersion"> & {
  * Use `create(MemoryVersionSchema)` to create a new message.
  */
 export const MemoryVersionSchema: GenMessage<MemoryVersion> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 21);
+  messageDesc(file_recalld_v1_memory_service, 26);
 
 /**
  * ListConflictsRequest pages through parked conflicts.
@@ -830,7 +1059,7 @@ export type ListConflictsRequest = Message<"recalld.v1.ListConflictsRequest"> & 
  * Use `create(ListConflictsRequestSchema)` to create a new message.
  */
 export const ListConflictsRequestSchema: GenMessage<ListConflictsRequest> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 22);
+  messageDesc(file_recalld_v1_memory_service, 27);
 
 /**
  * ListConflictsResponse is one page of conflicts.
@@ -856,7 +1085,7 @@ export type ListConflictsResponse = Message<"recalld.v1.ListConflictsResponse"> 
  * Use `create(ListConflictsResponseSchema)` to create a new message.
  */
 export const ListConflictsResponseSchema: GenMessage<ListConflictsResponse> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 23);
+  messageDesc(file_recalld_v1_memory_service, 28);
 
 /**
  * Conflict pairs a parked write with the core memory it contradicts.
@@ -884,7 +1113,7 @@ export type Conflict = Message<"recalld.v1.Conflict"> & {
  * Use `create(ConflictSchema)` to create a new message.
  */
 export const ConflictSchema: GenMessage<Conflict> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 24);
+  messageDesc(file_recalld_v1_memory_service, 29);
 
 /**
  * ResolveConflictRequest decides one conflict.
@@ -919,7 +1148,7 @@ export type ResolveConflictRequest = Message<"recalld.v1.ResolveConflictRequest"
  * Use `create(ResolveConflictRequestSchema)` to create a new message.
  */
 export const ResolveConflictRequestSchema: GenMessage<ResolveConflictRequest> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 25);
+  messageDesc(file_recalld_v1_memory_service, 30);
 
 /**
  * ResolveConflictResponse holds the memories as they are after the decision.
@@ -947,7 +1176,7 @@ export type ResolveConflictResponse = Message<"recalld.v1.ResolveConflictRespons
  * Use `create(ResolveConflictResponseSchema)` to create a new message.
  */
 export const ResolveConflictResponseSchema: GenMessage<ResolveConflictResponse> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 26);
+  messageDesc(file_recalld_v1_memory_service, 31);
 
 /**
  * ConsolidateRequest scopes a consolidation run.
@@ -982,7 +1211,7 @@ export type ConsolidateRequest = Message<"recalld.v1.ConsolidateRequest"> & {
  * Use `create(ConsolidateRequestSchema)` to create a new message.
  */
 export const ConsolidateRequestSchema: GenMessage<ConsolidateRequest> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 27);
+  messageDesc(file_recalld_v1_memory_service, 32);
 
 /**
  * ConsolidateResponse reports what a run did (or would do).
@@ -1046,7 +1275,7 @@ export type ConsolidateResponse = Message<"recalld.v1.ConsolidateResponse"> & {
  * Use `create(ConsolidateResponseSchema)` to create a new message.
  */
 export const ConsolidateResponseSchema: GenMessage<ConsolidateResponse> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 28);
+  messageDesc(file_recalld_v1_memory_service, 33);
 
 /**
  * MergedDuplicate is one near-duplicate folded into another memory.
@@ -1075,7 +1304,7 @@ export type MergedDuplicate = Message<"recalld.v1.MergedDuplicate"> & {
  * Use `create(MergedDuplicateSchema)` to create a new message.
  */
 export const MergedDuplicateSchema: GenMessage<MergedDuplicate> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 29);
+  messageDesc(file_recalld_v1_memory_service, 34);
 
 /**
  * PossibleContradiction pairs a core memory with a similar but different
@@ -1105,7 +1334,7 @@ export type PossibleContradiction = Message<"recalld.v1.PossibleContradiction"> 
  * Use `create(PossibleContradictionSchema)` to create a new message.
  */
 export const PossibleContradictionSchema: GenMessage<PossibleContradiction> = /*@__PURE__*/
-  messageDesc(file_recalld_v1_memory_service, 30);
+  messageDesc(file_recalld_v1_memory_service, 35);
 
 /**
  * WriteOutcome says what a Write did with one memory.
@@ -1195,6 +1424,73 @@ export const ForgetModeSchema: GenEnum<ForgetMode> = /*@__PURE__*/
   enumDesc(file_recalld_v1_memory_service, 1);
 
 /**
+ * DropReason says why a recall candidate was not returned.
+ *
+ * @generated from enum recalld.v1.DropReason
+ */
+export enum DropReason {
+  /**
+   * @generated from enum value: DROP_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: DROP_REASON_BELOW_THRESHOLD = 1;
+   */
+  BELOW_THRESHOLD = 1,
+
+  /**
+   * @generated from enum value: DROP_REASON_EXPIRED = 2;
+   */
+  EXPIRED = 2,
+
+  /**
+   * @generated from enum value: DROP_REASON_SUPERSEDED = 3;
+   */
+  SUPERSEDED = 3,
+
+  /**
+   * @generated from enum value: DROP_REASON_OTHER_SCOPE = 4;
+   */
+  OTHER_SCOPE = 4,
+
+  /**
+   * @generated from enum value: DROP_REASON_OVER_BUDGET = 5;
+   */
+  OVER_BUDGET = 5,
+
+  /**
+   * @generated from enum value: DROP_REASON_DUPLICATE = 6;
+   */
+  DUPLICATE = 6,
+
+  /**
+   * @generated from enum value: DROP_REASON_BEYOND_TOP_K = 7;
+   */
+  BEYOND_TOP_K = 7,
+
+  /**
+   * Archived, draft or conflict.
+   *
+   * @generated from enum value: DROP_REASON_INACTIVE = 8;
+   */
+  INACTIVE = 8,
+
+  /**
+   * Outside the request's type, tier, tag, session or time filters.
+   *
+   * @generated from enum value: DROP_REASON_FILTERED = 9;
+   */
+  FILTERED = 9,
+}
+
+/**
+ * Describes the enum recalld.v1.DropReason.
+ */
+export const DropReasonSchema: GenEnum<DropReason> = /*@__PURE__*/
+  enumDesc(file_recalld_v1_memory_service, 2);
+
+/**
  * MemoryOperation is what produced a version of a memory.
  *
  * @generated from enum recalld.v1.MemoryOperation
@@ -1267,7 +1563,7 @@ export enum MemoryOperation {
  * Describes the enum recalld.v1.MemoryOperation.
  */
 export const MemoryOperationSchema: GenEnum<MemoryOperation> = /*@__PURE__*/
-  enumDesc(file_recalld_v1_memory_service, 2);
+  enumDesc(file_recalld_v1_memory_service, 3);
 
 /**
  * ConflictResolution is a person's decision on a conflict.
@@ -1308,7 +1604,7 @@ export enum ConflictResolution {
  * Describes the enum recalld.v1.ConflictResolution.
  */
 export const ConflictResolutionSchema: GenEnum<ConflictResolution> = /*@__PURE__*/
-  enumDesc(file_recalld_v1_memory_service, 3);
+  enumDesc(file_recalld_v1_memory_service, 4);
 
 /**
  * MemoryService stores what agents learn about users and recalls what matters
@@ -1358,8 +1654,14 @@ export const MemoryService: GenService<{
   },
   /**
    * Recall returns the user's memories most relevant to a query, best first,
-   * with their scores. Only active, unexpired memories of the caller's tenant,
-   * the named user and the allowed agent scopes are considered.
+   * with their scores, plus the user's profile and a rendered context block.
+   * Only active, unexpired memories of the caller's tenant, the named user and
+   * the allowed agent scopes are considered. Dense (embedding) and keyword
+   * (BM25) search, the profile and recent events are fetched concurrently,
+   * then fused (reciprocal rank), weighted by recency and importance,
+   * thresholded, de-duplicated and packed into `token_budget`. A failing
+   * optional stage (the profile cache) is reported in `degraded_stages`
+   * instead of failing the call.
    *
    * Errors: INVALID_ARGUMENT (missing user_id; neither query nor query_vector,
    * or both; query_vector of the wrong dimension; top_k outside 1..100;
@@ -1372,6 +1674,22 @@ export const MemoryService: GenService<{
     methodKind: "unary";
     input: typeof RecallRequestSchema;
     output: typeof RecallResponseSchema;
+  },
+  /**
+   * GetProfile returns the user's profile: the active core (P0) memories and
+   * the active facts and preferences that carry a topic_key, one per topic.
+   * It is served from a cache that every change to the user's memories
+   * invalidates.
+   *
+   * Errors: INVALID_ARGUMENT (missing user_id), PERMISSION_DENIED (an agent
+   * scope the credential does not allow).
+   *
+   * @generated from rpc recalld.v1.MemoryService.GetProfile
+   */
+  getProfile: {
+    methodKind: "unary";
+    input: typeof GetProfileRequestSchema;
+    output: typeof GetProfileResponseSchema;
   },
   /**
    * Get returns one memory by id, whatever its status.

@@ -1,0 +1,431 @@
+"""The recall pipeline: fan out, fuse, weigh, threshold, de-duplicate, budget, render.
+
+Stages that do not depend on each other run concurrently:
+`embed -> dense search` || `keyword search` || `profile` || `recent events`.
+Optional stages (keyword, profile, recent) that fail or run out of time degrade
+the answer and say so; the dense path is required.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import numpy as np
+
+from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.model import (
+    Candidate,
+    DropReason,
+    Memory,
+    MemoryFilter,
+    MemoryType,
+    Profile,
+    RecallQuery,
+    RecallResult,
+    ScoreBreakdown,
+    ScoredMemory,
+    Status,
+    Tier,
+)
+from recalld_server.domain.ports import AccessTracker, Clock, Embedder, Vector, VectorStore
+from recalld_server.domain.profile import ProfileService
+from recalld_server.domain.stages import Stages
+from recalld_server.domain.text import estimate_tokens, nearly_same_text, token_cost
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+DAY_MS = 86_400_000
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RecallPolicy:
+    """Ranking knobs, with the documented defaults (docs/recall.md).
+
+    Attributes:
+        rrf_k: Reciprocal-rank-fusion constant: rank r contributes weight / (k + r).
+        dense_weight / keyword_weight / recent_weight: Weights of the three rankings.
+        decay_per_day: Recency lambda per memory type; score *= exp(-lambda * age_days),
+            age counted from occurred_at. Stable knowledge barely decays; events fade
+            with a half-life of about two weeks.
+        keyword_relative_floor: Keyword matches below this fraction of the best BM25
+            score are ignored; the ones above it pass the default relevance floor even
+            when their dense score is low (exact identifiers).
+        default_min_score: Dense relevance floor when the caller sets none. For the
+            default model (USE v3) unrelated pairs score about 0.0-0.1, correct matches
+            0.38 on average, but question-style queries can score a true match as low
+            as 0.11-0.15 ("Where does the user live?" vs "I live in Hangzhou"): the
+            default favours not missing a memory; callers wanting precision raise it.
+        pool_per_item / min_pool: Candidates fetched from each search.
+        recent_days / recent_limit: The recent-events stage looks this far back.
+    """
+
+    rrf_k: int = 60
+    dense_weight: float = 1.0
+    keyword_weight: float = 1.0
+    recent_weight: float = 0.3
+    decay_per_day: dict[MemoryType, float] = dataclasses.field(
+        default_factory=lambda: {
+            MemoryType.FACT: 0.0005,
+            MemoryType.PREFERENCE: 0.001,
+            MemoryType.SKILL: 0.0005,
+            MemoryType.DECISION: 0.002,
+            MemoryType.SUMMARY: 0.01,
+            MemoryType.TASK: 0.02,
+            MemoryType.STATE: 0.03,
+            MemoryType.EVENT: 0.05,
+        }
+    )
+    keyword_relative_floor: float = 0.5
+    default_min_score: float = 0.1
+    pool_per_item: int = 4
+    min_pool: int = 20
+    recent_days: int = 7
+    recent_limit: int = 5
+
+
+@dataclasses.dataclass(slots=True)
+class _Hit:
+    memory: Memory
+    dense: float | None = None
+    dense_rank: int | None = None
+    keyword: float | None = None
+    keyword_rank: int | None = None
+    recent_rank: int | None = None
+
+
+class RecallPipeline:
+    """Runs one recall for an already validated query and authorised principal."""
+
+    def __init__(
+        self,
+        store: VectorStore,
+        embedder: Embedder,
+        profiles: ProfileService,
+        access: AccessTracker,
+        stages: Stages,
+        clock: Clock,
+        policy: RecallPolicy | None = None,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._profiles = profiles
+        self._access = access
+        self._stages = stages
+        self._clock = clock
+        self._policy = policy or RecallPolicy()
+
+    async def run(
+        self,
+        tenant_id: str,
+        query: RecallQuery,
+        readable: frozenset[str] | None,
+        deadline_s: float | None = None,
+    ) -> RecallResult:
+        """Recall for one user. `readable` are the scopes the caller may see at all."""
+        now = self._clock.now_ms()
+        strict = MemoryFilter(
+            tenant_id=tenant_id,
+            user_id=query.user_id,
+            statuses=frozenset({Status.ACTIVE}),
+            types=query.types,
+            tiers=query.tiers,
+            scopes=query.scopes,
+            tags=query.tags,
+            session_id=query.session_id,
+            occurred_after=query.occurred_after,
+            occurred_before=query.occurred_before,
+            unexpired_at=now,
+        )
+        # Explain looks wider (every status and allowed scope) to say why things were left out.
+        search_filter = (
+            MemoryFilter(tenant_id, query.user_id, scopes=readable) if query.explain else strict
+        )
+        pool = max(self._policy.min_pool, query.top_k * self._policy.pool_per_item)
+        degraded: list[str] = []
+
+        async def optional(name: str, work: Callable[[], Awaitable[T]], fallback: T) -> T:
+            try:
+                if deadline_s is None:
+                    return await work()
+                return await asyncio.wait_for(work(), timeout=max(0.01, deadline_s * 0.9))
+            except (BackendUnavailableError, TimeoutError) as error:
+                log.warning("recall stage %s degraded: %s", name, error)
+                degraded.append(name)
+                return fallback
+
+        no_hits: list[tuple[Memory, float]] = []
+        no_profile: tuple[Profile | None, list[str]] = (None, [])
+        no_events: list[Memory] = []
+        dense, keyword, profile_result, recent = await asyncio.gather(
+            self._dense(query, search_filter, pool),
+            optional("keyword_search", lambda: self._keyword(query, search_filter, pool), no_hits),
+            optional("profile", lambda: self._profile(tenant_id, query, strict), no_profile),
+            optional("recent", lambda: self._recent(strict, now), no_events),
+        )
+        profile, profile_degraded = profile_result
+        degraded.extend(profile_degraded)
+
+        with self._stages.stage("fuse") as record:
+            # Weak keyword matches (a fraction of the best BM25 score) would otherwise
+            # get full reciprocal-rank credit; they do not enter the keyword ranking.
+            best_keyword = max((score for _, score in keyword), default=0.0)
+            keyword = [
+                (m, score)
+                for m, score in keyword
+                if score >= self._policy.keyword_relative_floor * best_keyword
+            ]
+            hits = self._merge(dense, keyword, recent)
+            scored = [(hit, self._score(hit, now)) for hit in hits.values()]
+            scored.sort(key=lambda pair: pair[1].final, reverse=True)
+            record.set("candidates_in", len(scored))
+            candidates, kept = self._select(query, strict, scored, now)
+            record.set("candidates_out", len(kept))
+
+        with self._stages.stage("budget") as record:
+            items, context, tokens, candidates = self._pack(query, profile, kept, candidates)
+            record.set("items", len(items))
+            record.set("tokens", tokens)
+        self._access.record(tenant_id, [i.memory.id for i in items], now)
+        return RecallResult(
+            items=items,
+            token_estimate=tokens,
+            degraded_stages=degraded,
+            profile=profile,
+            context=context,
+            candidates=candidates if query.explain else [],
+        )
+
+    # -- stages ----------------------------------------------------------------
+
+    async def _dense(
+        self, query: RecallQuery, memory_filter: MemoryFilter, pool: int
+    ) -> list[tuple[Memory, float]]:
+        if query.query_vector:
+            vector: Vector = np.asarray(query.query_vector, dtype=np.float32)
+        else:
+            with self._stages.stage("embed") as record:
+                vector = (await self._embedder.embed([query.query]))[0]
+                record.set("model", self._embedder.model_id)
+        with self._stages.stage("dense_search") as record:
+            hits = await self._store.search(memory_filter, vector, pool)
+            record.set("candidates_out", len(hits))
+            return hits
+
+    async def _keyword(
+        self, query: RecallQuery, memory_filter: MemoryFilter, pool: int
+    ) -> list[tuple[Memory, float]]:
+        if not query.query.strip():
+            return []
+        with self._stages.stage("keyword_search") as record:
+            hits = await self._store.keyword_search(memory_filter, query.query, pool)
+            record.set("candidates_out", len(hits))
+            return hits
+
+    async def _profile(
+        self, tenant_id: str, query: RecallQuery, strict: MemoryFilter
+    ) -> tuple[Profile | None, list[str]]:
+        if query.skip_profile:
+            return None, []
+        with self._stages.stage("profile") as record:
+            profile, degraded = await self._profiles.get(tenant_id, query.user_id, strict.scopes)
+            record.set("cache_hit", profile.from_cache)
+            record.set("degraded", bool(degraded))
+            record.set("memories", len(profile.memories))
+            return profile, degraded
+
+    async def _recent(self, strict: MemoryFilter, now: int) -> list[Memory]:
+        if strict.types and MemoryType.EVENT not in strict.types:
+            return []
+        with self._stages.stage("recent") as record:
+            window = dataclasses.replace(
+                strict,
+                types=frozenset({MemoryType.EVENT}),
+                occurred_after=max(strict.occurred_after, now - self._policy.recent_days * DAY_MS),
+            )
+            events = await self._store.find(window, 1000)
+            events.sort(key=lambda m: m.occurred_at, reverse=True)
+            record.set("candidates_out", min(len(events), self._policy.recent_limit))
+            return events[: self._policy.recent_limit]
+
+    # -- fusion and selection --------------------------------------------------
+
+    @staticmethod
+    def _merge(
+        dense: list[tuple[Memory, float]], keyword: list[tuple[Memory, float]], recent: list[Memory]
+    ) -> dict[str, _Hit]:
+        hits: dict[str, _Hit] = {}
+        for rank, (memory, score) in enumerate(sorted(dense, key=lambda h: -h[1]), start=1):
+            hits.setdefault(memory.id, _Hit(memory)).dense = score
+            hits[memory.id].dense_rank = rank
+        for rank, (memory, score) in enumerate(sorted(keyword, key=lambda h: -h[1]), start=1):
+            hit = hits.setdefault(memory.id, _Hit(memory))
+            hit.keyword, hit.keyword_rank = score, rank
+        for rank, memory in enumerate(recent, start=1):
+            hits.setdefault(memory.id, _Hit(memory)).recent_rank = rank
+        return hits
+
+    def _score(self, hit: _Hit, now: int) -> ScoreBreakdown:
+        p = self._policy
+        fused = 0.0
+        for rank, weight in (
+            (hit.dense_rank, p.dense_weight),
+            (hit.keyword_rank, p.keyword_weight),
+            (hit.recent_rank, p.recent_weight),
+        ):
+            if rank is not None:
+                fused += weight / (p.rrf_k + rank)
+        best = (p.dense_weight + p.keyword_weight + p.recent_weight) / (p.rrf_k + 1)
+        age_days = max(0.0, (now - hit.memory.occurred_at) / DAY_MS)
+        decay = math.exp(-p.decay_per_day.get(hit.memory.type, 0.0) * age_days)
+        return ScoreBreakdown(
+            dense=hit.dense or 0.0,
+            keyword=hit.keyword or 0.0,
+            fused=fused / best,
+            decay=decay,
+            importance_weight=0.75 + 0.5 * hit.memory.importance,
+        )
+
+    def _select(
+        self,
+        query: RecallQuery,
+        strict: MemoryFilter,
+        scored: list[tuple[_Hit, ScoreBreakdown]],
+        now: int,
+    ) -> tuple[list[Candidate], list[tuple[Memory, ScoreBreakdown]]]:
+        """Applies filters, the relevance gate, duplicate removal and top_k, in that order."""
+        min_score = self._policy.default_min_score if query.min_score is None else query.min_score
+        candidates: list[Candidate] = []
+        kept: list[tuple[Memory, ScoreBreakdown]] = []
+        for hit, breakdown in scored:
+            memory = hit.memory
+            reason = _filter_reason(memory, strict, now)
+            duplicate_of = ""
+            # The default floor lets a strong keyword match (an exact identifier that
+            # embeddings blur) through; a floor the caller chose is a hard floor.
+            keyword_pass = query.min_score is None and hit.keyword is not None
+            if reason is None and (hit.dense is None or hit.dense < min_score) and not keyword_pass:
+                reason = DropReason.BELOW_THRESHOLD
+            if reason is None:
+                twin = next(
+                    (
+                        m
+                        for m, _ in kept
+                        if m.content_hash == memory.content_hash
+                        or nearly_same_text(m.content, memory.content)
+                    ),
+                    None,
+                )
+                if twin is not None:
+                    reason, duplicate_of = DropReason.DUPLICATE, twin.id
+            if reason is None and len(kept) >= query.top_k:
+                reason = DropReason.BEYOND_TOP_K
+            if reason is None:
+                kept.append((memory, breakdown))
+            candidates.append(Candidate(memory, breakdown, reason, duplicate_of))
+        return candidates, kept
+
+    @staticmethod
+    def _pack(
+        query: RecallQuery,
+        profile: Profile | None,
+        kept: list[tuple[Memory, ScoreBreakdown]],
+        candidates: list[Candidate],
+    ) -> tuple[list[ScoredMemory], str, int, list[Candidate]]:
+        """Fits profile and items into the budget by priority, then renders the context.
+
+        Priority: the profile (core first), then core (P0) items, then decisions and
+        preferences, then the rest by score. The returned items keep score order.
+        """
+        budget = query.token_budget or None
+        frame = token_cost(render_context([], [])) if budget else 0
+        if budget is not None and frame > budget:  # not even the empty block fits
+            over_all = [
+                dataclasses.replace(c, drop_reason=DropReason.OVER_BUDGET)
+                if c.drop_reason is None
+                else c
+                for c in candidates
+            ]
+            return [], "", 0, over_all
+        used = frame
+        profile_memories: list[Memory] = []
+        for memory in profile.memories if profile else []:
+            cost = token_cost(_profile_line(memory))
+            if budget is None or used + cost <= budget:
+                profile_memories.append(memory)
+                used += cost
+        priority = sorted(
+            range(len(kept)),
+            key=lambda i: (
+                kept[i][0].tier is not Tier.P0,
+                kept[i][0].type not in (MemoryType.DECISION, MemoryType.PREFERENCE),
+                i,
+            ),
+        )
+        admitted: set[int] = set()
+        for i in priority:
+            cost = token_cost(_memory_line(kept[i][0]))
+            if budget is None or used + cost <= budget:
+                admitted.add(i)
+                used += cost
+        over = {kept[i][0].id for i in range(len(kept)) if i not in admitted}
+        items = [ScoredMemory(m, b.final, b) for i, (m, b) in enumerate(kept) if i in admitted]
+        candidates = [
+            dataclasses.replace(c, drop_reason=DropReason.OVER_BUDGET)
+            if c.memory.id in over and c.drop_reason is None
+            else c
+            for c in candidates
+        ]
+        context = render_context(profile_memories, [i.memory for i in items])
+        return items, context, estimate_tokens(context), candidates
+
+
+def _filter_reason(memory: Memory, strict: MemoryFilter, now: int) -> DropReason | None:
+    """Why a memory fails the request's filters (explain mode searches wider)."""
+    if memory.status is Status.SUPERSEDED:
+        return DropReason.SUPERSEDED
+    if memory.status is not Status.ACTIVE:
+        return DropReason.INACTIVE
+    if memory.is_expired(now):
+        return DropReason.EXPIRED
+    if strict.scopes is not None and memory.agent_scope not in strict.scopes:
+        return DropReason.OTHER_SCOPE
+    if (
+        (strict.types and memory.type not in strict.types)
+        or (strict.tiers and memory.tier not in strict.tiers)
+        or (strict.tags and not strict.tags <= set(memory.tags))
+        or (strict.session_id and memory.session_id != strict.session_id)
+        or (strict.occurred_after and memory.occurred_at < strict.occurred_after)
+        or (strict.occurred_before and memory.occurred_at >= strict.occurred_before)
+    ):
+        return DropReason.FILTERED
+    return None
+
+
+def _date(ms: int) -> str:
+    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).strftime("%Y-%m-%d")
+
+
+def _profile_line(memory: Memory) -> str:
+    key = memory.topic_key or "core"
+    return f"- {key}: {memory.content}\n"
+
+
+def _memory_line(memory: Memory) -> str:
+    kind = memory.type.name.lower()
+    return f"- [{_date(memory.occurred_at)}] ({kind}) {memory.content}\n"
+
+
+def render_context(profile: list[Memory], memories: list[Memory]) -> str:
+    """The prompt block: delimited profile and memory sections."""
+    return (
+        "<user_profile>\n" + "".join(_profile_line(m) for m in profile) + "</user_profile>\n"
+        "<relevant_memories>\n"
+        + "".join(_memory_line(m) for m in memories)
+        + "</relevant_memories>\n"
+    )

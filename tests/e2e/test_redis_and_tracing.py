@@ -1,0 +1,216 @@
+"""The Redis profile cache (real redis-server) and the span tree of a traced call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio as redis_asyncio
+from opentelemetry.sdk.trace import TracerProvider
+
+from recalld.v1 import memory_pb2
+from recalld_client import RecalldClient
+from recalld_server.app import RunningServer, start_server
+from recalld_server.config import ServerConfig
+from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.storage.profile_cache import profile_key
+from tests.e2e.helpers import memory
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RedisProcess:
+    """A real redis-server on loopback, restartable on the same port."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        assert binary, "redis-server is required (scripts/test.sh installs it)"
+        self.process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise TimeoutError("redis-server did not start")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisProcess]:
+    process = RedisProcess(_free_port())
+    process.start()
+    yield process
+    if process.process and process.process.poll() is None:
+        process.kill()
+
+
+@pytest.fixture(scope="module")
+async def redis_recalld(
+    tmp_path_factory: pytest.TempPathFactory,
+    redis_server: RedisProcess,
+    embedder: MicroBatchingEmbedder,
+) -> AsyncIterator[tuple[RunningServer, Path]]:
+    root = tmp_path_factory.mktemp("redis-recalld")
+    traces = root / "spans.jsonl"
+    config = ServerConfig(
+        port=0, data_dir=root / "data", redis_url=f"redis://127.0.0.1:{redis_server.port}/0"
+    )
+    running = await start_server(
+        config, embedder=embedder, environ={"RECALLD_OTEL_TRACES_FILE": str(traces)}
+    )
+    yield running, traces
+    await running.stop(grace_s=1)
+
+
+@pytest.fixture
+async def rclient(
+    redis_recalld: tuple[RunningServer, Path], tenant: str
+) -> AsyncIterator[RecalldClient]:
+    async with RecalldClient(f"127.0.0.1:{redis_recalld[0].port}", tenant=tenant) as c:
+        yield c
+
+
+async def test_profile_lives_in_redis_under_a_per_user_key(
+    rclient: RecalldClient, redis_server: RedisProcess, tenant: str, user_id: str
+) -> None:
+    await rclient.write(user_id, [memory("The user's home city is Suzhou", topic_key="home")])
+    await rclient.get_profile(user_id)
+    assert (await rclient.get_profile(user_id)).profile.from_cache
+    raw = redis_asyncio.Redis(port=redis_server.port)
+    try:
+        keys = await raw.keys("recalld:v1:profile:*")
+        assert profile_key(tenant, user_id).encode() in keys
+        # An entry that claims to be this user's but holds another user's profile (a key
+        # collision, a bug, tampering) is never served.
+        other = f"{user_id}-other"
+        await rclient.write(other, [memory("Other user's secret city is Harbin", topic_key="home")])
+        await rclient.get_profile(other)
+        other_entry = await raw.hgetall(profile_key(tenant, other))
+        victim_key = profile_key(tenant, user_id)
+        generation = await raw.hget(victim_key, "__generation__")
+        for field, value in other_entry.items():
+            if field != b"__generation__":
+                entry = json.loads(value)
+                entry["generation"] = int(generation or 0)
+                await raw.hset(victim_key, field, json.dumps(entry))
+    finally:
+        await raw.aclose()
+    served = await rclient.get_profile(user_id)
+    assert [m.content for m in served.profile.memories] == ["The user's home city is Suzhou"]
+    assert not served.profile.from_cache
+
+
+async def test_recall_survives_redis_going_away_and_recovers(
+    rclient: RecalldClient, redis_server: RedisProcess, user_id: str
+) -> None:
+    await rclient.write(
+        user_id,
+        [memory("The user prefers oolong tea", memory_pb2.MEMORY_TYPE_PREFERENCE, topic_key="tea")],
+    )
+    healthy = await rclient.recall(user_id, "What tea does the user like?")
+    assert list(healthy.degraded_stages) == []
+    redis_server.kill()
+    try:
+        down = await rclient.recall(user_id, "What tea does the user like?")
+        assert "profile_cache" in down.degraded_stages
+        assert down.items[0].memory.content == "The user prefers oolong tea"
+        # A change while Redis is down cannot be invalidated there ...
+        await rclient.write(
+            user_id,
+            [
+                memory(
+                    "The user now prefers jasmine tea",
+                    memory_pb2.MEMORY_TYPE_PREFERENCE,
+                    topic_key="tea",
+                )
+            ],
+        )
+    finally:
+        redis_server.start()
+    # ... so the stale cached profile must not be served once Redis is back.
+    for _ in range(50):
+        recovered = await rclient.recall(user_id, "What tea does the user like?")
+        if not recovered.degraded_stages:
+            break
+        await asyncio.sleep(0.2)
+    assert list(recovered.degraded_stages) == []
+    assert [m.content for m in recovered.profile.memories] == ["The user now prefers jasmine tea"]
+    again = await rclient.recall(user_id, "What tea does the user like?")
+    assert again.profile.from_cache and not again.degraded_stages
+
+
+def _spans(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+async def test_traced_recall_has_every_stage_under_the_server_span(
+    redis_recalld: tuple[RunningServer, Path], rclient: RecalldClient, user_id: str
+) -> None:
+    _, traces = redis_recalld
+    await rclient.write(user_id, [memory("The user's dentist is on Nanjing Road")])
+    provider = TracerProvider()
+    tracer = provider.get_tracer("test-agent")
+    with tracer.start_as_current_span("agent-turn") as client_span:
+        await rclient.recall(user_id, "Where is the user's dentist?")
+    context = client_span.get_span_context()
+    trace_id = f"{context.trace_id:032x}"
+    spans: list[dict[str, Any]] = []
+    for _ in range(50):
+        spans = [s for s in _spans(traces) if s["trace_id"] == trace_id]
+        if any(s["name"] == "recall.budget" for s in spans):
+            break
+        await asyncio.sleep(0.1)
+    server = [s for s in spans if s["name"] == "recalld.v1.MemoryService/Recall"]
+    assert len(server) == 1 and server[0]["kind"] == "SERVER"
+    assert server[0]["parent_span_id"] == f"{context.span_id:016x}"
+    stages = {s["name"]: s for s in spans if s["name"].startswith("recall.")}
+    assert set(stages) == {
+        "recall.embed",
+        "recall.dense_search",
+        "recall.keyword_search",
+        "recall.profile",
+        "recall.recent",
+        "recall.fuse",
+        "recall.budget",
+    }
+    assert all(s["parent_span_id"] == server[0]["span_id"] for s in stages.values())
+    assert "recalld.candidates_in" in stages["recall.fuse"]["attributes"]
+    assert "recalld.cache_hit" in stages["recall.profile"]["attributes"]
+    assert server[0]["attributes"]["rpc.grpc.status_code"] == 0
