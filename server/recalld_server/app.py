@@ -32,6 +32,7 @@ from recalld_server.storage.milvus_records import (
 )
 from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
 from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
+from recalld_server.storage.redis_coordination import RedisLockManager
 from recalld_server.telemetry.tracing import (
     OtelStages,
     ServerTracingInterceptor,
@@ -60,6 +61,7 @@ class RunningServer:
     tracer_provider: TracerProvider
     meter_provider: SdkMeterProvider
     profile_cache: LocalProfileCache | RedisProfileCache
+    locks: LocalLockManager | RedisLockManager
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Drains in-flight calls, writes pending access statistics, closes storage."""
@@ -75,6 +77,8 @@ class RunningServer:
         await self.store.close()
         if isinstance(self.profile_cache, RedisProfileCache):
             await self.profile_cache.close()
+        if isinstance(self.locks, RedisLockManager):
+            await self.locks.close()
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
         close = getattr(self.embedder, "close", None)
@@ -132,10 +136,15 @@ async def start_server(
     else:
         profile_cache = LocalProfileCache()
     clock = SystemClock()
+    locks: LocalLockManager | RedisLockManager = LocalLockManager()
+    if config.redis_locks:
+        if not config.redis_url:
+            raise SystemExit("recalld: --redis-locks needs --redis-url")
+        locks = RedisLockManager.from_url(config.redis_url)
     backends = Backends(
         store=store,
         embedder=embedder,
-        locks=LocalLockManager(),
+        locks=locks,
         clock=clock,
         history=MilvusHistoryStore(store.client),
         requests=MilvusIdempotencyStore(store.client),
@@ -211,6 +220,7 @@ async def start_server(
         tracer_provider,
         meter_provider,
         profile_cache,
+        locks,
     )
 
 

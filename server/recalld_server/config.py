@@ -32,6 +32,9 @@ class ServerConfig:
         embed_batch: Most texts one embedding call takes.
         redis_url: Redis for the profile cache (redis://host:port/db); empty keeps the
             cache in process.
+        redis_locks: Take the per-user write locks in Redis. Required when several
+            replicas share one Milvus; writes then need Redis (UNAVAILABLE without it,
+            safe to retry with a request_id), recalls do not.
         access_flush_interval_s: How often batched recall statistics are written (0: only
             at shutdown and consolidation).
         consolidate_interval_s: How often every tenant is consolidated (0: never; the
@@ -50,6 +53,7 @@ class ServerConfig:
     max_concurrent_rpcs: int = 1024
     embed_batch: int = 64
     redis_url: str = ""
+    redis_locks: bool = False
     access_flush_interval_s: float = 30.0
     consolidate_interval_s: float = 3600.0
 
@@ -84,6 +88,9 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--milvus-uri", default=env("MILVUS_URI", ""))
     p.add_argument("--milvus-token", default=env("MILVUS_TOKEN", ""))
     p.add_argument("--redis-url", default=env("REDIS_URL", ""))
+    p.add_argument(
+        "--redis-locks", action="store_true", default=env("REDIS_LOCKS", "") in ("1", "true", "yes")
+    )
     p.add_argument("--keys-file", type=Path, default=env("KEYS_FILE", None))
     p.add_argument(
         "--allow-unauthenticated",
@@ -121,6 +128,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         milvus_uri=args.milvus_uri or "",
         milvus_token=args.milvus_token or "",
         redis_url=args.redis_url or "",
+        redis_locks=bool(args.redis_locks),
         keys_file=Path(args.keys_file) if args.keys_file else None,
         allow_unauthenticated=bool(args.allow_unauthenticated),
         tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,

@@ -4,9 +4,6 @@ Most tests call the runner against the in-process session server; the last one
 runs the real `recalld` console command against a `recalld serve` child process.
 """
 
-# The Chinese samples use full-width punctuation on purpose.
-# ruff: noqa: RUF001
-
 from __future__ import annotations
 
 import json

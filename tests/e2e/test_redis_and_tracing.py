@@ -214,3 +214,45 @@ async def test_traced_recall_has_every_stage_under_the_server_span(
     assert "recalld.candidates_in" in stages["recall.fuse"]["attributes"]
     assert "recalld.cache_hit" in stages["recall.profile"]["attributes"]
     assert server[0]["attributes"]["rpc.grpc.status_code"] == 0
+
+
+async def test_two_replicas_with_redis_locks_keep_one_active_memory_per_topic(
+    tmp_path: Path,
+    redis_server: RedisProcess,
+    embedder: MicroBatchingEmbedder,
+    tenant: str,
+    user_id: str,
+) -> None:
+    # Two servers over one Milvus Lite store, as two replicas over one Milvus would be;
+    # only the Redis lock makes their read-then-write topic rule agree.
+    url = f"redis://127.0.0.1:{redis_server.port}/0"
+    configs = [
+        ServerConfig(
+            port=0,
+            data_dir=tmp_path / "shared",
+            redis_url=url,
+            redis_locks=True,
+            consolidate_interval_s=0,
+        )
+        for _ in range(2)
+    ]
+    replicas = [await start_server(c, embedder=embedder) for c in configs]
+    try:
+        clients = [RecalldClient(f"127.0.0.1:{r.port}", tenant=tenant) for r in replicas]
+        writes = [
+            clients[i % 2].write(
+                user_id,
+                [memory(f"The user's current project is number {i}", topic_key="project.current")],
+            )
+            for i in range(8)
+        ]
+        await asyncio.gather(*writes)
+        active = await clients[0].list(user_id, statuses=[memory_pb2.MEMORY_STATUS_ACTIVE])
+        assert len(active.memories) == 1
+        superseded = await clients[1].list(user_id, statuses=[memory_pb2.MEMORY_STATUS_SUPERSEDED])
+        assert len(superseded.memories) == 7
+        for c in clients:
+            await c.close()
+    finally:
+        for r in replicas:
+            await r.stop(grace_s=1)

@@ -1,8 +1,5 @@
 """MEMORY.md parsing: tiers and types from headings and markers, one record per item."""
 
-# The Chinese samples use full-width punctuation on purpose.
-# ruff: noqa: RUF001
-
 from __future__ import annotations
 
 import re

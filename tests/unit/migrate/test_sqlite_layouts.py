@@ -1,8 +1,5 @@
 """The SQLite layouts of seeds 000 (agent_memories) and 001 (memories), as the posts create them."""
 
-# The Chinese samples use full-width punctuation on purpose.
-# ruff: noqa: RUF001
-
 from __future__ import annotations
 
 import sqlite3
