@@ -32,7 +32,7 @@ from recalld_server.storage.milvus_records import (
 )
 from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
 from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
-from recalld_server.storage.redis_coordination import RedisLockManager
+from recalld_server.storage.redis_coordination import RedisAccessTracker, RedisLockManager
 from recalld_server.telemetry.tracing import (
     OtelStages,
     ServerTracingInterceptor,
@@ -62,6 +62,7 @@ class RunningServer:
     meter_provider: SdkMeterProvider
     profile_cache: LocalProfileCache | RedisProfileCache
     locks: LocalLockManager | RedisLockManager
+    access: LocalAccessTracker | RedisAccessTracker
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Drains in-flight calls, writes pending access statistics, closes storage."""
@@ -79,6 +80,8 @@ class RunningServer:
             await self.profile_cache.close()
         if isinstance(self.locks, RedisLockManager):
             await self.locks.close()
+        if isinstance(self.access, RedisAccessTracker):
+            await self.access.close()
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
         close = getattr(self.embedder, "close", None)
@@ -137,6 +140,9 @@ async def start_server(
         profile_cache = LocalProfileCache()
     clock = SystemClock()
     locks: LocalLockManager | RedisLockManager = LocalLockManager()
+    access: LocalAccessTracker | RedisAccessTracker = (
+        RedisAccessTracker.from_url(config.redis_url) if config.redis_url else LocalAccessTracker()
+    )
     if config.redis_locks:
         if not config.redis_url:
             raise SystemExit("recalld: --redis-locks needs --redis-url")
@@ -148,7 +154,7 @@ async def start_server(
         clock=clock,
         history=MilvusHistoryStore(store.client),
         requests=MilvusIdempotencyStore(store.client),
-        access=LocalAccessTracker(),
+        access=access,
         profile_cache=profile_cache,
     )
     profiles = ProfileService(store, profile_cache, clock)
@@ -221,6 +227,7 @@ async def start_server(
         meter_provider,
         profile_cache,
         locks,
+        access,
     )
 
 

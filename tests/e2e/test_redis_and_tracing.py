@@ -256,3 +256,25 @@ async def test_two_replicas_with_redis_locks_keep_one_active_memory_per_topic(
     finally:
         for r in replicas:
             await r.stop(grace_s=1)
+
+
+async def test_recall_statistics_wait_in_redis_until_flushed(
+    redis_recalld: tuple[RunningServer, Path], rclient: RecalldClient,
+    redis_server: RedisProcess, tenant: str, user_id: str,
+) -> None:
+    server, _ = redis_recalld
+    memory_id = (await rclient.write(user_id, [memory("The user's bike is a red Brompton")])
+                 ).results[0].id
+    for _ in range(2):
+        await rclient.recall(user_id, "What bike does the user ride?", top_k=1)
+    raw = redis_asyncio.Redis(port=redis_server.port)
+    try:
+        counts = {}
+        for key in await raw.keys("recalld:v1:access:*:count"):
+            counts.update(await raw.hgetall(key))
+        assert counts.get(memory_id.encode()) == b"2", "stats wait in Redis, not in Milvus"
+    finally:
+        await raw.aclose()
+    assert (await rclient.get(user_id, memory_id)).access_count == 0
+    await server.consolidator.flush_access_stats()
+    assert (await rclient.get(user_id, memory_id)).access_count == 2

@@ -190,7 +190,7 @@ class Consolidator:
 
     async def flush_access_stats(self, tenant_id: str | None = None) -> int:
         """Writes pending recall statistics: last access, count, and tier expiry."""
-        pending = self._access.drain(tenant_id)
+        pending = await self._access.drain(tenant_id)
         by_tenant: dict[str, dict[str, tuple[int, int]]] = {}
         for (tenant, memory_id), memory_stats in pending.items():
             by_tenant.setdefault(tenant, {})[memory_id] = memory_stats

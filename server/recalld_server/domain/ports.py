@@ -146,13 +146,16 @@ class IdempotencyStore(Protocol):
 
 
 class AccessTracker(Protocol):
-    """Counts recalls per memory in memory, to be flushed to storage in batches."""
+    """Counts recalls per memory outside storage, to be flushed to storage in batches."""
 
-    def record(self, tenant_id: str, memory_ids: Sequence[str], at_ms: int) -> None:
-        """Notes that Recall returned these memories."""
+    async def record(self, tenant_id: str, memory_ids: Sequence[str], at_ms: int) -> None:
+        """Notes that Recall returned these memories.
+
+        Never raises: statistics are best effort and must not fail a recall.
+        """
         ...
 
-    def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
+    async def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
         """Takes the pending stats: (tenant, id) -> (count, last access ms)."""
         ...
 

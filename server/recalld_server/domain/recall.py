@@ -191,7 +191,7 @@ class RecallPipeline:
             items, context, tokens, candidates = self._pack(query, profile, kept, candidates)
             record.set("items", len(items))
             record.set("tokens", tokens)
-        self._access.record(tenant_id, [i.memory.id for i in items], now)
+        await self._access.record(tenant_id, [i.memory.id for i in items], now)
         return RecallResult(
             items=items,
             token_estimate=tokens,

@@ -564,7 +564,7 @@ class MemoryService:
             if mode is ForgetMode.HARD and target.all_of_user:
                 await self._history.delete_user(tenant, user_id)
                 await self._requests.delete_user(tenant, user_id)
-            self._access.drain(tenant)  # stats of deleted ids must not resurrect them
+            await self._access.drain(tenant)  # stats of deleted ids must not resurrect them
             return [m.id for m in memories]
 
     async def _forget_memories(self, tenant: str, memories: list[Memory], mode: ForgetMode) -> None:
@@ -596,7 +596,7 @@ class MemoryService:
         if mode is ForgetMode.HARD:
             await self._history.delete_user(tenant, None)
             await self._requests.delete_user(tenant, None)
-        self._access.drain(tenant)
+        await self._access.drain(tenant)
         return [m.id for m in memories]
 
     def _target_filter(

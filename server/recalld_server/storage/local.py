@@ -48,13 +48,13 @@ class LocalAccessTracker:
     def __init__(self) -> None:
         self._pending: dict[tuple[str, str], tuple[int, int]] = {}
 
-    def record(self, tenant_id: str, memory_ids: Sequence[str], at_ms: int) -> None:
+    async def record(self, tenant_id: str, memory_ids: Sequence[str], at_ms: int) -> None:
         """Counts one access of each memory."""
         for memory_id in memory_ids:
             count, last = self._pending.get((tenant_id, memory_id), (0, 0))
             self._pending[(tenant_id, memory_id)] = (count + 1, max(last, at_ms))
 
-    def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
+    async def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
         """Takes pending stats (of one tenant, or all)."""
         if tenant_id is None:
             taken, self._pending = self._pending, {}

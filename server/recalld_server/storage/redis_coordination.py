@@ -1,5 +1,7 @@
 """Coordination through Redis, so that several server replicas agree.
 
+User locks and recall statistics.
+
 The user lock serialises changes to one user's memories (duplicates, supersede,
 etags) across replicas: SET NX with a TTL, released only by its owner (a
 compare-and-delete script), renewed while held so a long batch cannot lose it.
@@ -9,13 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import redis.asyncio as redis_asyncio
 from redis.exceptions import RedisError
 
 from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.storage.local import LocalAccessTracker
+
+_TENANTS = "recalld:v1:access:tenants"
 
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
@@ -75,6 +81,95 @@ class RedisLockManager:
             await asyncio.sleep(self._ttl_ms / 3000)
             with contextlib.suppress(RedisError):
                 await self._client.eval(_RENEW, 1, name, token, self._ttl_ms)
+
+    async def close(self) -> None:
+        """Closes the connection pool."""
+        await self._client.aclose()
+
+
+class RedisAccessTracker:
+    """Recall statistics in Redis, shared by replicas until a flush writes them to Milvus.
+
+    Per tenant two hashes (count, last access) keyed by memory id, and a set of
+    tenants with pending statistics. A drain renames the hashes away atomically,
+    so recalls that happen during a flush land in fresh hashes. When Redis cannot
+    be reached, statistics are kept in process and drained with the rest.
+    """
+
+    def __init__(self, client: redis_asyncio.Redis) -> None:
+        self._client = client
+        self._fallback = LocalAccessTracker()
+
+    @classmethod
+    def from_url(cls, url: str) -> RedisAccessTracker:
+        """Statistics on the Redis at `url` (short timeouts: never slow a recall)."""
+        return cls(
+            redis_asyncio.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+        )
+
+    @staticmethod
+    def _keys(tenant_id: str) -> tuple[str, str]:
+        digest = hashlib.sha256(tenant_id.encode()).hexdigest()
+        return f"recalld:v1:access:{digest}:count", f"recalld:v1:access:{digest}:last"
+
+    async def record(self, tenant_id: str, memory_ids: Sequence[str], at_ms: int) -> None:
+        """Counts one access of each memory."""
+        if not memory_ids:
+            return
+        count_key, last_key = self._keys(tenant_id)
+        try:
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.sadd(_TENANTS, tenant_id)
+                for memory_id in memory_ids:
+                    pipe.hincrby(count_key, memory_id, 1)
+                    pipe.hset(last_key, memory_id, at_ms)
+                await pipe.execute()
+        except (RedisError, OSError):
+            await self._fallback.record(tenant_id, memory_ids, at_ms)
+
+    async def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
+        """Takes pending statistics (of one tenant, or all)."""
+        taken = await self._fallback.drain(tenant_id)
+        try:
+            tenants = (
+                [tenant_id]
+                if tenant_id is not None
+                else [
+                    t.decode() if isinstance(t, bytes) else t
+                    for t in await self._client.smembers(_TENANTS)
+                ]
+            )
+            for tenant in tenants:
+                for memory_id, stats in (await self._drain_tenant(tenant)).items():
+                    count, last = taken.get((tenant, memory_id), (0, 0))
+                    taken[(tenant, memory_id)] = (count + stats[0], max(last, stats[1]))
+        except (RedisError, OSError):
+            pass  # the statistics stay in Redis for the next flush
+        return taken
+
+    async def _drain_tenant(self, tenant_id: str) -> dict[str, tuple[int, int]]:
+        count_key, last_key = self._keys(tenant_id)
+        suffix = os.urandom(8).hex()
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.exists(count_key)
+            pipe.srem(_TENANTS, tenant_id)
+            exists, _ = await pipe.execute()
+        if not exists:
+            return {}
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.rename(count_key, f"{count_key}:{suffix}")
+            pipe.rename(last_key, f"{last_key}:{suffix}")
+            await pipe.execute()
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.hgetall(f"{count_key}:{suffix}")
+            pipe.hgetall(f"{last_key}:{suffix}")
+            pipe.delete(f"{count_key}:{suffix}", f"{last_key}:{suffix}")
+            counts, lasts, _ = await pipe.execute()
+        out = {}
+        for raw_id, raw_count in counts.items():
+            memory_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
+            out[memory_id] = (int(raw_count), int(lasts.get(raw_id, 0)))
+        return out
 
     async def close(self) -> None:
         """Closes the connection pool."""

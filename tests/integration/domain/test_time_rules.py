@@ -95,8 +95,8 @@ async def test_use_extends_tier_expiry_and_disuse_expires(world: World) -> None:
     assert used.memory.id in await _ids(world, "u-expiry", "badminton")
     world.clock.now = T0 + 61 * DAY_MS
     # Recall above counted a use of both; forget the cello's use to let it lapse.
-    pending = world.access.drain("time-tenant")
-    world.access.record("time-tenant", [used.memory.id], T0 + 60 * DAY_MS)
+    pending = await world.access.drain("time-tenant")
+    await world.access.record("time-tenant", [used.memory.id], T0 + 60 * DAY_MS)
     assert ("time-tenant", unused.memory.id) in pending
     assert await world.consolidator.flush_access_stats() == 1
     world.clock.now = T0 + 120 * DAY_MS
