@@ -259,12 +259,16 @@ async def test_two_replicas_with_redis_locks_keep_one_active_memory_per_topic(
 
 
 async def test_recall_statistics_wait_in_redis_until_flushed(
-    redis_recalld: tuple[RunningServer, Path], rclient: RecalldClient,
-    redis_server: RedisProcess, tenant: str, user_id: str,
+    redis_recalld: tuple[RunningServer, Path],
+    rclient: RecalldClient,
+    redis_server: RedisProcess,
+    tenant: str,
+    user_id: str,
 ) -> None:
     server, _ = redis_recalld
-    memory_id = (await rclient.write(user_id, [memory("The user's bike is a red Brompton")])
-                 ).results[0].id
+    memory_id = (
+        (await rclient.write(user_id, [memory("The user's bike is a red Brompton")])).results[0].id
+    )
     for _ in range(2):
         await rclient.recall(user_id, "What bike does the user ride?", top_k=1)
     raw = redis_asyncio.Redis(port=redis_server.port)
