@@ -87,9 +87,9 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 //
 // Every method applies the default deadline when ctx has none, retries
 // UNAVAILABLE with bounded exponential backoff where that is safe (the reads
-// Recall, Get, List, History and ListConflicts always, Write only with a
-// request_id, the other writes never; retries stay within the deadline), and
-// returns errors as *Error.
+// Recall, GetProfile, Get, List, History and ListConflicts always, Write only
+// with a request_id, the other writes never; retries stay within the
+// deadline), and returns errors as *Error.
 type Client struct {
 	conn *grpc.ClientConn
 	raw  recalldv1.MemoryServiceClient
@@ -163,10 +163,22 @@ func (c *Client) Write(ctx context.Context, req *WriteRequest, opts ...grpc.Call
 	})
 }
 
-// Recall returns the user's memories most relevant to a query.
+// Recall returns the user's memories most relevant to a query, with the
+// user's profile (unless req.SkipProfile), a Context block ready for a prompt
+// and, with req.Explain, every candidate considered and why it was dropped.
 func (c *Client) Recall(ctx context.Context, req *RecallRequest, opts ...grpc.CallOption) (*RecallResponse, error) {
 	return invoke(ctx, c, MethodRecall, false, func(ctx context.Context) (*RecallResponse, error) {
 		return c.raw.Recall(ctx, req, opts...)
+	})
+}
+
+// GetProfile returns the user's profile: the active core (P0) memories and
+// the active facts and preferences that carry a topic_key, one per topic
+// (core first, then by topic key). Profile.FromCache tells whether the server
+// served it from its cache.
+func (c *Client) GetProfile(ctx context.Context, req *GetProfileRequest, opts ...grpc.CallOption) (*GetProfileResponse, error) {
+	return invoke(ctx, c, MethodGetProfile, false, func(ctx context.Context) (*GetProfileResponse, error) {
+		return c.raw.GetProfile(ctx, req, opts...)
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,9 @@ type fakeServer struct {
 	calls []metadata.MD
 	fail  int
 	code  codes.Code
+	// The last Recall and GetProfile requests received.
+	recallReq  *recalldv1.RecallRequest
+	profileReq *recalldv1.GetProfileRequest
 }
 
 func (f *fakeServer) record(ctx context.Context) error {
@@ -46,6 +50,18 @@ func (f *fakeServer) md(i int) metadata.MD { f.mu.Lock(); defer f.mu.Unlock(); r
 
 func (f *fakeServer) n() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.calls) }
 
+func (f *fakeServer) lastRecall() *recalldv1.RecallRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.recallReq
+}
+
+func (f *fakeServer) lastProfile() *recalldv1.GetProfileRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.profileReq
+}
+
 func (f *fakeServer) Write(ctx context.Context, _ *recalldv1.WriteRequest) (*recalldv1.WriteResponse, error) {
 	if err := f.record(ctx); err != nil {
 		return nil, err
@@ -53,8 +69,45 @@ func (f *fakeServer) Write(ctx context.Context, _ *recalldv1.WriteRequest) (*rec
 	return &recalldv1.WriteResponse{Results: []*recalldv1.WriteResult{{Id: "m1"}}}, nil
 }
 
-func (f *fakeServer) Recall(ctx context.Context, _ *recalldv1.RecallRequest) (*recalldv1.RecallResponse, error) {
-	return &recalldv1.RecallResponse{}, f.record(ctx)
+func (f *fakeServer) Recall(ctx context.Context, r *recalldv1.RecallRequest) (*recalldv1.RecallResponse, error) {
+	if err := f.record(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.recallReq = r
+	f.mu.Unlock()
+	return &recalldv1.RecallResponse{
+		Items: []*recalldv1.RecalledMemory{{
+			Memory:    &recalldv1.Memory{Id: "m1"},
+			Score:     0.9,
+			Breakdown: &recalldv1.ScoreBreakdown{Dense: 0.8, Keyword: 1.5, Fused: 1, Decay: 0.9, ImportanceWeight: 1},
+		}},
+		Profile: &recalldv1.Profile{Memories: []*recalldv1.Memory{{Id: "p1", TopicKey: "profile.name"}}},
+		Context: "<user_profile>\n- Name: Ada\n</user_profile>",
+		Candidates: []*recalldv1.RecallCandidate{{
+			MemoryId: "m2", DropReason: recalldv1.DropReason_DROP_REASON_BELOW_THRESHOLD,
+			Breakdown: &recalldv1.ScoreBreakdown{Dense: 0.05},
+		}},
+	}, nil
+}
+
+func (f *fakeServer) GetProfile(ctx context.Context, r *recalldv1.GetProfileRequest) (*recalldv1.GetProfileResponse, error) {
+	if err := f.record(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.profileReq = r
+	f.mu.Unlock()
+	return &recalldv1.GetProfileResponse{
+		Profile: &recalldv1.Profile{
+			Memories: []*recalldv1.Memory{
+				{Id: "m1", Tier: recalldv1.MemoryTier_MEMORY_TIER_P0, TopicKey: "profile.name"},
+				{Id: "m2", TopicKey: "drink"},
+			},
+			FromCache: true,
+		},
+		DegradedStages: []string{"profile_cache"},
+	}, nil
 }
 
 func (f *fakeServer) Get(ctx context.Context, r *recalldv1.GetRequest) (*recalldv1.GetResponse, error) {
@@ -187,6 +240,12 @@ func (d *deadlineServer) Get(ctx context.Context, _ *recalldv1.GetRequest) (*rec
 	return &recalldv1.GetResponse{}, nil
 }
 
+func (d *deadlineServer) GetProfile(ctx context.Context, _ *recalldv1.GetProfileRequest) (*recalldv1.GetProfileResponse, error) {
+	dl, _ := ctx.Deadline()
+	d.left <- time.Until(dl)
+	return &recalldv1.GetProfileResponse{}, nil
+}
+
 func (d *deadlineServer) Recall(ctx context.Context, _ *recalldv1.RecallRequest) (*recalldv1.RecallResponse, error) {
 	dl, _ := ctx.Deadline()
 	d.left <- time.Until(dl)
@@ -217,6 +276,12 @@ func TestDefaultDeadlines(t *testing.T) {
 	if left := <-d.left; left <= 3*time.Second || left > DefaultRecallTimeout {
 		t.Errorf("Recall deadline: %v", left)
 	}
+	if _, err := c.GetProfile(ctx, &GetProfileRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if left := <-d.left; left <= 5*time.Second || left > DefaultTimeout {
+		t.Errorf("GetProfile deadline (the default, not Recall's): %v", left)
+	}
 	short, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	if _, err := c.Get(short, &GetRequest{}); err != nil {
@@ -236,6 +301,10 @@ func TestRetriesOnlyIdempotentCalls(t *testing.T) {
 		{"Get", func(c *Client) error { _, err := c.Get(context.Background(), &GetRequest{}); return err }, 3},
 		{"List", func(c *Client) error { _, err := c.List(context.Background(), &ListRequest{}); return err }, 3},
 		{"Recall", func(c *Client) error { _, err := c.Recall(context.Background(), &RecallRequest{}); return err }, 3},
+		{"GetProfile", func(c *Client) error {
+			_, err := c.GetProfile(context.Background(), &GetProfileRequest{})
+			return err
+		}, 3},
 		{"Write", func(c *Client) error { _, err := c.Write(context.Background(), &WriteRequest{}); return err }, 1},
 		{"WriteWithRequestID", func(c *Client) error {
 			_, err := c.Write(context.Background(), &WriteRequest{RequestId: "r1"})
@@ -333,5 +402,63 @@ func TestListAllPages(t *testing.T) {
 	}
 	if len(ids) != 3 || ids[0] != "m0" || ids[2] != "m2" {
 		t.Fatalf("ids = %v", ids)
+	}
+}
+
+func TestGetProfile(t *testing.T) {
+	f := &fakeServer{fail: 1, code: codes.Unavailable}
+	c := newClient(t, serve(t, f), WithTenant("acme"), WithRetryPolicy(fastRetry))
+	res, err := c.GetProfile(context.Background(), &GetProfileRequest{UserId: "u", AgentScope: "planner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.n() != 2 {
+		t.Errorf("attempts = %d, want 2 (one UNAVAILABLE retried)", f.n())
+	}
+	if r := f.lastProfile(); r.GetUserId() != "u" || r.GetAgentScope() != "planner" {
+		t.Errorf("request: %v", r)
+	}
+	if md := f.md(1); len(md.Get(TenantHeader)) != 1 || md.Get(TenantHeader)[0] != "acme" {
+		t.Errorf("metadata: %v", md)
+	}
+	var keys []string
+	for _, m := range res.GetProfile().GetMemories() {
+		keys = append(keys, m.GetTopicKey())
+	}
+	if len(keys) != 2 || keys[0] != "profile.name" || keys[1] != "drink" || !res.GetProfile().GetFromCache() {
+		t.Errorf("profile: %v", res.GetProfile())
+	}
+	if ds := res.GetDegradedStages(); len(ds) != 1 || ds[0] != "profile_cache" {
+		t.Errorf("degraded stages: %v", ds)
+	}
+}
+
+func TestRecallExplainAndProfileFields(t *testing.T) {
+	f := &fakeServer{}
+	c := newClient(t, serve(t, f))
+	res, err := c.Recall(context.Background(), &RecallRequest{UserId: "u", Query: "q", Explain: true, SkipProfile: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.lastRecall(); !r.GetExplain() || !r.GetSkipProfile() {
+		t.Errorf("explain/skip_profile not sent: %v", r)
+	}
+	if b := res.GetItems()[0].GetBreakdown(); b.GetKeyword() != 1.5 || b.GetImportanceWeight() != 1 {
+		t.Errorf("breakdown: %v", b)
+	}
+	if p := res.GetProfile().GetMemories(); len(p) != 1 || p[0].GetTopicKey() != "profile.name" {
+		t.Errorf("profile: %v", res.GetProfile())
+	}
+	if !strings.Contains(res.GetContext(), "<user_profile>") {
+		t.Errorf("context: %q", res.GetContext())
+	}
+	if cs := res.GetCandidates(); len(cs) != 1 || cs[0].GetDropReason() != recalldv1.DropReason_DROP_REASON_BELOW_THRESHOLD {
+		t.Errorf("candidates: %v", cs)
+	}
+	if _, err := c.Recall(context.Background(), &RecallRequest{UserId: "u", Query: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.lastRecall(); r.GetExplain() || r.GetSkipProfile() {
+		t.Errorf("defaults must be false: %v", r)
 	}
 }

@@ -157,6 +157,64 @@ func TestLiveLifecycle(t *testing.T) {
 	wantCode(t, err, codes.NotFound, recalldv1.ErrorReason_ERROR_REASON_MEMORY_NOT_FOUND)
 }
 
+func TestLiveProfile(t *testing.T) {
+	addr := liveAddr(t)
+	ctx := testContext(t)
+	c := dial(t, addr, randomID("it-go"))
+	user := randomID("user")
+
+	w, err := c.Write(ctx, &recalld.WriteRequest{UserId: user, Memories: []*recalld.Memory{
+		{Type: recalldv1.MemoryType_MEMORY_TYPE_FACT, Tier: recalldv1.MemoryTier_MEMORY_TIER_P0, TopicKey: "profile.name", Content: "The user's name is Chen Jing."},
+		{Type: recalldv1.MemoryType_MEMORY_TYPE_PREFERENCE, TopicKey: "drink", Content: "The user prefers green tea."},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range w.GetResults() {
+		ids = append(ids, r.GetId())
+	}
+	if len(ids) != 2 {
+		t.Fatalf("results: %v", w.GetResults())
+	}
+	wantKeys := []string{"profile.name", "drink"}
+	keysAndIDs := func(p *recalld.Profile) (keys, ids []string) {
+		for _, m := range p.GetMemories() {
+			keys, ids = append(keys, m.GetTopicKey()), append(ids, m.GetId())
+		}
+		return keys, ids
+	}
+
+	first, err := c.GetProfile(ctx, &recalld.GetProfileRequest{UserId: user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys, got := keysAndIDs(first.GetProfile()); !slices.Equal(keys, wantKeys) || !slices.Equal(got, ids) {
+		t.Fatalf("profile topic keys %v ids %v, want %v %v", keys, got, wantKeys, ids)
+	}
+	second, err := c.GetProfile(ctx, &recalld.GetProfileRequest{UserId: user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.GetProfile().GetFromCache() {
+		t.Fatalf("the second GetProfile is not from the cache: %v", second.GetProfile())
+	}
+	if _, got := keysAndIDs(second.GetProfile()); !slices.Equal(got, ids) {
+		t.Fatalf("cached profile ids %v, want %v", got, ids)
+	}
+
+	r, err := c.Recall(ctx, &recalld.RecallRequest{UserId: user, Query: "What should I serve the user to drink?", SkipProfile: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := keysAndIDs(r.GetProfile()); !slices.Equal(keys, wantKeys) {
+		t.Fatalf("recall profile topic keys %v, want %v", keys, wantKeys)
+	}
+	if !strings.Contains(r.GetContext(), "<user_profile>") {
+		t.Fatalf("context lacks <user_profile>: %q", r.GetContext())
+	}
+}
+
 func TestLiveValidationError(t *testing.T) {
 	addr := liveAddr(t)
 	c := dial(t, addr, randomID("it-go"))

@@ -38,12 +38,13 @@ type Method string
 
 // The RPCs of recalld.v1.MemoryService.
 const (
-	MethodWrite  Method = "Write"
-	MethodRecall Method = "Recall"
-	MethodGet    Method = "Get"
-	MethodList   Method = "List"
-	MethodUpdate Method = "Update"
-	MethodForget Method = "Forget"
+	MethodWrite      Method = "Write"
+	MethodRecall     Method = "Recall"
+	MethodGetProfile Method = "GetProfile"
+	MethodGet        Method = "Get"
+	MethodList       Method = "List"
+	MethodUpdate     Method = "Update"
+	MethodForget     Method = "Forget"
 
 	MethodRestore         Method = "Restore"
 	MethodConfirm         Method = "Confirm"
@@ -53,15 +54,15 @@ const (
 	MethodConsolidate     Method = "Consolidate"
 )
 
-// IsIdempotent reports whether a call may be sent again. Recall, Get, List,
-// History and ListConflicts only read; Write is idempotent only with a
+// IsIdempotent reports whether a call may be sent again. Recall, GetProfile,
+// Get, List, History and ListConflicts only read; Write is idempotent only with a
 // request_id (the server replays the first result); the other RPCs change
 // state and never are (a lost Update response would fail the etag check on
 // replay; a Forget, Restore, Confirm or ResolveConflict may have happened; a
 // Consolidate run is left to its schedule).
 func IsIdempotent(m Method, hasRequestID bool) bool {
 	switch m {
-	case MethodRecall, MethodGet, MethodList, MethodHistory, MethodListConflicts:
+	case MethodRecall, MethodGetProfile, MethodGet, MethodList, MethodHistory, MethodListConflicts:
 		return true
 	case MethodWrite:
 		return hasRequestID

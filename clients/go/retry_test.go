@@ -13,7 +13,7 @@ func TestIsIdempotent(t *testing.T) {
 		reqID bool
 		want  bool
 	}{
-		{MethodRecall, false, true}, {MethodGet, false, true}, {MethodList, false, true},
+		{MethodRecall, false, true}, {MethodGetProfile, false, true}, {MethodGet, false, true}, {MethodList, false, true},
 		{MethodWrite, false, false}, {MethodWrite, true, true},
 		{MethodUpdate, false, false}, {MethodUpdate, true, false}, {MethodForget, false, false},
 		{MethodHistory, false, true}, {MethodListConflicts, false, true},

@@ -45,4 +45,11 @@ type (
 	ResolveConflictResponse = recalldv1.ResolveConflictResponse
 	ConsolidateRequest      = recalldv1.ConsolidateRequest
 	ConsolidateResponse     = recalldv1.ConsolidateResponse
+
+	GetProfileRequest  = recalldv1.GetProfileRequest
+	GetProfileResponse = recalldv1.GetProfileResponse
+	Profile            = recalldv1.Profile
+	ScoreBreakdown     = recalldv1.ScoreBreakdown
+	RecallCandidate    = recalldv1.RecallCandidate
+	DropReason         = recalldv1.DropReason
 )

@@ -13,6 +13,8 @@ import { SpanKind, SpanStatusCode, context as otelContext, trace } from "@opente
 import {
   type ForgetRequestSchema,
   type ForgetResponse,
+  type GetProfileRequestSchema,
+  type GetProfileResponse,
   type GetRequestSchema,
   type GetResponse,
   type ListRequestSchema,
@@ -141,7 +143,7 @@ const tracer = trace.getTracer("@recalld/client", VERSION);
  * Every method takes the generated request type (a plain object is enough),
  * resolves with the generated response type, and rejects with RecalldError.
  * UNAVAILABLE is retried with bounded exponential backoff where that is safe:
- * the reads (Recall, Get, List, History, ListConflicts) always, Write only
+ * the reads (Recall, GetProfile, Get, List, History, ListConflicts) always, Write only
  * with a `requestId`, the other writes never. Each call's deadline covers its
  * retries.
  */
@@ -185,9 +187,26 @@ export class RecalldClient {
     return this.invoke("Write", request, options, (r, o) => this.raw.write(r, o));
   }
 
-  /** Returns the user's memories most relevant to a query (default deadline 5 s). */
+  /**
+   * Returns the user's memories most relevant to a query (default deadline
+   * 5 s), with the user's profile (unless `skipProfile`), a `context` block
+   * ready for a prompt and, with `explain`, every candidate considered.
+   */
   recall(request: MessageInitShape<typeof RecallRequestSchema>, options?: CallOptions): Promise<RecallResponse> {
     return this.invoke("Recall", request, options, (r, o) => this.raw.recall(r, o));
+  }
+
+  /**
+   * Returns the user's profile: the active core (P0) memories and the active
+   * facts and preferences that carry a `topicKey`, one per topic (core first,
+   * then by topic key). `profile.fromCache` tells whether it came from the
+   * server's cache. Retried on UNAVAILABLE.
+   */
+  getProfile(
+    request: MessageInitShape<typeof GetProfileRequestSchema>,
+    options?: CallOptions,
+  ): Promise<GetProfileResponse> {
+    return this.invoke("GetProfile", request, options, (r, o) => this.raw.getProfile(r, o));
   }
 
   /** Returns one memory by id. */

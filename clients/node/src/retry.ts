@@ -26,6 +26,7 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
 export type MethodName =
   | "Write"
   | "Recall"
+  | "GetProfile"
   | "Get"
   | "List"
   | "Update"
@@ -40,7 +41,7 @@ export type MethodName =
 /**
  * Whether a call of `method` with `request` may be sent again.
  *
- * Recall, Get, List, History and ListConflicts only read. Write is
+ * Recall, GetProfile, Get, List, History and ListConflicts only read. Write is
  * idempotent only with a `request_id` (the server replays the first result).
  * The other RPCs change state and are never retried: an Update whose
  * response was lost would fail the etag check on replay, a Forget, Restore,
@@ -50,6 +51,7 @@ export type MethodName =
 export function isIdempotent(method: MethodName, request: { requestId?: string }): boolean {
   switch (method) {
     case "Recall":
+    case "GetProfile":
     case "Get":
     case "List":
     case "History":

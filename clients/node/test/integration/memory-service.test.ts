@@ -8,6 +8,7 @@ import {
   Code,
   ErrorReason,
   ForgetMode,
+  MemoryTier,
   MemoryType,
   RecalldClient,
   RecalldError,
@@ -86,6 +87,30 @@ describe("MemoryService against a live server", () => {
     const forgotten = await client.forget({ userId, ids: [enId], mode: ForgetMode.HARD });
     assert.deepEqual(forgotten.forgottenIds, [enId]);
     await assert.rejects(client.get({ userId, id: enId }), isCode(Code.NotFound, ErrorReason.MEMORY_NOT_FOUND));
+  });
+
+  it("returns the profile, cached, and in Recall's context", { skip }, async () => {
+    const userId = `user-${randomUUID()}`;
+    const write = await client.write({
+      userId,
+      memories: [
+        { type: MemoryType.FACT, tier: MemoryTier.P0, topicKey: "profile.name", content: "The user's name is Chen Jing." },
+        { type: MemoryType.PREFERENCE, topicKey: "drink", content: "The user prefers green tea." },
+      ],
+    });
+    const ids = write.results.map((r) => r.id);
+    assert.equal(ids.length, 2);
+
+    const first = await client.getProfile({ userId });
+    assert.deepEqual(first.profile?.memories.map((m) => m.topicKey), ["profile.name", "drink"]);
+    assert.deepEqual(first.profile?.memories.map((m) => m.id), ids);
+    const second = await client.getProfile({ userId });
+    assert.equal(second.profile?.fromCache, true, "the second GetProfile is served from the cache");
+    assert.deepEqual(second.profile?.memories.map((m) => m.id), ids);
+
+    const recalled = await client.recall({ userId, query: "What should I serve the user to drink?", skipProfile: false });
+    assert.deepEqual(recalled.profile?.memories.map((m) => m.topicKey), ["profile.name", "drink"]);
+    assert.ok(recalled.context.includes("<user_profile>"), `context: ${recalled.context}`);
   });
 
   it("rejects empty content with a field violation", { skip }, async () => {

@@ -6,7 +6,13 @@ import { type Interceptor, ConnectError } from "@connectrpc/connect";
 import { ROOT_CONTEXT, TraceFlags, context, trace } from "@opentelemetry/api";
 import {
   Code,
+  DropReason,
+  type GetProfileRequest,
+  GetProfileResponseSchema,
   GetResponseSchema,
+  MemoryTier,
+  type RecallRequest,
+  RecallResponseSchema,
   RecalldClient,
   RecalldError,
   isLoopbackHost,
@@ -119,6 +125,7 @@ describe("RecalldClient (no server)", () => {
     assert.equal(await attempts((c) => c.get({ userId: "u", id: "x" })), 3);
     assert.equal(await attempts((c) => c.list({ userId: "u" })), 3);
     assert.equal(await attempts((c) => c.recall({ userId: "u", query: "q" })), 3);
+    assert.equal(await attempts((c) => c.getProfile({ userId: "u" })), 3);
     assert.equal(await attempts((c) => c.write({ userId: "u", memories: [{ content: "c" }] })), 1);
     assert.equal(await attempts((c) => c.write({ userId: "u", memories: [{ content: "c" }], requestId: "r1" })), 3);
     assert.equal(await attempts((c) => c.update({ userId: "u", memory: { id: "x" } })), 1);
@@ -164,6 +171,74 @@ describe("RecalldClient (no server)", () => {
     const client = new RecalldClient({ address: "127.0.0.1:1", interceptors: [ok] });
     const res = await client.get({ userId: "u", id: "m1" });
     assert.equal(res.memory?.content, "hello");
+  });
+
+  it("calls GetProfile with the default (not the Recall) deadline and returns the profile", async () => {
+    const seen: { method: string; header: Headers; message: GetProfileRequest }[] = [];
+    const ok: Interceptor = () => async (req) => {
+      seen.push({ method: req.method.name, header: new Headers(req.header), message: req.message as GetProfileRequest });
+      return {
+        stream: false,
+        service: req.service,
+        method: req.method,
+        header: new Headers(),
+        trailer: new Headers(),
+        message: create(GetProfileResponseSchema, {
+          profile: {
+            memories: [
+              { id: "m1", tier: MemoryTier.P0, topicKey: "profile.name", content: "Name: Ada" },
+              { id: "m2", topicKey: "drink", content: "Prefers tea" },
+            ],
+            fromCache: true,
+          },
+          degradedStages: ["profile_cache"],
+        }),
+      } as never;
+    };
+    const client = new RecalldClient({ address: "127.0.0.1:1", tenant: "acme", interceptors: [ok] });
+    const res = await client.getProfile({ userId: "u", agentScope: "planner" });
+    assert.deepEqual(res.profile?.memories.map((m) => m.topicKey), ["profile.name", "drink"]);
+    assert.equal(res.profile?.fromCache, true);
+    assert.deepEqual(res.degradedStages, ["profile_cache"]);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]!.method, "GetProfile");
+    assert.equal(seen[0]!.message.userId, "u");
+    assert.equal(seen[0]!.message.agentScope, "planner");
+    const h = seen[0]!.header;
+    assert.equal(h.get("x-recalld-tenant"), "acme");
+    const timeout = Number.parseInt(h.get("grpc-timeout")!);
+    assert.ok(timeout > 5_000 && timeout <= 10_000, `grpc-timeout ${h.get("grpc-timeout")}`);
+  });
+
+  it("passes explain and skipProfile to Recall and returns profile, context, candidates and breakdowns", async () => {
+    const sent: RecallRequest[] = [];
+    const ok: Interceptor = () => async (req) => {
+      sent.push(req.message as RecallRequest);
+      return {
+        stream: false,
+        service: req.service,
+        method: req.method,
+        header: new Headers(),
+        trailer: new Headers(),
+        message: create(RecallResponseSchema, {
+          items: [{ memory: { id: "m1" }, score: 0.9, breakdown: { dense: 0.8, keyword: 1.5, fused: 1, decay: 0.9, importanceWeight: 1 } }],
+          profile: { memories: [{ id: "p1", topicKey: "profile.name" }] },
+          context: "<user_profile>\n- Name: Ada\n</user_profile>",
+          candidates: [{ memoryId: "m2", dropReason: DropReason.BELOW_THRESHOLD, breakdown: { dense: 0.05 } }],
+        }),
+      } as never;
+    };
+    const client = new RecalldClient({ address: "127.0.0.1:1", interceptors: [ok] });
+    const res = await client.recall({ userId: "u", query: "q", explain: true, skipProfile: true });
+    await client.recall({ userId: "u", query: "q" });
+    assert.deepEqual(
+      sent.map((m) => [m.explain, m.skipProfile]),
+      [[true, true], [false, false]],
+    );
+    assert.ok(Math.abs((res.items[0]?.breakdown?.keyword ?? 0) - 1.5) < 1e-6);
+    assert.deepEqual(res.profile?.memories.map((m) => m.topicKey), ["profile.name"]);
+    assert.ok(res.context.includes("<user_profile>"));
+    assert.equal(res.candidates[0]?.dropReason, DropReason.BELOW_THRESHOLD);
   });
 
   it("reports UNAVAILABLE after bounded retries when nothing listens", async () => {

@@ -6,6 +6,7 @@ describe("retry policy", () => {
   it("treats reads as idempotent, Write only with a request_id, Update/Forget never", () => {
     const cases: [MethodName, { requestId?: string }, boolean][] = [
       ["Recall", {}, true],
+      ["GetProfile", {}, true],
       ["Get", {}, true],
       ["List", {}, true],
       ["Write", {}, false],
@@ -28,6 +29,7 @@ describe("retry policy", () => {
   it("retries UNAVAILABLE only", () => {
     const p = DEFAULT_RETRY_POLICY;
     assert.equal(shouldRetry("Get", {}, Code.Unavailable, 1, p), true);
+    assert.equal(shouldRetry("GetProfile", {}, Code.Unavailable, 1, p), true);
     for (const code of [
       Code.DeadlineExceeded, Code.Internal, Code.Aborted, Code.ResourceExhausted,
       Code.InvalidArgument, Code.NotFound, Code.Unknown, Code.Canceled,
