@@ -18,8 +18,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from recalld_server.domain import validation
-from recalld_server.domain.changes import Change, ChangeWriter, bump, scan
+from recalld_server.domain.changes import Batch, Change, ChangeWriter, bump, scan
 from recalld_server.domain.errors import (
     EtagMismatchError,
     FailedPreconditionError,
@@ -154,10 +156,12 @@ class MemoryService:
                 replay = await self._replay(principal, user_id, request_id, fingerprint)
                 if replay is not None:
                     return replay
+            batch = Batch()
             results = [
-                await self._write_one(tenant, user_id, new, vector)
+                await self._write_one(batch, tenant, user_id, new, vector)
                 for new, vector in zip(memories, vectors, strict=True)
             ]
+            await self._changes.commit(tenant, batch)
             if request_id:
                 await self._requests.put(
                     StoredWrite(
@@ -203,14 +207,14 @@ class MemoryService:
         return replayed
 
     async def _write_one(
-        self, tenant: str, user_id: str, new: NewMemory, vector: Vector
+        self, batch: Batch, tenant: str, user_id: str, new: NewMemory, vector: Vector
     ) -> WriteResult:
         now = self._clock.now_ms()
-        facts = await self._facts(tenant, user_id, new, vector, now)
+        facts = await self._facts(batch, tenant, user_id, new, vector, now)
         decision = decide_write(new, facts, self._policy.lifecycle)
         if decision.action in (Action.DUPLICATE, Action.PROMOTE):
             assert decision.existing is not None
-            return await self._absorb_duplicate(tenant, user_id, new, decision, now)
+            return await self._absorb_duplicate(batch, tenant, user_id, new, decision, now)
         status = {Action.DRAFT: Status.DRAFT, Action.CONFLICT: Status.CONFLICT}.get(
             decision.action, Status.ACTIVE
         )
@@ -223,12 +227,10 @@ class MemoryService:
             status,
             supersedes_id=related if decision.action is not Action.CREATE else "",
         )
-        # Insert before superseding: a failure in between leaves two active memories
-        # (visible, fixable) rather than none.
-        await self._changes.insert(tenant, [row], vector[None, :], [related], now)
+        batch.add(row, vector, related, now)
         if decision.action is Action.SUPERSEDE:
             assert decision.existing is not None
-            await self._supersede(tenant, decision.existing, row.id, now)
+            self._supersede(batch, decision.existing, row.id, now)
         outcome = {
             Action.CREATE: WriteOutcome.CREATED,
             Action.DRAFT: WriteOutcome.DRAFT,
@@ -238,27 +240,74 @@ class MemoryService:
         return WriteResult(row, outcome, related)
 
     async def _facts(
-        self, tenant: str, user_id: str, new: NewMemory, vector: Vector, now: int
+        self, batch: Batch, tenant: str, user_id: str, new: NewMemory, vector: Vector, now: int
     ) -> WriteFacts:
-        live = MemoryFilter(
+        """What storage and the request so far know about the memory being written."""
+
+        def live(memory: Memory) -> bool:
+            return (
+                memory.status in LIVE
+                and memory.agent_scope == new.agent_scope
+                and not memory.is_expired(now)
+            )
+
+        digest = content_hash(new.content)
+        pending = [(m, v) for m, v in batch.pending() if live(m)]
+        same = next((m for m, _ in pending if m.content_hash == digest), None)
+        live_filter = MemoryFilter(
             tenant, user_id, statuses=LIVE, scopes=frozenset({new.agent_scope}), unexpired_at=now
         )
-        same = await self._store.find(
-            dataclasses.replace(live, content_hash=content_hash(new.content)), 1
+        if same is None:
+            found = [
+                batch.current(m)
+                for m in await self._store.find(
+                    dataclasses.replace(live_filter, content_hash=digest), 1
+                )
+            ]
+            same = next((m for m in found if live(m)), None)
+        nearest: tuple[Memory, float] | None = None
+        if same is None:
+            for memory, other in pending:
+                if other is not None:
+                    similarity = float(np.dot(vector, other))
+                    if nearest is None or similarity > nearest[1]:
+                        nearest = (memory, similarity)
+            for memory, similarity in await self._store.search(live_filter, vector, 1):
+                memory = batch.current(memory)
+                if live(memory) and (nearest is None or similarity > nearest[1]):
+                    nearest = (memory, similarity)
+        holder = await self._topic_holder(
+            batch, tenant, user_id, new.agent_scope, new.topic_key, now
         )
-        nearest = None
-        if not same:
-            hits = await self._store.search(live, vector, 1)
-            nearest = hits[0] if hits else None
-        holder = await self._topic_holder(tenant, user_id, new.agent_scope, new.topic_key, now)
-        return WriteFacts(same[0] if same else None, nearest, holder)
+        return WriteFacts(same, nearest, holder)
 
     async def _topic_holder(
-        self, tenant: str, user_id: str, scope: str, topic_key: str, now: int, exclude_id: str = ""
+        self,
+        batch: Batch,
+        tenant: str,
+        user_id: str,
+        scope: str,
+        topic_key: str,
+        now: int,
+        exclude_id: str = "",
     ) -> Memory | None:
+        """The active memory of a topic, as the request has left things so far."""
         if not topic_key:
             return None
-        holders = await self._store.find(
+
+        def holds(memory: Memory) -> bool:
+            return (
+                memory.status is Status.ACTIVE
+                and memory.topic_key == topic_key
+                and memory.agent_scope == scope
+                and memory.id != exclude_id
+                and not memory.is_expired(now)
+            )
+
+        pending = [m for m, _ in batch.pending() if holds(m)]
+        if pending:
+            return pending[-1]
+        stored = await self._store.find(
             MemoryFilter(
                 tenant,
                 user_id,
@@ -269,23 +318,27 @@ class MemoryService:
             ),
             2,
         )
-        holders = [h for h in holders if h.id != exclude_id]
-        return holders[0] if holders else None
+        return next((m for m in map(batch.current, stored) if holds(m)), None)
 
-    async def _supersede(self, tenant: str, old: Memory, successor_id: str, now: int) -> None:
+    def _supersede(self, batch: Batch, old: Memory, successor_id: str, now: int) -> None:
+        old = batch.current(old)
         after = bump(
             old, now, status=Status.SUPERSEDED, valid_to=now, superseded_by_id=successor_id
         )
-        await self._changes.save(
-            tenant, [Change(old, after, Operation.SUPERSEDE, successor_id)], now
-        )
+        batch.change(Change(old, after, Operation.SUPERSEDE, successor_id), now)
 
     async def _absorb_duplicate(
-        self, tenant: str, user_id: str, new: NewMemory, decision: Decision, now: int
+        self,
+        batch: Batch,
+        tenant: str,
+        user_id: str,
+        new: NewMemory,
+        decision: Decision,
+        now: int,
     ) -> WriteResult:
         """A duplicate refreshes the existing memory; a duplicate of a draft promotes it."""
-        existing = decision.existing
-        assert existing is not None
+        assert decision.existing is not None
+        existing = batch.current(decision.existing)
         importance = max(existing.importance, new.importance or 0.0)
         tags = list(dict.fromkeys([*existing.tags, *new.tags]))
         refreshed = bump(existing, now, importance=importance, tags=tags, last_accessed_at=now)
@@ -293,22 +346,26 @@ class MemoryService:
             refreshed, expire_at=refreshed_expiry(refreshed, self._policy.lifecycle)
         )
         if decision.action is Action.DUPLICATE:
-            await self._changes.save(tenant, [Change(existing, refreshed, Operation.REFRESH)], now)
+            batch.change(Change(existing, refreshed, Operation.REFRESH), now)
             return WriteResult(refreshed, WriteOutcome.DUPLICATE, existing.id)
-        promoted, outcome, related = await self._activate(tenant, user_id, refreshed, now)
-        await self._changes.save(
-            tenant, [Change(existing, promoted, Operation.CONFIRM, related)], now
-        )
+        promoted, outcome, related = await self._activate(batch, tenant, user_id, refreshed, now)
+        batch.change(Change(existing, promoted, Operation.CONFIRM, related), now)
         if outcome is WriteOutcome.CREATED:  # the write itself added nothing new
             outcome, related = WriteOutcome.DUPLICATE, existing.id
         return WriteResult(promoted, outcome, related)
 
     async def _activate(
-        self, tenant: str, user_id: str, memory: Memory, now: int
+        self, batch: Batch, tenant: str, user_id: str, memory: Memory, now: int
     ) -> tuple[Memory, WriteOutcome, str]:
         """Makes a draft active under the topic rules (supersede, or conflict with P0)."""
         holder = await self._topic_holder(
-            tenant, user_id, memory.agent_scope, memory.topic_key, now, exclude_id=memory.id
+            batch,
+            tenant,
+            user_id,
+            memory.agent_scope,
+            memory.topic_key,
+            now,
+            exclude_id=memory.id,
         )
         decision = decide_topic(holder)
         if decision.action is Action.CONFLICT:
@@ -320,7 +377,7 @@ class MemoryService:
             )
         if decision.action is Action.SUPERSEDE:
             assert holder is not None
-            await self._supersede(tenant, holder, memory.id, now)
+            self._supersede(batch, holder, memory.id, now)
             return (
                 dataclasses.replace(memory, status=Status.ACTIVE, supersedes_id=holder.id),
                 WriteOutcome.SUPERSEDED,
@@ -679,7 +736,7 @@ class MemoryService:
                 if memory.status is not Status.ARCHIVED:
                     raise FailedPreconditionError(f"memory {memory.id!r} is not archived")
                 holder = await self._topic_holder(
-                    tenant, user_id, memory.agent_scope, memory.topic_key, now
+                    Batch(), tenant, user_id, memory.agent_scope, memory.topic_key, now
                 )
                 if holder is not None:
                     raise FailedPreconditionError(
@@ -710,15 +767,15 @@ class MemoryService:
                 if draft.status is not Status.DRAFT:
                     raise FailedPreconditionError(f"memory {draft.id!r} is not a draft")
             results = []
+            batch = Batch()
             for draft in drafts:
                 now = self._clock.now_ms()
                 promoted, outcome, related = await self._activate(
-                    tenant, user_id, bump(draft, now), now
+                    batch, tenant, user_id, bump(draft, now), now
                 )
-                await self._changes.save(
-                    tenant, [Change(draft, promoted, Operation.CONFIRM, related)], now
-                )
+                batch.change(Change(draft, promoted, Operation.CONFIRM, related), now)
                 results.append(WriteResult(promoted, outcome, related))
+            await self._changes.commit(tenant, batch)
             return results
 
     async def list_conflicts(
@@ -772,8 +829,9 @@ class MemoryService:
             if proposed.status is not Status.CONFLICT:
                 raise FailedPreconditionError(f"memory {conflict_id!r} is not a conflict")
             now = self._clock.now_ms()
+            batch = Batch()
             holder = await self._topic_holder(
-                tenant, user_id, proposed.agent_scope, proposed.topic_key, now
+                batch, tenant, user_id, proposed.agent_scope, proposed.topic_key, now
             )
             if resolution is Resolution.KEEP_EXISTING:
                 after = bump(proposed, now, status=Status.ARCHIVED)
@@ -790,14 +848,12 @@ class MemoryService:
                     supersedes_id=holder.id if holder else "",
                 )
                 if holder is not None:
-                    await self._supersede(tenant, holder, proposed.id, now)
-            await self._changes.save(
-                tenant,
-                [Change(proposed, after, Operation.RESOLVE, holder.id if holder else "")],
-                now,
+                    self._supersede(batch, holder, proposed.id, now)
+            batch.change(
+                Change(proposed, after, Operation.RESOLVE, holder.id if holder else ""), now
             )
-            existing = (await self._store.get(tenant, [holder.id]))[0] if holder else None
-            return Conflict(after, existing)
+            await self._changes.commit(tenant, batch)
+            return Conflict(after, batch.current(holder) if holder else None)
 
     # -- helpers -------------------------------------------------------------
 
