@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -120,11 +121,24 @@ class ChangeWriter:
 
         New rows go in before the rows they supersede change, so a failure in
         between leaves two active memories (visible, fixable) rather than none.
+        A batch that only adds rows writes them and their history concurrently
+        (each Milvus write costs tens of milliseconds on Lite).
         """
-        if batch.new:
-            rows = list(batch.new.values())
-            await self._store.insert([m for m, _ in rows], np.stack([v for _, v in rows]))
-        if batch.changed:
+        inserting = self._insert(batch) if batch.new else None
+        if not batch.changed:
+            await asyncio.gather(
+                *(
+                    work
+                    for work in (
+                        inserting,
+                        self._history.append(tenant_id, batch.history) if batch.history else None,
+                    )
+                    if work is not None
+                )
+            )
+        else:
+            if inserting is not None:
+                await inserting
             missing = [i for i in batch.changed if i not in batch.vectors]
             stored = await self._store.get_vectors(tenant_id, missing) if missing else {}
             changed = list(batch.changed.values())
@@ -132,9 +146,13 @@ class ChangeWriter:
                 [batch.vectors[m.id] if m.id in batch.vectors else stored[m.id] for m in changed]
             )
             await self._store.replace(changed, vectors)
-        if batch.history:
-            await self._history.append(tenant_id, batch.history)
+            if batch.history:
+                await self._history.append(tenant_id, batch.history)
         await self._changed_users(tenant_id, batch.memories())
+
+    async def _insert(self, batch: Batch) -> None:
+        rows = list(batch.new.values())
+        await self._store.insert([m for m, _ in rows], np.stack([v for _, v in rows]))
 
     async def save(
         self,
