@@ -162,7 +162,7 @@ class MilvusHistoryStore:
             chunk = ", ".join(quote(i) for i in memory_ids[start : start + 1000])
             with translate_errors("history delete"):
                 await self._client.delete(
-                    HISTORY, filter=f"tenant_id == {quote(tenant_id)} and memory_id in [{chunk}]"
+                    HISTORY, filter=f"memory_id in [{chunk}] and tenant_id == {quote(tenant_id)}"
                 )
 
     async def delete_user(self, tenant_id: str, user_id: str | None) -> None:

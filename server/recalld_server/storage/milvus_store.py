@@ -273,8 +273,14 @@ def build_filter(memory_filter: MemoryFilter) -> str:
 
 
 def _scoped(tenant_id: str, expression: str) -> str:
-    """Confines an expression to one tenant."""
-    return f"tenant_id == {quote(tenant_id)} and ({expression})"
+    """Confines an expression to one tenant.
+
+    The tenant term goes last: Milvus Lite 2.5.1 silently evaluates a primary-key
+    `id in [...]` wrongly when another term precedes it, once a collection spans
+    several segments (queries miss rows, deletes delete nothing and report
+    success; docs/storage-choice.md). Callers put id terms first.
+    """
+    return f"({expression}) and tenant_id == {quote(tenant_id)}"
 
 
 def memory_to_row(memory: Memory, vector: Vector) -> dict[str, Any]:

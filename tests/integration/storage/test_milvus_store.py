@@ -96,3 +96,46 @@ async def test_round_trip_keeps_every_field(store: MilvusVectorStore) -> None:
     assert await store.get("t-rt", [original.id]) == [original]
     vectors = await store.get_vectors("t-rt", [original.id])
     assert np.allclose(vectors[original.id], _vector(7), atol=1e-6)
+
+
+@pytest.mark.slow
+async def test_id_lookups_and_deletes_stay_exact_across_segments(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # Milvus Lite 2.5.1 evaluates `tenant_id == T and id in [...]` wrongly once rows
+    # span several segments (from roughly 45k rows on): queries miss rows and deletes
+    # silently delete nothing. 400 rows do not reproduce it, so this loads 60k.
+    path: Path = tmp_path_factory.mktemp("segments") / "milvus.db"
+    store = await MilvusVectorStore.open(
+        MilvusConfig(uri=str(path), dimension=8, model_id="segments")
+    )
+    try:
+        rng = np.random.default_rng(3)
+        ids_by_tenant: dict[str, list[str]] = {}
+        for batch in range(30):
+            tenant = f"t{batch:02d}"
+            rows = [
+                Memory(
+                    id=new_id(1_700_000_000_000 + batch * 2000 + i),
+                    tenant_id=tenant,
+                    user_id="u",
+                    content=f"row {i}",
+                    type=MemoryType.FACT,
+                    created_at=1,
+                    occurred_at=1,
+                )
+                for i in range(2000)
+            ]
+            vectors = rng.standard_normal((2000, 8)).astype(np.float32)
+            await store.insert(rows, vectors)
+            ids_by_tenant[tenant] = [r.id for r in rows]
+        for tenant in ("t00", "t15", "t27", "t29"):
+            wanted = ids_by_tenant[tenant][100:110]
+            assert sorted(m.id for m in await store.get(tenant, wanted)) == sorted(wanted)
+            assert set(await store.get_vectors(tenant, wanted)) == set(wanted)
+            await store.delete(tenant, wanted[:5])
+            left = await store.get(tenant, wanted)
+            assert sorted(m.id for m in left) == sorted(wanted[5:]), "delete must not be a no-op"
+            assert await store.get("t01" if tenant != "t01" else "t02", wanted) == []
+    finally:
+        await store.close()
