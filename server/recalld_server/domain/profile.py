@@ -8,6 +8,7 @@ cache fails, profiles come from storage and the caller is told it was degraded.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Profile, Status, Tier
@@ -17,6 +18,7 @@ log = logging.getLogger(__name__)
 
 PROFILE_TYPES = frozenset({MemoryType.FACT, MemoryType.PREFERENCE})
 MAX_PROFILE_SCAN = 2000
+MAX_RECENT_SCAN = 200
 CACHE_STAGE = "profile_cache"
 
 
@@ -53,7 +55,64 @@ class ProfileService:
         self, tenant_id: str, user_id: str, scopes: frozenset[str] | None
     ) -> tuple[Profile, list[str]]:
         """The profile and the degraded stages (empty when the cache worked)."""
-        variant = scope_variant(scopes)
+        now = self._clock.now_ms()
+
+        async def build() -> list[Memory]:
+            return select_profile(
+                await self._store.find(
+                    MemoryFilter(
+                        tenant_id,
+                        user_id,
+                        statuses=frozenset({Status.ACTIVE}),
+                        scopes=scopes,
+                        unexpired_at=now,
+                    ),
+                    MAX_PROFILE_SCAN,
+                )
+            )
+
+        memories, from_cache, degraded = await self._cached(
+            tenant_id, user_id, scope_variant(scopes), build
+        )
+        return Profile(memories, from_cache=from_cache), degraded
+
+    async def recent_events(
+        self, tenant_id: str, user_id: str, scopes: frozenset[str] | None, window_ms: int
+    ) -> tuple[list[Memory], list[str]]:
+        """The user's active events of the last `window_ms`, newest first.
+
+        Cached like the profile, and invalidated with it.
+        """
+        now = self._clock.now_ms()
+
+        async def build() -> list[Memory]:
+            events = await self._store.find(
+                MemoryFilter(
+                    tenant_id,
+                    user_id,
+                    statuses=frozenset({Status.ACTIVE}),
+                    types=frozenset({MemoryType.EVENT}),
+                    scopes=scopes,
+                    unexpired_at=now,
+                    occurred_after=now - window_ms,
+                ),
+                MAX_RECENT_SCAN,
+            )
+            return sorted(events, key=lambda m: m.occurred_at, reverse=True)
+
+        events, _, degraded = await self._cached(
+            tenant_id, user_id, "recent\x1e" + scope_variant(scopes), build
+        )
+        # A cached list may hold events that have aged out of the window since.
+        return [e for e in events if e.occurred_at >= now - window_ms], degraded
+
+    async def _cached(
+        self,
+        tenant_id: str,
+        user_id: str,
+        variant: str,
+        build: Callable[[], Awaitable[list[Memory]]],
+    ) -> tuple[list[Memory], bool, list[str]]:
         degraded: list[str] = []
         if (tenant_id, user_id) in self._dirty:
             await self.invalidate(tenant_id, user_id)
@@ -67,25 +126,14 @@ class ProfileService:
         if cached is not None:
             now = self._clock.now_ms()
             if all(not m.is_expired(now) for m in cached):
-                return Profile(cached, from_cache=True), degraded
-        memories = select_profile(
-            await self._store.find(
-                MemoryFilter(
-                    tenant_id,
-                    user_id,
-                    statuses=frozenset({Status.ACTIVE}),
-                    scopes=scopes,
-                    unexpired_at=self._clock.now_ms(),
-                ),
-                MAX_PROFILE_SCAN,
-            )
-        )
+                return cached, True, degraded
+        memories = await build()
         if not degraded:
             try:
                 await self._cache.put(tenant_id, user_id, variant, memories, generation)
             except BackendUnavailableError:
                 degraded = [CACHE_STAGE]
-        return Profile(memories, from_cache=False), degraded
+        return memories, False, degraded
 
     async def invalidate(self, tenant_id: str, user_id: str) -> None:
         """Drops the user's cached profiles; a cache failure is logged, not raised.

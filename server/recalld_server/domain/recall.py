@@ -161,15 +161,18 @@ class RecallPipeline:
 
         no_hits: list[tuple[Memory, float]] = []
         no_profile: tuple[Profile | None, list[str]] = (None, [])
-        no_events: list[Memory] = []
-        dense, keyword, profile_result, recent = await asyncio.gather(
+        no_events: tuple[list[Memory], list[str]] = ([], [])
+        dense, keyword, profile_result, recent_result = await asyncio.gather(
             self._dense(query, search_filter, pool),
             optional("keyword_search", lambda: self._keyword(query, search_filter, pool), no_hits),
             optional("profile", lambda: self._profile(tenant_id, query, strict), no_profile),
             optional("recent", lambda: self._recent(strict, now), no_events),
         )
         profile, profile_degraded = profile_result
-        degraded.extend(profile_degraded)
+        recent, recent_degraded = recent_result
+        for stage in [*profile_degraded, *recent_degraded]:
+            if stage not in degraded:
+                degraded.append(stage)
 
         with self._stages.stage("fuse") as record:
             # Weak keyword matches (a fraction of the best BM25 score) would otherwise
@@ -239,19 +242,19 @@ class RecallPipeline:
             record.set("memories", len(profile.memories))
             return profile, degraded
 
-    async def _recent(self, strict: MemoryFilter, now: int) -> list[Memory]:
+    async def _recent(self, strict: MemoryFilter, now: int) -> tuple[list[Memory], list[str]]:
         if strict.types and MemoryType.EVENT not in strict.types:
-            return []
+            return [], []
         with self._stages.stage("recent") as record:
-            window = dataclasses.replace(
-                strict,
-                types=frozenset({MemoryType.EVENT}),
-                occurred_after=max(strict.occurred_after, now - self._policy.recent_days * DAY_MS),
+            events, degraded = await self._profiles.recent_events(
+                strict.tenant_id,
+                strict.user_id or "",
+                strict.scopes,
+                self._policy.recent_days * DAY_MS,
             )
-            events = await self._store.find(window, 1000)
-            events.sort(key=lambda m: m.occurred_at, reverse=True)
-            record.set("candidates_out", min(len(events), self._policy.recent_limit))
-            return events[: self._policy.recent_limit]
+            matching = [e for e in events if _filter_reason(e, strict, now) is None]
+            record.set("candidates_out", min(len(matching), self._policy.recent_limit))
+            return matching[: self._policy.recent_limit], degraded
 
     # -- fusion and selection --------------------------------------------------
 
