@@ -161,7 +161,12 @@ async def start_server(
     tracer_provider = build_tracer_provider(environ)
     meter_provider = build_meter_provider(environ)
     tracer, meter = tracer_and_meter(tracer_provider, meter_provider)
-    service = MemoryService(backends, profiles, OtelStages(tracer, meter))
+    service = MemoryService(
+        backends,
+        profiles,
+        OtelStages(tracer, meter),
+        write_stages=OtelStages(tracer, meter, prefix="write"),
+    )
     consolidator = Consolidator(backends, profiles)
 
     server = grpc.aio.server(

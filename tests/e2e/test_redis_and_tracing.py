@@ -184,10 +184,10 @@ async def test_traced_recall_has_every_stage_under_the_server_span(
     redis_recalld: tuple[RunningServer, Path], rclient: RecalldClient, user_id: str
 ) -> None:
     _, traces = redis_recalld
-    await rclient.write(user_id, [memory("The user's dentist is on Nanjing Road")])
     provider = TracerProvider()
     tracer = provider.get_tracer("test-agent")
     with tracer.start_as_current_span("agent-turn") as client_span:
+        await rclient.write(user_id, [memory("The user's dentist is on Nanjing Road")])
         await rclient.recall(user_id, "Where is the user's dentist?")
     context = client_span.get_span_context()
     trace_id = f"{context.trace_id:032x}"
@@ -214,6 +214,12 @@ async def test_traced_recall_has_every_stage_under_the_server_span(
     assert "recalld.candidates_in" in stages["recall.fuse"]["attributes"]
     assert "recalld.cache_hit" in stages["recall.profile"]["attributes"]
     assert server[0]["attributes"]["rpc.grpc.status_code"] == 0
+    [write] = [s for s in spans if s["name"] == "recalld.v1.MemoryService/Write"]
+    assert write["parent_span_id"] == f"{context.span_id:016x}"
+    write_stages = {s["name"]: s for s in spans if s["name"].startswith("write.")}
+    assert set(write_stages) == {"write.embed", "write.lock_wait", "write.decide", "write.store"}
+    assert all(s["parent_span_id"] == write["span_id"] for s in write_stages.values())
+    assert write_stages["write.decide"]["attributes"]["recalld.created"] == 1
 
 
 async def test_two_replicas_with_redis_locks_keep_one_active_memory_per_topic(

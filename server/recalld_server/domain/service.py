@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -104,6 +105,7 @@ class MemoryService:
         profiles: ProfileService,
         stages: Stages | None = None,
         policy: Policy | None = None,
+        write_stages: Stages | None = None,
     ) -> None:
         self._store = backends.store
         self._embedder = backends.embedder
@@ -113,6 +115,7 @@ class MemoryService:
         self._requests = backends.requests
         self._access = backends.access
         self._profiles = profiles
+        self._write_stages = write_stages or NullStages()
         self._policy = policy or Policy()
         self._changes = ChangeWriter(backends.store, backends.history, profiles.invalidate)
         self._pipeline = RecallPipeline(
@@ -149,19 +152,29 @@ class MemoryService:
             replay = await self._replay(principal, user_id, request_id, fingerprint)
             if replay is not None:
                 return replay
-        vectors = await self._embedder.embed([m.content for m in memories])
+        with self._write_stages.stage("embed") as record:
+            vectors = await self._embedder.embed([m.content for m in memories])
+            record.set("memories", len(memories))
         tenant = principal.tenant_id
-        async with self._locks.hold(user_lock_key(tenant, user_id)):
+        async with contextlib.AsyncExitStack() as held:
+            with self._write_stages.stage("lock_wait"):
+                await held.enter_async_context(self._locks.hold(user_lock_key(tenant, user_id)))
             if request_id:  # a concurrent retry may have finished while we embedded
                 replay = await self._replay(principal, user_id, request_id, fingerprint)
                 if replay is not None:
                     return replay
             batch = Batch()
-            results = [
-                await self._write_one(batch, tenant, user_id, new, vector)
-                for new, vector in zip(memories, vectors, strict=True)
-            ]
-            await self._changes.commit(tenant, batch)
+            with self._write_stages.stage("decide") as record:
+                results = [
+                    await self._write_one(batch, tenant, user_id, new, vector)
+                    for new, vector in zip(memories, vectors, strict=True)
+                ]
+                for outcome in WriteOutcome:
+                    record.set(outcome.name.lower(), sum(r.outcome is outcome for r in results))
+            with self._write_stages.stage("store") as record:
+                await self._changes.commit(tenant, batch)
+                record.set("new", len(batch.new))
+                record.set("changed", len(batch.changed))
             if request_id:
                 await self._requests.put(
                     StoredWrite(
