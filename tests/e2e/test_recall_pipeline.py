@@ -198,3 +198,34 @@ async def test_get_profile_checks_scope(client: RecalldClient, user_id: str) -> 
     with pytest.raises(RecalldError) as caught:
         await client.get_profile("")
     assert caught.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_time_range_filters_on_occurred_and_created(
+    client: RecalldClient, user_id: str
+) -> None:
+    old = memory("The user moved to Chengdu", memory_pb2.MEMORY_TYPE_EVENT)
+    old.occurred_at.FromSeconds(1_500_000_000)  # 2017
+    old_id = (await client.write(user_id, [old])).results[0].id
+    new_id = (
+        (
+            await client.write(
+                user_id, [memory("The user moved to Xiamen", memory_pb2.MEMORY_TYPE_EVENT)]
+            )
+        )
+        .results[0]
+        .id
+    )
+    recent_only = memory_service_pb2.RecallRequest().occurred_after
+    recent_only.FromSeconds(1_600_000_000)
+    hits = await client.recall(
+        user_id, "Where did the user move?", min_score=-1, occurred_after=recent_only
+    )
+    assert [i.memory.id for i in hits.items] == [new_id]
+    stored_later = memory_service_pb2.RecallRequest().created_after
+    stored_later.FromSeconds(4_000_000_000)  # nothing was stored after 2096
+    none = await client.recall(
+        user_id, "Where did the user move?", min_score=-1, created_after=stored_later
+    )
+    assert list(none.items) == []
+    both = await client.recall(user_id, "Where did the user move?", min_score=-1)
+    assert {i.memory.id for i in both.items} == {old_id, new_id}

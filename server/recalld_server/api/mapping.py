@@ -120,6 +120,8 @@ def recall_from_proto(request: memory_service_pb2.RecallRequest) -> model.Recall
     tiers = enum_set(model.Tier, request.tiers, "tiers", violations)
     after = timestamp_ms(request, "occurred_after", "occurred_after", violations)
     before = timestamp_ms(request, "occurred_before", "occurred_before", violations)
+    created_after = timestamp_ms(request, "created_after", "created_after", violations)
+    created_before = timestamp_ms(request, "created_before", "created_before", violations)
     if violations:
         raise InvalidArgumentError(violations)
     return model.RecallQuery(
@@ -138,6 +140,8 @@ def recall_from_proto(request: memory_service_pb2.RecallRequest) -> model.Recall
         occurred_before=before,
         min_score=request.min_score if request.HasField("min_score") else None,
         explain=request.explain,
+        created_after=created_after,
+        created_before=created_before,
         skip_profile=request.skip_profile,
     )
 

@@ -203,6 +203,8 @@ class RecallQuery:
     min_score: float | None = None
     explain: bool = False
     skip_profile: bool = False
+    created_after: int = 0
+    created_before: int = 0
 
     @property
     def scopes(self) -> frozenset[str]:
@@ -304,6 +306,8 @@ class MemoryFilter:
     content_hash: str = ""
     occurred_after: int = 0
     occurred_before: int = 0
+    created_after: int = 0
+    created_before: int = 0
     unexpired_at: int = 0
     """If non-zero, only memories not expired at this time (ms)."""
     expired_at: int = 0

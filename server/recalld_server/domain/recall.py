@@ -140,6 +140,8 @@ class RecallPipeline:
             session_id=query.session_id,
             occurred_after=query.occurred_after,
             occurred_before=query.occurred_before,
+            created_after=query.created_after,
+            created_before=query.created_before,
             unexpired_at=now,
         )
         # Explain looks wider (every status and allowed scope) to say why things were left out.
@@ -405,6 +407,8 @@ def _filter_reason(memory: Memory, strict: MemoryFilter, now: int) -> DropReason
         or (strict.session_id and memory.session_id != strict.session_id)
         or (strict.occurred_after and memory.occurred_at < strict.occurred_after)
         or (strict.occurred_before and memory.occurred_at >= strict.occurred_before)
+        or (strict.created_after and memory.created_at < strict.created_after)
+        or (strict.created_before and memory.created_at >= strict.created_before)
     ):
         return DropReason.FILTERED
     return None

@@ -212,6 +212,12 @@ def validate_recall(query: RecallQuery, dimension: int) -> None:
         and (query.occurred_after >= query.occurred_before)
     ):
         violations.append(FieldViolation("occurred_before", "must be after occurred_after"))
+    if (
+        query.created_after
+        and query.created_before
+        and (query.created_after >= query.created_before)
+    ):
+        violations.append(FieldViolation("created_before", "must be after created_after"))
     if violations:
         raise InvalidArgumentError(violations)
 

@@ -258,6 +258,10 @@ def build_filter(memory_filter: MemoryFilter) -> str:
         parts.append(f"occurred_at >= {int(f.occurred_after)}")
     if f.occurred_before:
         parts.append(f"occurred_at < {int(f.occurred_before)}")
+    if f.created_after:
+        parts.append(f"created_at >= {int(f.created_after)}")
+    if f.created_before:
+        parts.append(f"created_at < {int(f.created_before)}")
     if f.unexpired_at:
         parts.append(f"(expire_at == 0 or expire_at > {int(f.unexpired_at)})")
     if f.expired_at:

@@ -571,7 +571,11 @@ type RecallRequest struct {
 	// memories of the user, to explain them).
 	Explain bool `protobuf:"varint,15,opt,name=explain,proto3" json:"explain,omitempty"`
 	// Leave the profile out of the response and of the context block.
-	SkipProfile   bool `protobuf:"varint,16,opt,name=skip_profile,json=skipProfile,proto3" json:"skip_profile,omitempty"`
+	SkipProfile bool `protobuf:"varint,16,opt,name=skip_profile,json=skipProfile,proto3" json:"skip_profile,omitempty"`
+	// Only memories stored at or after this time.
+	CreatedAfter *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=created_after,json=createdAfter,proto3" json:"created_after,omitempty"`
+	// Only memories stored before this time.
+	CreatedBefore *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=created_before,json=createdBefore,proto3" json:"created_before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -716,6 +720,20 @@ func (x *RecallRequest) GetSkipProfile() bool {
 		return x.SkipProfile
 	}
 	return false
+}
+
+func (x *RecallRequest) GetCreatedAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAfter
+	}
+	return nil
+}
+
+func (x *RecallRequest) GetCreatedBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedBefore
+	}
+	return nil
 }
 
 // RecallResponse lists the recalled memories, best first.
@@ -2784,7 +2802,7 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x18.recalld.v1.WriteOutcomeR\aoutcome\x12\x1d\n" +
 	"\n" +
 	"related_id\x18\x03 \x01(\tR\trelatedId\x12*\n" +
-	"\x06memory\x18\x04 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\"\xec\x04\n" +
+	"\x06memory\x18\x04 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\"\xf0\x05\n" +
 	"\rRecallRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12!\n" +
@@ -2804,7 +2822,9 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x0foccurred_before\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x0eoccurredBefore\x12 \n" +
 	"\tmin_score\x18\x0e \x01(\x02H\x00R\bminScore\x88\x01\x01\x12\x18\n" +
 	"\aexplain\x18\x0f \x01(\bR\aexplain\x12!\n" +
-	"\fskip_profile\x18\x10 \x01(\bR\vskipProfileB\f\n" +
+	"\fskip_profile\x18\x10 \x01(\bR\vskipProfile\x12?\n" +
+	"\rcreated_after\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\fcreatedAfter\x12A\n" +
+	"\x0ecreated_before\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBeforeB\f\n" +
 	"\n" +
 	"_min_score\"\x98\x02\n" +
 	"\x0eRecallResponse\x120\n" +
@@ -3086,72 +3106,74 @@ var file_recalld_v1_memory_service_proto_depIdxs = []int32{
 	43, // 5: recalld.v1.RecallRequest.tiers:type_name -> recalld.v1.MemoryTier
 	44, // 6: recalld.v1.RecallRequest.occurred_after:type_name -> google.protobuf.Timestamp
 	44, // 7: recalld.v1.RecallRequest.occurred_before:type_name -> google.protobuf.Timestamp
-	10, // 8: recalld.v1.RecallResponse.items:type_name -> recalld.v1.RecalledMemory
-	13, // 9: recalld.v1.RecallResponse.profile:type_name -> recalld.v1.Profile
-	12, // 10: recalld.v1.RecallResponse.candidates:type_name -> recalld.v1.RecallCandidate
-	41, // 11: recalld.v1.RecalledMemory.memory:type_name -> recalld.v1.Memory
-	11, // 12: recalld.v1.RecalledMemory.breakdown:type_name -> recalld.v1.ScoreBreakdown
-	11, // 13: recalld.v1.RecallCandidate.breakdown:type_name -> recalld.v1.ScoreBreakdown
-	2,  // 14: recalld.v1.RecallCandidate.drop_reason:type_name -> recalld.v1.DropReason
-	41, // 15: recalld.v1.Profile.memories:type_name -> recalld.v1.Memory
-	13, // 16: recalld.v1.GetProfileResponse.profile:type_name -> recalld.v1.Profile
-	41, // 17: recalld.v1.GetResponse.memory:type_name -> recalld.v1.Memory
-	45, // 18: recalld.v1.ListRequest.statuses:type_name -> recalld.v1.MemoryStatus
-	42, // 19: recalld.v1.ListRequest.types:type_name -> recalld.v1.MemoryType
-	41, // 20: recalld.v1.ListResponse.memories:type_name -> recalld.v1.Memory
-	41, // 21: recalld.v1.UpdateRequest.memory:type_name -> recalld.v1.Memory
-	46, // 22: recalld.v1.UpdateRequest.update_mask:type_name -> google.protobuf.FieldMask
-	41, // 23: recalld.v1.UpdateResponse.memory:type_name -> recalld.v1.Memory
-	1,  // 24: recalld.v1.ForgetRequest.mode:type_name -> recalld.v1.ForgetMode
-	23, // 25: recalld.v1.ForgetRequest.selector:type_name -> recalld.v1.MemorySelector
-	42, // 26: recalld.v1.MemorySelector.types:type_name -> recalld.v1.MemoryType
-	44, // 27: recalld.v1.MemorySelector.occurred_after:type_name -> google.protobuf.Timestamp
-	44, // 28: recalld.v1.MemorySelector.occurred_before:type_name -> google.protobuf.Timestamp
-	41, // 29: recalld.v1.RestoreResponse.memories:type_name -> recalld.v1.Memory
-	7,  // 30: recalld.v1.ConfirmResponse.results:type_name -> recalld.v1.WriteResult
-	31, // 31: recalld.v1.HistoryResponse.versions:type_name -> recalld.v1.MemoryVersion
-	41, // 32: recalld.v1.MemoryVersion.memory:type_name -> recalld.v1.Memory
-	3,  // 33: recalld.v1.MemoryVersion.operation:type_name -> recalld.v1.MemoryOperation
-	44, // 34: recalld.v1.MemoryVersion.changed_at:type_name -> google.protobuf.Timestamp
-	34, // 35: recalld.v1.ListConflictsResponse.conflicts:type_name -> recalld.v1.Conflict
-	41, // 36: recalld.v1.Conflict.proposed:type_name -> recalld.v1.Memory
-	41, // 37: recalld.v1.Conflict.existing:type_name -> recalld.v1.Memory
-	4,  // 38: recalld.v1.ResolveConflictRequest.resolution:type_name -> recalld.v1.ConflictResolution
-	41, // 39: recalld.v1.ResolveConflictResponse.proposed:type_name -> recalld.v1.Memory
-	41, // 40: recalld.v1.ResolveConflictResponse.existing:type_name -> recalld.v1.Memory
-	39, // 41: recalld.v1.ConsolidateResponse.merged:type_name -> recalld.v1.MergedDuplicate
-	40, // 42: recalld.v1.ConsolidateResponse.contradictions:type_name -> recalld.v1.PossibleContradiction
-	5,  // 43: recalld.v1.MemoryService.Write:input_type -> recalld.v1.WriteRequest
-	8,  // 44: recalld.v1.MemoryService.Recall:input_type -> recalld.v1.RecallRequest
-	14, // 45: recalld.v1.MemoryService.GetProfile:input_type -> recalld.v1.GetProfileRequest
-	16, // 46: recalld.v1.MemoryService.Get:input_type -> recalld.v1.GetRequest
-	18, // 47: recalld.v1.MemoryService.List:input_type -> recalld.v1.ListRequest
-	20, // 48: recalld.v1.MemoryService.Update:input_type -> recalld.v1.UpdateRequest
-	22, // 49: recalld.v1.MemoryService.Forget:input_type -> recalld.v1.ForgetRequest
-	25, // 50: recalld.v1.MemoryService.Restore:input_type -> recalld.v1.RestoreRequest
-	27, // 51: recalld.v1.MemoryService.Confirm:input_type -> recalld.v1.ConfirmRequest
-	29, // 52: recalld.v1.MemoryService.History:input_type -> recalld.v1.HistoryRequest
-	32, // 53: recalld.v1.MemoryService.ListConflicts:input_type -> recalld.v1.ListConflictsRequest
-	35, // 54: recalld.v1.MemoryService.ResolveConflict:input_type -> recalld.v1.ResolveConflictRequest
-	37, // 55: recalld.v1.MemoryService.Consolidate:input_type -> recalld.v1.ConsolidateRequest
-	6,  // 56: recalld.v1.MemoryService.Write:output_type -> recalld.v1.WriteResponse
-	9,  // 57: recalld.v1.MemoryService.Recall:output_type -> recalld.v1.RecallResponse
-	15, // 58: recalld.v1.MemoryService.GetProfile:output_type -> recalld.v1.GetProfileResponse
-	17, // 59: recalld.v1.MemoryService.Get:output_type -> recalld.v1.GetResponse
-	19, // 60: recalld.v1.MemoryService.List:output_type -> recalld.v1.ListResponse
-	21, // 61: recalld.v1.MemoryService.Update:output_type -> recalld.v1.UpdateResponse
-	24, // 62: recalld.v1.MemoryService.Forget:output_type -> recalld.v1.ForgetResponse
-	26, // 63: recalld.v1.MemoryService.Restore:output_type -> recalld.v1.RestoreResponse
-	28, // 64: recalld.v1.MemoryService.Confirm:output_type -> recalld.v1.ConfirmResponse
-	30, // 65: recalld.v1.MemoryService.History:output_type -> recalld.v1.HistoryResponse
-	33, // 66: recalld.v1.MemoryService.ListConflicts:output_type -> recalld.v1.ListConflictsResponse
-	36, // 67: recalld.v1.MemoryService.ResolveConflict:output_type -> recalld.v1.ResolveConflictResponse
-	38, // 68: recalld.v1.MemoryService.Consolidate:output_type -> recalld.v1.ConsolidateResponse
-	56, // [56:69] is the sub-list for method output_type
-	43, // [43:56] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	44, // 8: recalld.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
+	44, // 9: recalld.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
+	10, // 10: recalld.v1.RecallResponse.items:type_name -> recalld.v1.RecalledMemory
+	13, // 11: recalld.v1.RecallResponse.profile:type_name -> recalld.v1.Profile
+	12, // 12: recalld.v1.RecallResponse.candidates:type_name -> recalld.v1.RecallCandidate
+	41, // 13: recalld.v1.RecalledMemory.memory:type_name -> recalld.v1.Memory
+	11, // 14: recalld.v1.RecalledMemory.breakdown:type_name -> recalld.v1.ScoreBreakdown
+	11, // 15: recalld.v1.RecallCandidate.breakdown:type_name -> recalld.v1.ScoreBreakdown
+	2,  // 16: recalld.v1.RecallCandidate.drop_reason:type_name -> recalld.v1.DropReason
+	41, // 17: recalld.v1.Profile.memories:type_name -> recalld.v1.Memory
+	13, // 18: recalld.v1.GetProfileResponse.profile:type_name -> recalld.v1.Profile
+	41, // 19: recalld.v1.GetResponse.memory:type_name -> recalld.v1.Memory
+	45, // 20: recalld.v1.ListRequest.statuses:type_name -> recalld.v1.MemoryStatus
+	42, // 21: recalld.v1.ListRequest.types:type_name -> recalld.v1.MemoryType
+	41, // 22: recalld.v1.ListResponse.memories:type_name -> recalld.v1.Memory
+	41, // 23: recalld.v1.UpdateRequest.memory:type_name -> recalld.v1.Memory
+	46, // 24: recalld.v1.UpdateRequest.update_mask:type_name -> google.protobuf.FieldMask
+	41, // 25: recalld.v1.UpdateResponse.memory:type_name -> recalld.v1.Memory
+	1,  // 26: recalld.v1.ForgetRequest.mode:type_name -> recalld.v1.ForgetMode
+	23, // 27: recalld.v1.ForgetRequest.selector:type_name -> recalld.v1.MemorySelector
+	42, // 28: recalld.v1.MemorySelector.types:type_name -> recalld.v1.MemoryType
+	44, // 29: recalld.v1.MemorySelector.occurred_after:type_name -> google.protobuf.Timestamp
+	44, // 30: recalld.v1.MemorySelector.occurred_before:type_name -> google.protobuf.Timestamp
+	41, // 31: recalld.v1.RestoreResponse.memories:type_name -> recalld.v1.Memory
+	7,  // 32: recalld.v1.ConfirmResponse.results:type_name -> recalld.v1.WriteResult
+	31, // 33: recalld.v1.HistoryResponse.versions:type_name -> recalld.v1.MemoryVersion
+	41, // 34: recalld.v1.MemoryVersion.memory:type_name -> recalld.v1.Memory
+	3,  // 35: recalld.v1.MemoryVersion.operation:type_name -> recalld.v1.MemoryOperation
+	44, // 36: recalld.v1.MemoryVersion.changed_at:type_name -> google.protobuf.Timestamp
+	34, // 37: recalld.v1.ListConflictsResponse.conflicts:type_name -> recalld.v1.Conflict
+	41, // 38: recalld.v1.Conflict.proposed:type_name -> recalld.v1.Memory
+	41, // 39: recalld.v1.Conflict.existing:type_name -> recalld.v1.Memory
+	4,  // 40: recalld.v1.ResolveConflictRequest.resolution:type_name -> recalld.v1.ConflictResolution
+	41, // 41: recalld.v1.ResolveConflictResponse.proposed:type_name -> recalld.v1.Memory
+	41, // 42: recalld.v1.ResolveConflictResponse.existing:type_name -> recalld.v1.Memory
+	39, // 43: recalld.v1.ConsolidateResponse.merged:type_name -> recalld.v1.MergedDuplicate
+	40, // 44: recalld.v1.ConsolidateResponse.contradictions:type_name -> recalld.v1.PossibleContradiction
+	5,  // 45: recalld.v1.MemoryService.Write:input_type -> recalld.v1.WriteRequest
+	8,  // 46: recalld.v1.MemoryService.Recall:input_type -> recalld.v1.RecallRequest
+	14, // 47: recalld.v1.MemoryService.GetProfile:input_type -> recalld.v1.GetProfileRequest
+	16, // 48: recalld.v1.MemoryService.Get:input_type -> recalld.v1.GetRequest
+	18, // 49: recalld.v1.MemoryService.List:input_type -> recalld.v1.ListRequest
+	20, // 50: recalld.v1.MemoryService.Update:input_type -> recalld.v1.UpdateRequest
+	22, // 51: recalld.v1.MemoryService.Forget:input_type -> recalld.v1.ForgetRequest
+	25, // 52: recalld.v1.MemoryService.Restore:input_type -> recalld.v1.RestoreRequest
+	27, // 53: recalld.v1.MemoryService.Confirm:input_type -> recalld.v1.ConfirmRequest
+	29, // 54: recalld.v1.MemoryService.History:input_type -> recalld.v1.HistoryRequest
+	32, // 55: recalld.v1.MemoryService.ListConflicts:input_type -> recalld.v1.ListConflictsRequest
+	35, // 56: recalld.v1.MemoryService.ResolveConflict:input_type -> recalld.v1.ResolveConflictRequest
+	37, // 57: recalld.v1.MemoryService.Consolidate:input_type -> recalld.v1.ConsolidateRequest
+	6,  // 58: recalld.v1.MemoryService.Write:output_type -> recalld.v1.WriteResponse
+	9,  // 59: recalld.v1.MemoryService.Recall:output_type -> recalld.v1.RecallResponse
+	15, // 60: recalld.v1.MemoryService.GetProfile:output_type -> recalld.v1.GetProfileResponse
+	17, // 61: recalld.v1.MemoryService.Get:output_type -> recalld.v1.GetResponse
+	19, // 62: recalld.v1.MemoryService.List:output_type -> recalld.v1.ListResponse
+	21, // 63: recalld.v1.MemoryService.Update:output_type -> recalld.v1.UpdateResponse
+	24, // 64: recalld.v1.MemoryService.Forget:output_type -> recalld.v1.ForgetResponse
+	26, // 65: recalld.v1.MemoryService.Restore:output_type -> recalld.v1.RestoreResponse
+	28, // 66: recalld.v1.MemoryService.Confirm:output_type -> recalld.v1.ConfirmResponse
+	30, // 67: recalld.v1.MemoryService.History:output_type -> recalld.v1.HistoryResponse
+	33, // 68: recalld.v1.MemoryService.ListConflicts:output_type -> recalld.v1.ListConflictsResponse
+	36, // 69: recalld.v1.MemoryService.ResolveConflict:output_type -> recalld.v1.ResolveConflictResponse
+	38, // 70: recalld.v1.MemoryService.Consolidate:output_type -> recalld.v1.ConsolidateResponse
+	58, // [58:71] is the sub-list for method output_type
+	45, // [45:58] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_recalld_v1_memory_service_proto_init() }

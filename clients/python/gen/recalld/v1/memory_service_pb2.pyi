@@ -315,6 +315,8 @@ class RecallRequest(_message.Message):
     MIN_SCORE_FIELD_NUMBER: _builtins.int
     EXPLAIN_FIELD_NUMBER: _builtins.int
     SKIP_PROFILE_FIELD_NUMBER: _builtins.int
+    CREATED_AFTER_FIELD_NUMBER: _builtins.int
+    CREATED_BEFORE_FIELD_NUMBER: _builtins.int
     user_id: _builtins.str
     """Required."""
     query: _builtins.str
@@ -369,6 +371,14 @@ class RecallRequest(_message.Message):
     def occurred_before(self) -> _timestamp_pb2.Timestamp:
         """Only memories that occurred before this time."""
 
+    @_builtins.property
+    def created_after(self) -> _timestamp_pb2.Timestamp:
+        """Only memories stored at or after this time."""
+
+    @_builtins.property
+    def created_before(self) -> _timestamp_pb2.Timestamp:
+        """Only memories stored before this time."""
+
     def __init__(
         self,
         *,
@@ -388,10 +398,12 @@ class RecallRequest(_message.Message):
         min_score: _builtins.float | None = ...,
         explain: _builtins.bool = ...,
         skip_profile: _builtins.bool = ...,
+        created_after: _timestamp_pb2.Timestamp | None = ...,
+        created_before: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "min_score", b"min_score", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "created_after", b"created_after", "created_before", b"created_before", "min_score", b"min_score", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "agent_scope", b"agent_scope", "explain", b"explain", "extra_agent_scopes", b"extra_agent_scopes", "min_score", b"min_score", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "query", b"query", "query_vector", b"query_vector", "session_id", b"session_id", "skip_profile", b"skip_profile", "tags", b"tags", "tiers", b"tiers", "token_budget", b"token_budget", "top_k", b"top_k", "types", b"types", "user_id", b"user_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "agent_scope", b"agent_scope", "created_after", b"created_after", "created_before", b"created_before", "explain", b"explain", "extra_agent_scopes", b"extra_agent_scopes", "min_score", b"min_score", "occurred_after", b"occurred_after", "occurred_before", b"occurred_before", "query", b"query", "query_vector", b"query_vector", "session_id", b"session_id", "skip_profile", b"skip_profile", "tags", b"tags", "tiers", b"tiers", "token_budget", b"token_budget", "top_k", b"top_k", "types", b"types", "user_id", b"user_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__min_score: _TypeAlias = _typing.Literal["min_score"]  # noqa: Y015
     _WhichOneofArgType__min_score: _TypeAlias = _typing.Literal["_min_score", b"_min_score"]  # noqa: Y015
