@@ -10,7 +10,7 @@ if [[ ! -x "$venv/bin/python" ]]; then
 fi
 if [[ ! -f "$stamp" ]]; then
   "$venv/bin/python" -m pip install --quiet --upgrade "pip>=24" >/dev/null
-  "$venv/bin/python" -m pip install --quiet -e "$root[dev]"
+  "$venv/bin/python" -m pip install --quiet -e "$root[dev,bench]"
   rm -f "$venv"/.installed-* && touch "$stamp"
 fi
 export PATH="$venv/bin:$PATH"

@@ -22,7 +22,8 @@ from recalld_server.config import ServerConfig
 from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.ports import Backends, Embedder
 from recalld_server.domain.profile import ProfileService
-from recalld_server.domain.service import MemoryService
+from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.service import MemoryService, Policy
 from recalld_server.embedding.usem import load_usem3
 from recalld_server.storage.local import LocalAccessTracker, LocalLockManager, SystemClock
 from recalld_server.storage.milvus_records import (
@@ -161,13 +162,17 @@ async def start_server(
     tracer_provider = build_tracer_provider(environ)
     meter_provider = build_meter_provider(environ)
     tracer, meter = tracer_and_meter(tracer_provider, meter_provider)
+    policy = Policy(
+        recall=RecallPolicy(sequential=config.recall_sequential, retrieval=config.recall_mode)
+    )
     service = MemoryService(
         backends,
         profiles,
         OtelStages(tracer, meter),
+        policy=policy,
         write_stages=OtelStages(tracer, meter, prefix="write"),
     )
-    consolidator = Consolidator(backends, profiles)
+    consolidator = Consolidator(backends, profiles, policy)
 
     server = grpc.aio.server(
         interceptors=[ServerTracingInterceptor(tracer)],

@@ -32,6 +32,8 @@ class ServerConfig:
         embed_batch: Most texts one embedding call takes.
         redis_url: Redis for the profile cache (redis://host:port/db); empty keeps the
             cache in process.
+        recall_sequential: Run recall stages one after another (benchmarks only).
+        recall_mode: "hybrid", "dense" or "keyword" retrieval (benchmarks only).
         redis_locks: Take the per-user write locks in Redis. Required when several
             replicas share one Milvus; writes then need Redis (UNAVAILABLE without it,
             safe to retry with a request_id), recalls do not.
@@ -54,6 +56,8 @@ class ServerConfig:
     embed_batch: int = 64
     redis_url: str = ""
     redis_locks: bool = False
+    recall_sequential: bool = False
+    recall_mode: str = "hybrid"
     access_flush_interval_s: float = 30.0
     consolidate_interval_s: float = 3600.0
 
@@ -90,6 +94,18 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--redis-url", default=env("REDIS_URL", ""))
     p.add_argument(
         "--redis-locks", action="store_true", default=env("REDIS_LOCKS", "") in ("1", "true", "yes")
+    )
+    p.add_argument(
+        "--recall-sequential",
+        action="store_true",
+        default=env("RECALL_SEQUENTIAL", "") in ("1", "true", "yes"),
+        help="benchmarks only: run recall stages one after another",
+    )
+    p.add_argument(
+        "--recall-mode",
+        choices=["hybrid", "dense", "keyword"],
+        default=env("RECALL_MODE", "hybrid"),
+        help="benchmarks only: which searches recall runs",
     )
     p.add_argument("--keys-file", type=Path, default=env("KEYS_FILE", None))
     p.add_argument(
@@ -129,6 +145,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         milvus_token=args.milvus_token or "",
         redis_url=args.redis_url or "",
         redis_locks=bool(args.redis_locks),
+        recall_sequential=bool(args.recall_sequential),
+        recall_mode=str(args.recall_mode),
         keys_file=Path(args.keys_file) if args.keys_file else None,
         allow_unauthenticated=bool(args.allow_unauthenticated),
         tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import grpc
 import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient, RecalldError
+from recalld_server.app import start_server
+from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from tests.e2e.helpers import memory
 
@@ -229,3 +233,44 @@ async def test_time_range_filters_on_occurred_and_created(
     assert list(none.items) == []
     both = await client.recall(user_id, "Where did the user move?", min_score=-1)
     assert {i.memory.id for i in both.items} == {old_id, new_id}
+
+
+@pytest.mark.parametrize(
+    ("mode", "sequential"), [("hybrid", True), ("keyword", False), ("dense", False)]
+)
+async def test_benchmark_switches_give_the_same_answers(
+    tmp_path: Path, embedder: MicroBatchingEmbedder, mode: str, sequential: bool
+) -> None:
+    running = await start_server(
+        ServerConfig(
+            port=0,
+            data_dir=tmp_path,
+            recall_mode=mode,
+            recall_sequential=sequential,
+            consolidate_interval_s=0,
+        ),
+        embedder=embedder,
+    )
+    try:
+        async with RecalldClient(f"127.0.0.1:{running.port}", tenant="switches") as c:
+            ids = [
+                r.id
+                for r in (
+                    await c.write(
+                        "u",
+                        [
+                            memory("订单 SO-77120 已签收", memory_pb2.MEMORY_TYPE_EVENT),
+                            memory("The user prefers window seats on long flights"),
+                        ],
+                    )
+                ).results
+            ]
+            by_id = await c.recall("u", "SO-77120", top_k=1)
+            assert [i.memory.id for i in by_id.items] == [ids[0]]
+            assert (by_id.items[0].breakdown.dense == 0) == (mode == "keyword")
+            assert (by_id.items[0].breakdown.keyword == 0) == (mode == "dense")
+            if mode != "keyword":
+                seats = await c.recall("u", "Where does the user like to sit on a plane?", top_k=1)
+                assert [i.memory.id for i in seats.items] == [ids[1]]
+    finally:
+        await running.stop(grace_s=1)

@@ -63,6 +63,10 @@ class RecallPolicy:
             default favours not missing a memory; callers wanting precision raise it.
         pool_per_item / min_pool: Candidates fetched from each search.
         recent_days / recent_limit: The recent-events stage looks this far back.
+        sequential: Run the stages one after another instead of concurrently (only to
+            measure what the fan-out saves; `--recall-sequential`).
+        retrieval: "hybrid" (default), "dense" or "keyword": which searches run (for
+            benchmarks that compare them through the server; `--recall-mode`).
     """
 
     rrf_k: int = 60
@@ -87,6 +91,8 @@ class RecallPolicy:
     min_pool: int = 20
     recent_days: int = 7
     recent_limit: int = 5
+    sequential: bool = False
+    retrieval: str = "hybrid"
 
 
 @dataclasses.dataclass(slots=True)
@@ -164,12 +170,22 @@ class RecallPipeline:
         no_hits: list[tuple[Memory, float]] = []
         no_profile: tuple[Profile | None, list[str]] = (None, [])
         no_events: tuple[list[Memory], list[str]] = ([], [])
-        dense, keyword, profile_result, recent_result = await asyncio.gather(
-            self._dense(query, search_filter, pool),
-            optional("keyword_search", lambda: self._keyword(query, search_filter, pool), no_hits),
+        mode = self._policy.retrieval
+        stages = (
+            self._dense(query, search_filter, pool) if mode != "keyword" else _nothing(no_hits),
+            optional("keyword_search", lambda: self._keyword(query, search_filter, pool), no_hits)
+            if mode != "dense"
+            else _nothing(no_hits),
             optional("profile", lambda: self._profile(tenant_id, query, strict), no_profile),
             optional("recent", lambda: self._recent(strict, now), no_events),
         )
+        if self._policy.sequential:  # for measuring what the fan-out saves
+            dense = await stages[0]
+            keyword = await stages[1]
+            profile_result = await stages[2]
+            recent_result = await stages[3]
+        else:
+            dense, keyword, profile_result, recent_result = await asyncio.gather(*stages)
         profile, profile_degraded = profile_result
         recent, recent_degraded = recent_result
         for stage in [*profile_degraded, *recent_degraded]:
@@ -388,6 +404,10 @@ class RecallPipeline:
         ]
         context = render_context(profile_memories, [i.memory for i in items])
         return items, context, estimate_tokens(context), candidates
+
+
+async def _nothing(value: T) -> T:
+    return value
 
 
 def _filter_reason(memory: Memory, strict: MemoryFilter, now: int) -> DropReason | None:

@@ -1,0 +1,1 @@
+"""recalld benchmark harness: datasets, load generator, scenarios, reports, quality."""

@@ -1,0 +1,155 @@
+"""Markdown tables and PNG plots from a scenario's JSON result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from benchmarks.recalld_bench.stages import STAGES
+
+
+def _x(result: dict[str, Any]) -> float:
+    point = result["point"]
+    return float(point.get("concurrency") or point.get("rate"))
+
+
+def table(doc: dict[str, Any]) -> str:
+    xname = "concurrency" if doc["mode"] == "closed" else "offered rate (/s)"
+    lines = [
+        f"| variant | {xname} | op | ok/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms "
+        "| errors | client CPU (cores) | server CPU (cores) |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |",
+    ]
+    for r in doc["results"]:
+        ops = r["by_operation"] if len(r["by_operation"]) > 1 else {"all": r["all"]}
+        for op, s in ops.items():
+            errors = ", ".join(f"{k} {v}" for k, v in sorted(r["errors"].items())) or "0"
+            if r.get("dropped"):
+                errors += f"; dropped {r['dropped']}"
+            server_cpu = r.get("server_cpu_cores")
+            lines.append(
+                f"| {r['variant']} | {_x(r):g} | {op} | {s['throughput_rps']:.1f} "
+                f"| {s['p50_ms']:.1f} | {s['p90_ms']:.1f} | {s['p99_ms']:.1f} "
+                f"| {s['p999_ms']:.1f} | {s['max_ms']:.1f} | {errors} "
+                f"| {r['client_cpu_cores']:.2f} "
+                f"| {'' if server_cpu is None else f'{server_cpu:.2f}'} |"
+            )
+    return "\n".join(lines)
+
+
+def stage_table(doc: dict[str, Any]) -> str:
+    rows = [r for r in doc["results"] if r.get("stages", {}).get("calls")]
+    if not rows:
+        return ""
+    header = (
+        "| variant | x | calls | "
+        + " | ".join(s.split(".")[1] for s in STAGES)
+        + (
+            " | fan-out wall | sum of fan-out stages | Recall span | sequential estimate "
+            "| speed-up |"
+        )
+    )
+    lines = [header, "| --- " * (len(STAGES) + 8) + "|"]
+    for r in rows:
+        st = r["stages"]
+        cells = " | ".join(f"{st['stages'][s]['p50_ms']:.1f}" for s in STAGES)
+        lines.append(
+            f"| {r['variant']} | {_x(r):g} | {st['calls']} | {cells} "
+            f"| {st['fanout_wall']['mean_ms']:.1f} | {st['fanout_sum']['mean_ms']:.1f} "
+            f"| {st['recall_total']['mean_ms']:.1f} | {st['sequential_estimate']['mean_ms']:.1f} "
+            f"| {st['parallel_speedup_estimate']:.2f}x |"
+        )
+    return (
+        "Stage p50 (ms) from the recall spans; the last five columns are means (ms).\n\n"
+        + "\n".join(lines)
+    )
+
+
+def plots(doc: dict[str, Any], out: Path, name: str) -> list[str]:
+    files = []
+    xlabel = "concurrency (closed loop)" if doc["mode"] == "closed" else "offered rate (/s)"
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for variant in doc["variants"]:
+        rs = sorted((r for r in doc["results"] if r["variant"] == variant), key=_x)
+        if not rs:
+            continue
+        xs = [_x(r) for r in rs]
+        for key, style in (
+            ("p50_ms", "-o"),
+            ("p90_ms", "--s"),
+            ("p99_ms", ":^"),
+            ("p999_ms", "-.v"),
+        ):
+            ax1.plot(xs, [r["all"][key] for r in rs], style, label=f"{variant} {key[:-3]}")
+        ax2.plot(xs, [r["all"]["throughput_rps"] for r in rs], "-o", label=variant)
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(xlabel)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    ax1.set_yscale("log")
+    ax1.set_ylabel("latency (ms)")
+    ax2.set_ylabel("successful calls / s")
+    fig.suptitle(f"{doc['scenario']} ({doc['dataset']['name']}, {doc['mode']} loop)")
+    fig.tight_layout()
+    path = out / f"{name}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    files.append(path.name)
+
+    rows = [r for r in doc["results"] if r.get("stages", {}).get("calls")]
+    if rows:
+        fig, ax = plt.subplots(figsize=(10, 4.5))
+        labels = [f"{r['variant']}\n{_x(r):g}" for r in rows]
+        bottoms = [0.0] * len(rows)
+        for stage in STAGES:
+            values = [r["stages"]["stages"][stage]["mean_ms"] for r in rows]
+            ax.bar(labels, values, bottom=bottoms, label=stage.split(".")[1])
+            bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
+        ax.plot(
+            labels,
+            [r["stages"]["recall_total"]["mean_ms"] for r in rows],
+            "k_",
+            markersize=30,
+            mew=2,
+            label="Recall span (wall)",
+        )
+        ax.set_ylabel("mean ms per call (stacked = if run one after another)")
+        ax.set_xlabel("variant / concurrency")
+        ax.legend(fontsize=7, ncol=2)
+        ax.set_title("Recall stage breakdown (from the server's spans)")
+        fig.tight_layout()
+        path = out / f"{name}-stages.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(path.name)
+    return files
+
+
+def write_reports(doc: dict[str, Any], out: Path, name: str) -> None:
+    files = plots(doc, out, name)
+    m = doc["meta"]
+    parts = [
+        f"# {doc['scenario']} ({doc['mode']} loop)",
+        "",
+        f"- dataset: {doc['dataset']['name']} ({doc['dataset']['memories']} memories, "
+        f"{doc['dataset']['tenants']} tenants, {doc['dataset']['users']} users)",
+        f"- machine: {m['machine']['cpus']} CPUs ({m['machine']['cpu_model']}), "
+        f"{m['machine']['mem_gb']} GB",
+        f"- server: revision {m.get('server_revision', m['git_head'])} ({m['server_src']})",
+        f"- settings: {doc['settings']}",
+        f"- command: `{m['command']}`",
+        "",
+        table(doc),
+        "",
+        stage_table(doc),
+        "",
+        *[f"![{f}]({f})" for f in files],
+        "",
+    ]
+    (out / f"{name}.md").write_text("\n".join(parts))

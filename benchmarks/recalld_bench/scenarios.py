@@ -1,0 +1,201 @@
+"""One command per scenario: start the server variant(s), sweep, write JSON/MD/PNG.
+
+    python -m benchmarks.recalld_bench prepare --memories 10000 --out /tmp/rb/base-10k
+    python -m benchmarks.recalld_bench run --base /tmp/rb/base-10k --scenario recall \\
+        --variants plain,redis --concurrency 1,4,16,64,256 --out benchmarks/results/recall
+
+Every variant gets a fresh copy of the prepared data and its own server; all of them
+stay up, and each load point runs every variant back to back in alternating order,
+so the compared variants see the same machine state (this 2-core machine throttles
+after ~40 s of full load: compare within a point, not across runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.recalld_bench import datasets, loader, loadgen, meta, report, server, stages
+
+VARIANTS = ("plain", "redis")
+SCENARIOS = {
+    "recall": "recall",
+    "write-single": "write_single",
+    "write-batch": "write_batch",
+    "mixed": "mixed",
+}
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x]
+
+
+def _floats(text: str) -> list[float]:
+    return [float(x) for x in text.split(",") if x]
+
+
+def prepare(args: argparse.Namespace) -> dict[str, Any]:
+    """Loads a dataset through a fresh server; keeps the data directory as the base copy."""
+    spec = datasets.DatasetSpec(args.memories, args.tenants, args.users, args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with server.recalld(
+        out / "data", server_src=args.server_src, log_file=out / "prepare.log"
+    ) as srv:
+        result = asyncio.run(loader.load(srv.address, spec, concurrency=args.load_concurrency))
+    result["spec"] = dataclasses.asdict(spec)
+    result["summary"] = datasets.summary(spec)
+    (out / "dataset.json").write_text(json.dumps(result, indent=2))
+    print(json.dumps({k: v for k, v in result.items() if k != "summary"}, indent=2))
+    return result
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    base = Path(args.base)
+    dataset_info = json.loads((base / "dataset.json").read_text())
+    spec = datasets.DatasetSpec(**dataset_info["spec"])
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(args.work or f"/tmp/recalld-bench-run-{int(time.time())}")
+    variants = args.variants.split(",")
+    for v in variants:
+        if v not in VARIANTS:
+            raise SystemExit(f"unknown variant {v!r}; choose from {VARIANTS}")
+    operation = SCENARIOS[args.scenario]
+    points: list[dict[str, Any]] = (
+        [{"mode": "closed", "concurrency": c} for c in _ints(args.concurrency)]
+        if args.mode == "closed"
+        else [{"mode": "open", "rate": r} for r in _floats(args.rates)]
+    )
+    results: list[dict[str, Any]] = []
+    stage_results: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
+    info = meta.collect(args.server_src)
+    with contextlib.ExitStack() as stack:
+        servers: dict[str, server.ServerProcess] = {}
+        for v in variants:
+            vdir = work / v
+            data = server.snapshot(base / "data", vdir / "data")
+            redis_url = stack.enter_context(server.redis_server()) if v == "redis" else ""
+            traces = vdir / "spans.jsonl" if args.traces else None
+            servers[v] = stack.enter_context(
+                server.recalld(
+                    data,
+                    redis_url=redis_url,
+                    traces_file=traces,
+                    log_file=vdir / "server.log",
+                    server_src=args.server_src,
+                )
+            )
+        for i, point in enumerate(points):
+            order = variants[i % len(variants) :] + variants[: i % len(variants)]
+            for v in order:
+                srv = servers[v]
+                load = loadgen.LoadSpec(
+                    address=srv.address,
+                    operation=operation,
+                    mode=point["mode"],
+                    concurrency=int(point.get("concurrency", 0)),
+                    rate=float(point.get("rate", 0.0)),
+                    duration_s=args.duration,
+                    warmup_s=args.warmup,
+                    processes=args.processes,
+                    dataset=spec,
+                    seed=args.seed + i,
+                    batch_size=args.batch,
+                    top_k=args.top_k,
+                    write_fraction=args.write_fraction,
+                )
+                offset = (
+                    srv.traces_file.stat().st_size
+                    if (srv.traces_file and srv.traces_file.exists())
+                    else 0
+                )
+                result = loadgen.run(load, server_pid=srv.pid)
+                result["variant"] = v
+                result["point"] = point
+                result["loadavg_1m_after"] = os.getloadavg()[0]
+                if srv.traces_file and srv.traces_file.exists():
+                    time.sleep(0.5)
+                    spans = stages.read_spans(srv.traces_file, offset)
+                    result["stages"] = stages.breakdown(spans)
+                    stage_results[v].append({"point": point, **result["stages"]})
+                results.append(result)
+                a = result["all"]
+                print(
+                    f"{args.scenario} {v} {point}: {a['throughput_rps']:.1f}/s "
+                    f"p50 {a['p50_ms']:.1f} p99 {a['p99_ms']:.1f} ms, "
+                    f"errors {result['error_count']}, client cpu {result['client_cpu_cores']:.2f}"
+                    f", server cpu {result['server_cpu_cores']:.2f}",
+                    flush=True,
+                )
+                if args.cooldown:
+                    time.sleep(args.cooldown)
+    doc = {
+        "scenario": args.scenario,
+        "operation": operation,
+        "mode": args.mode,
+        "variants": variants,
+        "meta": info,
+        "dataset": dataset_info["summary"],
+        "dataset_load": {k: v for k, v in dataset_info.items() if k not in ("summary", "spec")},
+        "settings": {
+            "duration_s": args.duration,
+            "warmup_s": args.warmup,
+            "processes": args.processes,
+            "top_k": args.top_k,
+            "batch": args.batch,
+            "write_fraction": args.write_fraction,
+            "traces": args.traces,
+        },
+        "results": results,
+    }
+    name = args.name or f"{args.scenario}-{args.mode}"
+    (out / f"{name}.json").write_text(json.dumps(doc, indent=2))
+    report.write_reports(doc, out, name)
+    return doc
+
+
+def add_arguments(sub: Any) -> None:
+    p = sub.add_parser("prepare", help="generate a dataset and load it into a fresh data dir")
+    p.add_argument("--memories", type=int, default=10_000)
+    p.add_argument("--tenants", type=int, default=100)
+    p.add_argument("--users", type=int, default=10, help="users per tenant")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--load-concurrency", type=int, default=8)
+    p.add_argument("--out", required=True)
+    p.add_argument("--server-src", type=Path, default=None)
+    p.set_defaults(func=prepare)
+
+    r = sub.add_parser("run", help="run one scenario (a sweep) against prepared data")
+    r.add_argument("--base", required=True, help="a directory made by `prepare`")
+    r.add_argument("--scenario", choices=sorted(SCENARIOS), default="recall")
+    r.add_argument("--mode", choices=["closed", "open"], default="closed")
+    r.add_argument("--concurrency", default="1,4,16,64,256")
+    r.add_argument("--rates", default="10,20,40,80")
+    r.add_argument("--variants", default="plain")
+    r.add_argument("--duration", type=float, default=10.0)
+    r.add_argument("--warmup", type=float, default=3.0)
+    r.add_argument("--cooldown", type=float, default=2.0)
+    r.add_argument("--processes", type=int, default=2)
+    r.add_argument("--batch", type=int, default=10)
+    r.add_argument("--top-k", type=int, default=10)
+    r.add_argument("--write-fraction", type=float, default=0.1)
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--traces", action="store_true", help="record spans: stage breakdown")
+    r.add_argument(
+        "--server-src",
+        type=Path,
+        default=None,
+        help="run the server from this source tree (e.g. a git archive of HEAD)",
+    )
+    r.add_argument("--work", default="", help="scratch directory for data copies and logs")
+    r.add_argument("--name", default="")
+    r.add_argument("--out", default="benchmarks/results")
+    r.set_defaults(func=run)
