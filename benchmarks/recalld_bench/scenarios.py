@@ -24,7 +24,15 @@ from typing import Any
 
 from benchmarks.recalld_bench import datasets, loader, loadgen, meta, report, server, stages
 
-VARIANTS = ("plain", "redis")
+VARIANTS = ("plain", "redis", "sequential", "dense", "keyword")
+# Server flags per variant: "sequential" runs the recall stages one after another
+# (what the fan-out saves), "dense"/"keyword" restrict retrieval (quality and cost of
+# each half of hybrid search, through the server).
+VARIANT_ARGS: dict[str, tuple[str, ...]] = {
+    "sequential": ("--recall-sequential",),
+    "dense": ("--recall-mode", "dense"),
+    "keyword": ("--recall-mode", "keyword"),
+}
 SCENARIOS = {
     "recall": "recall",
     "write-single": "write_single",
@@ -91,6 +99,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     traces_file=traces,
                     log_file=vdir / "server.log",
                     server_src=args.server_src,
+                    extra_args=VARIANT_ARGS.get(v, ()),
                 )
             )
         for i, point in enumerate(points):
