@@ -304,6 +304,10 @@ class MemoryFilter:
     session_id: str = ""
     topic_key: str = ""
     content_hash: str = ""
+    topic_keys: frozenset[str] = frozenset()
+    """Any of these topic keys (for prefetching a whole Write request)."""
+    content_hashes: frozenset[str] = frozenset()
+    """Any of these content hashes (likewise)."""
     occurred_after: int = 0
     occurred_before: int = 0
     created_after: int = 0

@@ -72,6 +72,12 @@ class VectorStore(Protocol):
         """Nearest memories by cosine similarity among those matching the filter."""
         ...
 
+    async def search_many(
+        self, memory_filter: MemoryFilter, vectors: Vectors, limit: int
+    ) -> list[list[tuple[Memory, float]]]:
+        """`search` for several query vectors in one round trip, one result list each."""
+        ...
+
     async def keyword_search(
         self, memory_filter: MemoryFilter, text: str, limit: int
     ) -> list[tuple[Memory, float]]:

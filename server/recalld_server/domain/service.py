@@ -66,7 +66,7 @@ from recalld_server.domain.model import (
     WriteOutcome,
     WriteResult,
 )
-from recalld_server.domain.ports import Backends, Vector
+from recalld_server.domain.ports import Backends, Vector, Vectors
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPipeline, RecallPolicy
 from recalld_server.domain.stages import NullStages, Stages
@@ -165,9 +165,10 @@ class MemoryService:
                     return replay
             batch = Batch()
             with self._write_stages.stage("decide") as record:
+                stored = await self._prefetch(tenant, user_id, memories, vectors)
                 results = [
-                    await self._write_one(batch, tenant, user_id, new, vector)
-                    for new, vector in zip(memories, vectors, strict=True)
+                    await self._write_one(batch, stored, i, tenant, user_id, new, vector)
+                    for i, (new, vector) in enumerate(zip(memories, vectors, strict=True))
                 ]
                 for outcome in WriteOutcome:
                     record.set(outcome.name.lower(), sum(r.outcome is outcome for r in results))
@@ -219,11 +220,58 @@ class MemoryService:
             replayed.append(WriteResult(memory, outcome, related_id))
         return replayed
 
+    async def _prefetch(
+        self, tenant: str, user_id: str, memories: Sequence[NewMemory], vectors: Vectors
+    ) -> _Stored:
+        """What storage holds that the request's rules need, read once for the request.
+
+        Nothing of the request is stored until it commits, so these reads stay valid for
+        the whole request; what the request itself changes is looked up in its Batch.
+        """
+        now = self._clock.now_ms()
+        scopes = frozenset(m.agent_scope for m in memories)
+        live = MemoryFilter(tenant, user_id, statuses=LIVE, scopes=scopes, unexpired_at=now)
+        same = await self._store.find(
+            dataclasses.replace(
+                live, content_hashes=frozenset(content_hash(m.content) for m in memories)
+            ),
+            16_384,
+        )
+        topics = frozenset(m.topic_key for m in memories if m.topic_key)
+        holders = (
+            await self._store.find(
+                dataclasses.replace(live, statuses=frozenset({Status.ACTIVE}), topic_keys=topics),
+                16_384,
+            )
+            if topics
+            else []
+        )
+        nearest: list[tuple[Memory, float] | None] = [None] * len(memories)
+        for scope in scopes:
+            indices = [i for i, m in enumerate(memories) if m.agent_scope == scope]
+            hits = await self._store.search_many(
+                dataclasses.replace(live, scopes=frozenset({scope})), vectors[indices], 1
+            )
+            for i, found in zip(indices, hits, strict=True):
+                nearest[i] = found[0] if found else None
+        return _Stored(
+            by_hash={(m.agent_scope, m.content_hash): m for m in same},
+            holders={(m.agent_scope, m.topic_key): m for m in holders},
+            nearest=nearest,
+        )
+
     async def _write_one(
-        self, batch: Batch, tenant: str, user_id: str, new: NewMemory, vector: Vector
+        self,
+        batch: Batch,
+        stored: _Stored,
+        index: int,
+        tenant: str,
+        user_id: str,
+        new: NewMemory,
+        vector: Vector,
     ) -> WriteResult:
         now = self._clock.now_ms()
-        facts = await self._facts(batch, tenant, user_id, new, vector, now)
+        facts = self._facts(batch, stored, index, new, vector, now)
         decision = decide_write(new, facts, self._policy.lifecycle)
         if decision.action in (Action.DUPLICATE, Action.PROMOTE):
             assert decision.existing is not None
@@ -252,8 +300,14 @@ class MemoryService:
         }[decision.action]
         return WriteResult(row, outcome, related)
 
-    async def _facts(
-        self, batch: Batch, tenant: str, user_id: str, new: NewMemory, vector: Vector, now: int
+    def _facts(
+        self,
+        batch: Batch,
+        stored: _Stored,
+        index: int,
+        new: NewMemory,
+        vector: Vector,
+        now: int,
     ) -> WriteFacts:
         """What storage and the request so far know about the memory being written."""
 
@@ -267,17 +321,10 @@ class MemoryService:
         digest = content_hash(new.content)
         pending = [(m, v) for m, v in batch.pending() if live(m)]
         same = next((m for m, _ in pending if m.content_hash == digest), None)
-        live_filter = MemoryFilter(
-            tenant, user_id, statuses=LIVE, scopes=frozenset({new.agent_scope}), unexpired_at=now
-        )
         if same is None:
-            found = [
-                batch.current(m)
-                for m in await self._store.find(
-                    dataclasses.replace(live_filter, content_hash=digest), 1
-                )
-            ]
-            same = next((m for m in found if live(m)), None)
+            found = stored.by_hash.get((new.agent_scope, digest))
+            if found is not None and live(batch.current(found)):
+                same = batch.current(found)
         nearest: tuple[Memory, float] | None = None
         if same is None:
             for memory, other in pending:
@@ -285,14 +332,28 @@ class MemoryService:
                     similarity = float(np.dot(vector, other))
                     if nearest is None or similarity > nearest[1]:
                         nearest = (memory, similarity)
-            for memory, similarity in await self._store.search(live_filter, vector, 1):
-                memory = batch.current(memory)
-                if live(memory) and (nearest is None or similarity > nearest[1]):
-                    nearest = (memory, similarity)
-        holder = await self._topic_holder(
-            batch, tenant, user_id, new.agent_scope, new.topic_key, now
-        )
+            hit = stored.nearest[index]
+            if hit is not None:
+                memory = batch.current(hit[0])
+                if live(memory) and (nearest is None or hit[1] > nearest[1]):
+                    nearest = (memory, hit[1])
+        holder = None
+        if new.topic_key:
+            holder = self._pending_holder(batch, new.agent_scope, new.topic_key, now)
+            known = stored.holders.get((new.agent_scope, new.topic_key))
+            if holder is None and known is not None:
+                current = batch.current(known)
+                holder = current if _holds(current, new.agent_scope, new.topic_key, now) else None
         return WriteFacts(same, nearest, holder)
+
+    @staticmethod
+    def _pending_holder(
+        batch: Batch, scope: str, topic_key: str, now: int, exclude_id: str = ""
+    ) -> Memory | None:
+        pending = [
+            m for m, _ in batch.pending() if m.id != exclude_id and _holds(m, scope, topic_key, now)
+        ]
+        return pending[-1] if pending else None
 
     async def _topic_holder(
         self,
@@ -307,19 +368,9 @@ class MemoryService:
         """The active memory of a topic, as the request has left things so far."""
         if not topic_key:
             return None
-
-        def holds(memory: Memory) -> bool:
-            return (
-                memory.status is Status.ACTIVE
-                and memory.topic_key == topic_key
-                and memory.agent_scope == scope
-                and memory.id != exclude_id
-                and not memory.is_expired(now)
-            )
-
-        pending = [m for m, _ in batch.pending() if holds(m)]
-        if pending:
-            return pending[-1]
+        pending = self._pending_holder(batch, scope, topic_key, now, exclude_id)
+        if pending is not None:
+            return pending
         stored = await self._store.find(
             MemoryFilter(
                 tenant,
@@ -331,7 +382,14 @@ class MemoryService:
             ),
             2,
         )
-        return next((m for m in map(batch.current, stored) if holds(m)), None)
+        return next(
+            (
+                m
+                for m in map(batch.current, stored)
+                if m.id != exclude_id and _holds(m, scope, topic_key, now)
+            ),
+            None,
+        )
 
     def _supersede(self, batch: Batch, old: Memory, successor_id: str, now: int) -> None:
         old = batch.current(old)
@@ -908,6 +966,25 @@ class MemoryService:
     def _require_scope(principal: Principal, scope: str, field: str) -> None:
         if not principal.may_use_scope(scope):
             raise PermissionDeniedError(f"{field}: agent scope {scope!r} is not allowed")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Stored:
+    """Storage's answers for one Write request, read before its rules run."""
+
+    by_hash: dict[tuple[str, str], Memory]
+    holders: dict[tuple[str, str], Memory]
+    nearest: list[tuple[Memory, float] | None]
+
+
+def _holds(memory: Memory, scope: str, topic_key: str, now: int) -> bool:
+    """Whether the memory is the active holder of a topic in a scope."""
+    return (
+        memory.status is Status.ACTIVE
+        and memory.topic_key == topic_key
+        and memory.agent_scope == scope
+        and not memory.is_expired(now)
+    )
 
 
 def _check_page_size(page_size: int, violations: list[FieldViolation]) -> None:

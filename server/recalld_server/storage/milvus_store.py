@@ -254,6 +254,10 @@ def build_filter(memory_filter: MemoryFilter) -> str:
         parts.append(f"topic_key == {quote(f.topic_key)}")
     if f.content_hash:
         parts.append(f"content_hash == {quote(f.content_hash)}")
+    if f.topic_keys:
+        parts.append(f"topic_key in [{', '.join(quote(k) for k in sorted(f.topic_keys))}]")
+    if f.content_hashes:
+        parts.append(f"content_hash in [{', '.join(quote(h) for h in sorted(f.content_hashes))}]")
     if f.occurred_after:
         parts.append(f"occurred_at >= {int(f.occurred_after)}")
     if f.occurred_before:
@@ -398,10 +402,16 @@ class MilvusVectorStore:
         self, memory_filter: MemoryFilter, vector: Vector, limit: int
     ) -> list[tuple[Memory, float]]:
         """Cosine nearest neighbours among the filter's memories."""
+        return (await self.search_many(memory_filter, np.asarray(vector)[None, :], limit))[0]
+
+    async def search_many(
+        self, memory_filter: MemoryFilter, vectors: Vectors, limit: int
+    ) -> list[list[tuple[Memory, float]]]:
+        """Nearest neighbours for several query vectors in one call, one list each."""
         with translate_errors("search"):
             results = await self._client.search(
                 self._collection,
-                data=[np.asarray(vector, dtype=np.float32).tolist()],
+                data=[np.asarray(v, dtype=np.float32).tolist() for v in vectors],
                 anns_field="embedding",
                 filter=build_filter(memory_filter),
                 limit=limit,
@@ -409,8 +419,10 @@ class MilvusVectorStore:
                 search_params={"metric_type": "COSINE"},
                 consistency_level="Strong",
             )
-        hits = results[0] if results else []
-        return [(row_to_memory(hit["entity"]), float(hit["distance"])) for hit in hits]
+        return [
+            [(row_to_memory(hit["entity"]), float(hit["distance"])) for hit in hits]
+            for hits in (results or [[] for _ in vectors])
+        ]
 
     async def keyword_search(
         self, memory_filter: MemoryFilter, text: str, limit: int
