@@ -96,7 +96,7 @@ async def main() -> None:
     ]
     for start in range(0, args.rows, 1000):
         await store.insert(memories[start : start + 1000], vectors[start : start + 1000])
-    client, collection = store.client, store._collection
+    client, collection = store.client, store.collection
     timings: dict[str, list[float]] = {"separate": [], "hybrid_search": []}
     for round_ in range(args.rounds):
         user = f"u{round_ % 100}"

@@ -106,7 +106,7 @@ async def test_hard_forget_of_a_user_leaves_nothing_in_any_store(
     await client.recall(user_id, "passport")
     await server.consolidator.flush_access_stats()
     expression = f"user_id == {quote(user_id)}"
-    collection = server.store._collection  # the memories collection
+    collection = server.store.collection
     for name in (collection, HISTORY, REQUESTS):
         assert await _rows(server, name, expression), f"{name} should hold the user's rows"
 

@@ -342,6 +342,11 @@ class MilvusVectorStore:
         return cls(config, client, collection)
 
     @property
+    def collection(self) -> str:
+        """The memories collection (named after the embedding model)."""
+        return self._collection
+
+    @property
     def client(self) -> AsyncMilvusClient:
         """The connection, shared with the history and request stores."""
         return self._client
