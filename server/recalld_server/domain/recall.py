@@ -19,6 +19,7 @@ from typing import TypeVar
 import numpy as np
 
 from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.lifecycle import DAY_MS
 from recalld_server.domain.model import (
     Candidate,
     DropReason,
@@ -40,7 +41,6 @@ from recalld_server.domain.text import estimate_tokens, nearly_same_text, token_
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-DAY_MS = 86_400_000
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
