@@ -428,6 +428,8 @@ def mem0(args: argparse.Namespace) -> dict[str, Any]:
 def _save(args: argparse.Namespace, name: str, doc: dict[str, Any]) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    # --name keeps runs on other data apart (e.g. floor-100k -> compare-floor-100k.json)
+    name = args.name or name
     (out / f"compare-{name}.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
 
 
@@ -451,4 +453,5 @@ def add_arguments(sub: Any) -> None:
         p.add_argument("--mem0-python", default="/tmp/venv-mem0/bin/python")
         p.add_argument("--mem0-dir", default="")
         p.add_argument("--out", default="benchmarks/results")
+        p.add_argument("--name", default="", help=f"write compare-<name>.json (default {name})")
         p.set_defaults(func=func)

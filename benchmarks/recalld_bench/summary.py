@@ -1,6 +1,7 @@
 """Markdown tables of the comparison results (benchmarks/results/compare-*.json).
 
 python -m benchmarks.recalld_bench.summary benchmarks/results
+python -m benchmarks.recalld_bench.summary benchmarks/results -100k   # compare-*-100k.json
 """
 
 from __future__ import annotations
@@ -52,11 +53,12 @@ def pair_table(doc: dict[str, Any], a: str, b: str) -> str:
 
 def main() -> None:
     directory = Path(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results")
-    if (doc := _load(directory, "floor")) is not None:
+    suffix = sys.argv[2] if len(sys.argv) > 2 else ""  # the compare runs' --name suffix
+    if (doc := _load(directory, "floor" + suffix)) is not None:
         print("## Floor\n\n" + floor_table(doc) + "\n")
-    if (doc := _load(directory, "ghz")) is not None:
+    if (doc := _load(directory, "ghz" + suffix)) is not None:
         print(f"## ghz ({doc['ghz_version']})\n\n" + pair_table(doc, "ghz", "ours") + "\n")
-    if (doc := _load(directory, "mem0")) is not None:
+    if (doc := _load(directory, "mem0" + suffix)) is not None:
         print("## mem0\n\n" + pair_table(doc, "mem0", "recalld") + "\n")
         print(f"load: recalld {doc['recalld_load']}, mem0 {doc['mem0_load']}\n")
 

@@ -50,7 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 LAYOUTS = ("filter_only", "partition_per_tenant", "partition_key")
-OPS = ("dense", "bm25", "get", "insert1", "insert100", "dense_unflushed")
+OPS = ("dense", "bm25", "get", "insert1", "insert100", "dense_unflushed", "dense_bounded")
 DIM = 512
 NOW_MS = 1_767_225_600_000  # fixed "now" (2026-01-01T00:00:00Z) so runs are reproducible
 DAY_MS = 86_400_000
@@ -348,7 +348,14 @@ class DataGen:
 # --------------------------------------------------------------------------- schema
 
 
-def build_schema(client: Any, layout: str, tenant_index: bool = False) -> tuple[Any, Any]:
+def build_schema(
+    client: Any, layout: str, tenant_index: bool = False, dense_only: bool = False
+) -> tuple[Any, Any]:
+    """recalld's memory schema; `dense_only` drops what a Milvus 2.3 server lacks.
+
+    Dense-only: no analyzer on `content`, no `sparse` field, no BM25 function and no
+    INVERTED index on `user_id` (2.3 has no INVERTED scalar index), on every variant.
+    """
     from pymilvus import DataType, Function, FunctionType, MilvusClient
 
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -363,13 +370,16 @@ def build_schema(client: Any, layout: str, tenant_index: bool = False) -> tuple[
     schema.add_field("tier", DataType.INT8)
     schema.add_field("status", DataType.INT8)
     schema.add_field("topic_key", DataType.VARCHAR, max_length=256)
-    schema.add_field(
-        "content",
-        DataType.VARCHAR,
-        max_length=32768,
-        enable_analyzer=True,
-        analyzer_params={"tokenizer": "jieba"},
-    )
+    if dense_only:
+        schema.add_field("content", DataType.VARCHAR, max_length=32768)
+    else:
+        schema.add_field(
+            "content",
+            DataType.VARCHAR,
+            max_length=32768,
+            enable_analyzer=True,
+            analyzer_params={"tokenizer": "jieba"},
+        )
     schema.add_field("content_hash", DataType.VARCHAR, max_length=64)
     schema.add_field("importance", DataType.FLOAT)
     schema.add_field("confidence", DataType.FLOAT)
@@ -385,6 +395,10 @@ def build_schema(client: Any, layout: str, tenant_index: bool = False) -> tuple[
     schema.add_field("version", DataType.INT64)
     schema.add_field("embedding_model", DataType.VARCHAR, max_length=64)
     schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=DIM)
+    index_params = client.prepare_index_params()
+    index_params.add_index(field_name="embedding", index_type="FLAT", metric_type="COSINE")
+    if dense_only:
+        return schema, index_params
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     schema.add_function(
         Function(
@@ -394,8 +408,6 @@ def build_schema(client: Any, layout: str, tenant_index: bool = False) -> tuple[
             output_field_names=["sparse"],
         )
     )
-    index_params = client.prepare_index_params()
-    index_params.add_index(field_name="embedding", index_type="FLAT", metric_type="COSINE")
     index_params.add_index(
         field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25"
     )
@@ -405,8 +417,10 @@ def build_schema(client: Any, layout: str, tenant_index: bool = False) -> tuple[
     return schema, index_params
 
 
-def create_collection(client: Any, name: str, layout: str, tenant_index: bool = False) -> None:
-    schema, index_params = build_schema(client, layout, tenant_index)
+def create_collection(
+    client: Any, name: str, layout: str, tenant_index: bool = False, dense_only: bool = False
+) -> None:
+    schema, index_params = build_schema(client, layout, tenant_index, dense_only)
     client.create_collection(
         collection_name=name,
         schema=schema,
@@ -458,6 +472,19 @@ def rss() -> dict[str, int]:
     return {"self_bytes": p.memory_info().rss, "children_bytes": children}
 
 
+def tree_rss(pid: int) -> int:
+    """RSS in bytes of a process and its descendants (a Milvus server), from /proc."""
+    total = 0
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{pid}/children") as fh:
+        for child in fh.read().split():
+            total += tree_rss(int(child))
+    return total
+
+
 def jsonable(v: Any) -> Any:
     """Plain JSON for whatever pymilvus returned (delete results hold protobuf containers)."""
     if isinstance(v, dict) and "delete_count" in v:
@@ -492,15 +519,33 @@ class Worker:
 
         self.cfg = cfg
         self.layout: str = cfg["layout"]
+        # Milvus Lite: a database file; a Milvus server: its URI (`uri`), and `dbpath` is the
+        # server's data directory (for the disk figures), shared by its collections.
         self.dbpath: str = cfg["dbpath"]
+        self.uri: str | None = cfg.get("uri")
+        self.coll: str = cfg.get("collection", COLLECTION)
+        self.dense_only: bool = cfg.get("dense_only", False)
+        self.server_pid: int | None = cfg.get("server_pid")
         self.gen = DataGen(cfg["seed"], cfg["rows"], cfg["tenants"], cfg["users"])
         self.pool = self.gen.queries(cfg.get("query_pool", 600))
-        self.rss_baseline = rss()  # interpreter + pymilvus + numpy + data generator
+        self.rss_baseline = self.rss()  # interpreter + pymilvus + numpy + data generator
         self.insert_counter = 0
         self.insert_lock = threading.Lock()
         t0 = time.perf_counter()
-        self.client = MilvusClient(self.dbpath)
+        self.client = MilvusClient(uri=self.uri) if self.uri else MilvusClient(self.dbpath)
         self.open_s = time.perf_counter() - t0
+
+    def version(self) -> str:
+        if self.uri:
+            return "server-" + str(self.client.get_server_version()).lstrip("v")
+        return lite_version()
+
+    def rss(self) -> dict[str, int]:
+        """Worker RSS; for a server variant, the server process tree as `children_bytes`."""
+        own = rss()
+        if self.server_pid:
+            own = {"self_bytes": own["self_bytes"], "children_bytes": tree_rss(self.server_pid)}
+        return own
 
     # -- helpers
     def pkw(self, tenant: str) -> dict[str, Any]:
@@ -525,11 +570,15 @@ class Worker:
         gen = self.gen
         res: dict[str, Any] = {"open_s": self.open_s}
         t0 = time.perf_counter()
-        create_collection(c, COLLECTION, self.layout, self.cfg.get("tenant_index", False))
+        if self.uri and self.coll in c.list_collections():
+            c.drop_collection(self.coll)  # a server keeps collections between runs
+        create_collection(
+            c, self.coll, self.layout, self.cfg.get("tenant_index", False), self.dense_only
+        )
         if self.layout == "partition_per_tenant":
             try:
                 for t in range(gen.tenants):
-                    c.create_partition(COLLECTION, partition_name(tenant_name(t)))
+                    c.create_partition(self.coll, partition_name(tenant_name(t)))
             except Exception as e:
                 res["unsupported"] = "create_partition: " + short_err(e)
                 return res
@@ -546,7 +595,7 @@ class Worker:
                 g0 = time.perf_counter()
                 rows = gen.rows_for(idx[k : k + batch])
                 g1 = time.perf_counter()
-                c.insert(COLLECTION, rows, **self.ikw(tenant_name(t)))
+                c.insert(self.coll, rows, **self.ikw(tenant_name(t)))
                 g2 = time.perf_counter()
                 gen_s += g1 - g0
                 ins_s += g2 - g1
@@ -566,7 +615,7 @@ class Worker:
         res["insert_s"] = ins_s
         res["datagen_s"] = gen_s
         f0 = time.perf_counter()
-        c.flush(COLLECTION)
+        c.flush(self.coll)
         res["flush_s"] = time.perf_counter() - f0
         res["load_s"] = res["create_s"] + ins_s + res["flush_s"]
         res["rows"] = inserted
@@ -580,35 +629,35 @@ class Worker:
         except Exception as e:
             res["first_search_error"] = short_err(e)
         res["disk"] = path_size(self.dbpath)
-        res["rss"] = rss()
+        res["rss"] = self.rss()
         res["rss_baseline"] = self.rss_baseline
         try:
-            res["row_count"] = c.get_collection_stats(COLLECTION).get("row_count")
+            res["row_count"] = c.get_collection_stats(self.coll).get("row_count")
         except Exception as e:
             res["row_count_error"] = short_err(e)
         try:
-            res["partitions"] = len(c.list_partitions(COLLECTION))
+            res["partitions"] = len(c.list_partitions(self.coll))
         except Exception as e:
             res["partitions_error"] = short_err(e)
         return res
 
-    def dense(self, q: dict[str, Any]) -> int:
+    def dense(self, q: dict[str, Any], consistency: str = "Strong") -> int:
         r = self.client.search(
-            COLLECTION,
+            self.coll,
             data=[q["vec"]],
             anns_field="embedding",
             limit=10,
             filter=hot_filter(q["tenant"], q["user"]),
             output_fields=OUTPUT_FIELDS,
             search_params={"metric_type": "COSINE"},
-            consistency_level="Strong",
+            consistency_level=consistency,
             **self.pkw(q["tenant"]),
         )
         return len(r[0])
 
     def bm25(self, q: dict[str, Any]) -> int:
         r = self.client.search(
-            COLLECTION,
+            self.coll,
             data=[q["text"]],
             anns_field="sparse",
             limit=10,
@@ -623,7 +672,7 @@ class Worker:
     def get(self, q: dict[str, Any]) -> int:
         ids = ", ".join(f'"{i}"' for i in q["ids"])
         r = self.client.query(
-            COLLECTION,
+            self.coll,
             filter=f'tenant_id == "{q["tenant"]}" and id in [{ids}]',
             output_fields=OUTPUT_FIELDS,
             consistency_level="Strong",
@@ -644,13 +693,17 @@ class Worker:
         rows = [self.gen.row(i, vecs[k], rng, id_=ids[k]) for k, i in enumerate(idx)]
         for r in rows:
             r["user_id"] = q["user"]
-        self.client.insert(COLLECTION, rows, **self.ikw(q["tenant"]))
+        self.client.insert(self.coll, rows, **self.ikw(q["tenant"]))
         return n
 
     def run_op(self, op: str, conc: int, seconds: float, rnd: int) -> dict[str, Any]:
         fn: Callable[[dict[str, Any]], int]
         if op in ("dense", "dense_unflushed"):
             fn = self.dense
+        elif op == "dense_bounded":
+            # The same search at Bounded consistency: what Strong costs (a server waits
+            # for its time tick to pass the request's timestamp).
+            fn = lambda q: self.dense(q, "Bounded")  # noqa: E731
         elif op == "bm25":
             fn = self.bm25
         elif op == "get":
@@ -717,7 +770,7 @@ class Worker:
             # leave the next round's searches on flushed data (as after loading)
             f0 = time.perf_counter()
             try:
-                self.client.flush(COLLECTION)
+                self.client.flush(self.coll)
                 out["flush_after_s"] = time.perf_counter() - f0
             except Exception as e:
                 out["flush_error"] = short_err(e)
@@ -727,13 +780,13 @@ class Worker:
         """Ids returned for the first n pool queries (dense and BM25) to compare variants."""
         out: dict[str, Any] = {"dense": [], "bm25": [], "errors": []}
         for q in self.pool[:n]:
-            for kind, field, data, metric in (
-                ("dense", "embedding", q["vec"], "COSINE"),
-                ("bm25", "sparse", q["text"], "BM25"),
-            ):
+            kinds = [("dense", "embedding", q["vec"], "COSINE")]
+            if not self.dense_only:
+                kinds.append(("bm25", "sparse", q["text"], "BM25"))
+            for kind, field, data, metric in kinds:
                 try:
                     r = self.client.search(
-                        COLLECTION,
+                        self.coll,
                         data=[data],
                         anns_field=field,
                         limit=10,
@@ -754,7 +807,7 @@ class Worker:
         res: dict[str, Any] = {"open_s": self.open_s}
         t0 = time.perf_counter()
         try:
-            self.client.load_collection(COLLECTION)
+            self.client.load_collection(self.coll)
             res["load_collection_s"] = time.perf_counter() - t0
         except Exception as e:
             res["load_collection_error"] = short_err(e)
@@ -764,7 +817,7 @@ class Worker:
             res["first_search_s"] = time.perf_counter() - t1
         except Exception as e:
             res["first_search_error"] = short_err(e)
-        res["rss"] = rss()
+        res["rss"] = self.rss()
         res["rss_baseline"] = self.rss_baseline
         return res
 
@@ -782,7 +835,7 @@ class Worker:
         def q_count(flt: str, tenant: str) -> int:
             return len(
                 c.query(
-                    COLLECTION,
+                    self.coll,
                     filter=flt,
                     output_fields=["id"],
                     consistency_level="Strong",
@@ -818,10 +871,10 @@ class Worker:
                 if k == "tenant_then_ids" and not ok:
                     wrong_tenants.add(t)
                     bad_q = bad_q or q
-            got = c.get(COLLECTION, ids=q["ids"], output_fields=["id", "tenant_id"])
+            got = c.get(self.coll, ids=q["ids"], output_fields=["id", "tenant_id"])
             counts["get_ids"] = counts.get("get_ids", 0) + (len(got) == len(q["ids"]))
             r = c.search(
-                COLLECTION,
+                self.coll,
                 data=[q["vec"]],
                 anns_field="embedding",
                 limit=20,
@@ -842,11 +895,11 @@ class Worker:
         lst = ", ".join(f'"{i}"' for i in target["ids"])
         t = target["tenant"]
         try:
-            c.delete(COLLECTION, filter=f'tenant_id == "{t}" and id in [{lst}]', **self.ikw(t))
+            c.delete(self.coll, filter=f'tenant_id == "{t}" and id in [{lst}]', **self.ikw(t))
             out["delete_tenant_then_ids_remaining"] = q_count(
                 f'id in [{lst}] and tenant_id == "{t}"', t
             )
-            c.delete(COLLECTION, filter=f'id in [{lst}] and tenant_id == "{t}"', **self.ikw(t))
+            c.delete(self.coll, filter=f'id in [{lst}] and tenant_id == "{t}"', **self.ikw(t))
             out["delete_ids_then_tenant_remaining"] = q_count(
                 f'id in [{lst}] and tenant_id == "{t}"', t
             )
@@ -856,8 +909,8 @@ class Worker:
 
     def stats(self) -> dict[str, Any]:
         with contextlib.suppress(Exception):
-            self.client.flush(COLLECTION)
-        return {"disk": path_size(self.dbpath), "rss": rss()}
+            self.client.flush(self.coll)
+        return {"disk": path_size(self.dbpath), "rss": self.rss()}
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -883,7 +936,7 @@ def worker_main(cfg: dict[str, Any]) -> None:
             reply({"ok": True, "result": run_checks(cfg)})
             return
         w = Worker(cfg)
-        reply({"ok": True, "result": {"version": lite_version(), "open_s": w.open_s}})
+        reply({"ok": True, "result": {"version": w.version(), "open_s": w.open_s}})
         for line in sys.stdin:
             cmd = json.loads(line)
             try:
@@ -1435,6 +1488,27 @@ def probe_version(python: str) -> str:
     return r.stdout.strip() or "unknown"
 
 
+def probe_server_version(python: str, uri: str) -> str:
+    code = (
+        "import sys; from pymilvus import MilvusClient; "
+        "print(MilvusClient(uri=sys.argv[1]).get_server_version())"
+    )
+    r = subprocess.run([python, "-c", code, uri], capture_output=True, text=True, timeout=120)
+    if r.returncode:
+        raise SystemExit(f"cannot reach the Milvus server at {uri}: {r.stderr.strip()[-400:]}")
+    return r.stdout.strip().splitlines()[-1]
+
+
+def probe_pymilvus(python: str) -> str:
+    r = subprocess.run(
+        [python, "-c", "from importlib.metadata import version as v; print(v('pymilvus'))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return r.stdout.strip() or "unknown"
+
+
 def machine_info() -> dict[str, Any]:
     info: dict[str, Any] = {
         "platform": platform.platform(),
@@ -1498,6 +1572,31 @@ def main() -> None:
         action="store_true",
         help="also give tenant_id an INVERTED scalar index (as user_id has)",
     )
+    ap.add_argument(
+        "--dense-only",
+        action="store_true",
+        help="schema without analyzer, sparse field, BM25 function and scalar index, on every "
+        "variant (what a Milvus 2.3 server can hold); op bm25 is then left out",
+    )
+    ap.add_argument(
+        "--server-uri",
+        help="also run variants on this Milvus server (e.g. http://127.0.0.1:19530), one "
+        "collection per layout",
+    )
+    ap.add_argument(
+        "--server-layout",
+        nargs="+",
+        default=["partition_key", "filter_only"],
+        choices=LAYOUTS,
+        help="layouts to run on --server-uri",
+    )
+    ap.add_argument(
+        "--server-python",
+        default=sys.executable,
+        help="interpreter (pymilvus) for the server variants' workers",
+    )
+    ap.add_argument("--server-data", default="", help="the server's data dir (disk figures)")
+    ap.add_argument("--server-pid", type=int, default=0, help="the server's pid (RSS figures)")
     ap.add_argument("--checks", action="store_true", help="also run the feature checks")
     ap.add_argument("--checks-only", action="store_true")
     ap.add_argument("--partition-probe", type=int, default=1100)
@@ -1535,6 +1634,15 @@ def main() -> None:
     }
     versions = {py: probe_version(py) for py in args.python}
     results["interpreters"] = versions
+    if args.server_uri:
+        results["server"] = {
+            "uri": args.server_uri,
+            "version": probe_server_version(args.server_python, args.server_uri),
+            "python": args.server_python,
+            "pymilvus": probe_pymilvus(args.server_python),
+        }
+    results["load_average"] = {"start": os.getloadavg()}
+    ops = [o for o in args.ops if not (args.dense_only and o == "bm25")]
     logdir = os.path.join(args.workdir, "logs")
     os.makedirs(logdir, exist_ok=True)
 
@@ -1566,12 +1674,42 @@ def main() -> None:
             finish(results, args.out)
             return
 
+    def worker_cfg(name: str, lay: str) -> dict[str, Any]:
+        dbdir = os.path.join(args.workdir, name.replace("/", "_"))
+        cfg: dict[str, Any] = {
+            "name": name,
+            "layout": lay,
+            "dbpath": os.path.join(dbdir, "bench.db"),
+            "seed": args.seed,
+            "rows": args.rows,
+            "tenants": args.tenants,
+            "users": args.users_per_tenant,
+            "tenant_index": args.tenant_index,
+            "dense_only": args.dense_only,
+        }
+        if name.startswith("server-"):
+            cfg.update(
+                uri=args.server_uri,
+                collection=f"{COLLECTION}_{lay}",
+                dbpath=args.server_data or dbdir,
+                server_pid=args.server_pid or None,
+            )
+        return cfg
+
+    suffix = ("+tenant_index" if args.tenant_index else "") + (
+        "+dense_only" if args.dense_only else ""
+    )
     variants: list[tuple[str, str, str]] = []  # (name, python, layout)
     for py, ver in versions.items():
         for lay in layouts:
-            name = f"{ver}/{lay}" + ("+tenant_index" if args.tenant_index else "")
+            name = f"{ver}/{lay}{suffix}"
             if name not in args.skip:
                 variants.append((name, py, lay))
+    if args.server_uri:
+        for lay in args.server_layout:
+            name = f"server-{results['server']['version'].lstrip('v')}/{lay}{suffix}"
+            if name not in args.skip:
+                variants.append((name, args.server_python, lay))
     results["variants"] = [v[0] for v in variants]
     workers: dict[str, WorkerProc] = {}
     results["load"] = {}
@@ -1580,16 +1718,7 @@ def main() -> None:
             dbdir = os.path.join(args.workdir, name.replace("/", "_"))
             shutil.rmtree(dbdir, ignore_errors=True)
             os.makedirs(dbdir)
-            cfg = {
-                "name": name,
-                "layout": lay,
-                "dbpath": os.path.join(dbdir, "bench.db"),
-                "seed": args.seed,
-                "rows": args.rows,
-                "tenants": args.tenants,
-                "users": args.users_per_tenant,
-                "tenant_index": args.tenant_index,
-            }
+            cfg = worker_cfg(name, lay)
             log(f"starting worker {name}")
             w = WorkerProc(
                 name,
@@ -1609,6 +1738,8 @@ def main() -> None:
             log(f"loading {args.rows} rows into {name}")
             r = w.call({"cmd": "load"}, 3600)
             results["load"][name] = r.get("result") if r.get("ok") else r
+            if r.get("ok"):
+                r["result"]["load_average_after"] = os.getloadavg()
             log(f"loaded {name}: {json.dumps(results['load'][name])[:300]}")
             if r.get("ok") and not (r.get("result") or {}).get("unsupported"):
                 workers[name] = w
@@ -1625,8 +1756,10 @@ def main() -> None:
         # Timed ops, interleaved: for each round, for each op and concurrency, every variant
         # in turn; the variant order rotates each round.
         raw: dict[str, dict[str, list[dict[str, Any]]]] = {n: {} for n in names}
+        results["load_average"]["ops_start"] = os.getloadavg()
         for rnd in range(args.rounds):
-            for op in args.ops:
+            results["load_average"][f"round_{rnd}"] = os.getloadavg()
+            for op in ops:
                 concs = [1] if op == "dense_unflushed" else args.concurrency
                 for conc in concs:
                     for name in rotate(names, rnd):
@@ -1646,6 +1779,7 @@ def main() -> None:
                         err = res.get("first_error") or res.get("worker_error")
                         log(f"round {rnd} {op} c{conc} {name}: n={res.get('n')} err={err}")
         results["raw"] = raw
+        results["load_average"]["ops_end"] = os.getloadavg()
         if args.filter_order and names:
             # after the timed ops: it ends with a delete
             results["filter_order"] = {}
@@ -1664,17 +1798,7 @@ def main() -> None:
         for name, py, lay in variants:
             if name not in workers:
                 continue
-            dbdir = os.path.join(args.workdir, name.replace("/", "_"))
-            cfg = {
-                "name": name,
-                "layout": lay,
-                "dbpath": os.path.join(dbdir, "bench.db"),
-                "seed": args.seed,
-                "rows": args.rows,
-                "tenants": args.tenants,
-                "users": args.users_per_tenant,
-                "tenant_index": args.tenant_index,
-            }
+            cfg = worker_cfg(name, lay)
             log(f"reopening {name}")
             w = WorkerProc(
                 name,
@@ -1716,6 +1840,7 @@ def summarise(results: dict[str, Any]) -> dict[str, Any]:
             entry = {
                 "n": n,
                 "p50_ms": pct(lat, 0.5),
+                "p90_ms": pct(lat, 0.9),
                 "p99_ms": pct(lat, 0.99),
                 "calls_per_s": n / el if el else None,
                 "rows_per_s": n * batch / el if el and key.startswith("insert") else None,
@@ -1816,21 +1941,26 @@ def markdown(results: dict[str, Any]) -> str:
                 f"{fmt(r.get('first_search_s'), 2)} | {fmt(tot, 0)} |"
             )
         lines.append("")
+    la = results.get("load_average")
+    if la:
+        la_text = ", ".join(f"{k} {' / '.join(f'{x:.2f}' for x in v)}" for k, v in la.items())
+        lines += [f"Load average (1/5/15 min): {la_text}", ""]
     ops = results.get("summary", {}).get("ops", {})
     if ops:
         ref = results["summary"].get("reference")
         lines += [
             f"Ratios are medians of per-round ratios against `{ref}` (interleaved rounds).",
             "",
-            "| op | variant | n | p50 ms | p99 ms | calls/s | rows/s | x thrpt | x p50 "
-            "| hits | error |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+            "| op | variant | n | p50 ms | p90 ms | p99 ms | calls/s | rows/s | x thrpt "
+            "| x p50 | hits | error |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
         ]
         for key, per in ops.items():
             for name, e in per.items():
                 err = (e["error"] or "")[:80].replace("|", "/")
                 lines.append(
-                    f"| {key} | {name} | {e['n']} | {fmt(e['p50_ms'])} | {fmt(e['p99_ms'])} | "
+                    f"| {key} | {name} | {e['n']} | {fmt(e['p50_ms'])} | "
+                    f"{fmt(e.get('p90_ms'))} | {fmt(e['p99_ms'])} | "
                     f"{fmt(e['calls_per_s'])} | {fmt(e['rows_per_s'], 0)} | "
                     f"{fmt(e.get('throughput_ratio_vs_ref'), 2)} | "
                     f"{fmt(e.get('p50_ratio_vs_ref'), 2)} | {fmt(e['mean_hits'])} | {err} |"
@@ -1871,6 +2001,8 @@ def markdown(results: dict[str, Any]) -> str:
             for name in names[1:]:
                 a = ver[ref].get(kind) or []
                 b = ver[name].get(kind) or []
+                if not a:
+                    continue
                 pairs = [(x, y) for x, y in zip(a, b, strict=False) if x is not None]
                 same = sum(1 for x, y in pairs if x == y)
                 same_set = sum(1 for x, y in pairs if y is not None and set(x) == set(y))
