@@ -7,6 +7,7 @@ cache fails, profiles come from storage and the caller is told it was degraded.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -50,6 +51,10 @@ class ProfileService:
         # Users whose invalidation did not reach the cache: their cached entries may
         # be stale, so this process bypasses the cache until an invalidation succeeds.
         self._dirty: set[tuple[str, str]] = set()
+        # One recall reads the profile and the recent events concurrently: without
+        # this, both would retry a dirty user's invalidation, the second bumping the
+        # generation under the first one's rebuild so that it is never cached.
+        self._healing = asyncio.Lock()
 
     async def get(
         self, tenant_id: str, user_id: str, scopes: frozenset[str] | None
@@ -115,7 +120,9 @@ class ProfileService:
     ) -> tuple[list[Memory], bool, list[str]]:
         degraded: list[str] = []
         if (tenant_id, user_id) in self._dirty:
-            await self.invalidate(tenant_id, user_id)
+            async with self._healing:
+                if (tenant_id, user_id) in self._dirty:
+                    await self.invalidate(tenant_id, user_id)
         generation = 0
         try:
             if (tenant_id, user_id) in self._dirty:
