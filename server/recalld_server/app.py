@@ -14,24 +14,37 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 from opentelemetry.sdk.trace import TracerProvider
+from pymilvus import MilvusClient
 
 from recalld.v1 import memory_service_pb2, memory_service_pb2_grpc
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.servicer import MemoryServicer
 from recalld_server.config import ServerConfig
 from recalld_server.domain.consolidation import Consolidator
+from recalld_server.domain.lifecycle import LifecyclePolicy
 from recalld_server.domain.ports import Backends, Embedder
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
 from recalld_server.domain.service import MemoryService, Policy
-from recalld_server.embedding.usem import load_usem3
+from recalld_server.embedding.registry import (
+    DEFAULT_MODEL_ID,
+    EmbeddingModelSpec,
+    UnknownModelError,
+    embedding_models,
+    model_spec,
+)
+from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
 from recalld_server.storage.local import LocalAccessTracker, LocalLockManager, SystemClock
 from recalld_server.storage.milvus_records import (
     MilvusHistoryStore,
     MilvusIdempotencyStore,
     ensure_record_collections,
 )
-from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
+from recalld_server.storage.milvus_store import (
+    MilvusConfig,
+    MilvusVectorStore,
+    StoreModelError,
+)
 from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
 from recalld_server.storage.redis_coordination import RedisAccessTracker, RedisLockManager
 from recalld_server.telemetry.tracing import (
@@ -102,6 +115,45 @@ async def _every(interval_s: float, job: Callable[[], Awaitable[object]], name: 
             log.exception("background job %s failed", name)
 
 
+def _serving_model(config: ServerConfig, requested: str) -> tuple[EmbeddingModelSpec, bool]:
+    """The model this store is served with (see `resolve_serving_model`)."""
+    uri = config.effective_milvus_uri
+    client = MilvusClient(uri=uri, token=config.milvus_token)
+    try:
+        model_id, claim = resolve_serving_model(
+            client, uri, requested, DEFAULT_MODEL_ID, embedding_models()
+        )
+        return model_spec(model_id), claim
+    except (StoreModelError, UnknownModelError) as error:
+        raise SystemExit(f"recalld: {error}") from error
+    finally:
+        client.close()
+
+
+def _point_at(config: ServerConfig, collection: str) -> None:
+    uri = config.effective_milvus_uri
+    client = MilvusClient(uri=uri, token=config.milvus_token)
+    try:
+        ActivePointer(client, uri).set(collection)
+    finally:
+        client.close()
+
+
+def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> Policy:
+    """The lifecycle and recall rules, with the thresholds calibrated for the model."""
+    return Policy(
+        lifecycle=LifecyclePolicy(
+            near_duplicate_similarity=spec.near_duplicate_similarity,
+            contradiction_similarity=spec.contradiction_similarity,
+        ),
+        recall=RecallPolicy(
+            sequential=config.recall_sequential,
+            retrieval=config.recall_mode,
+            default_min_score=spec.default_min_score,
+        ),
+    )
+
+
 async def start_server(
     config: ServerConfig,
     embedder: Embedder | None = None,
@@ -110,6 +162,9 @@ async def start_server(
     """Builds everything from config and starts serving. The caller owns `stop()`.
 
     `environ` supplies the OTEL_* telemetry settings (default: none configured).
+    The embedding model is the one the store's vectors are in (`config.embedding_model`
+    or an injected `embedder` must agree with it); a fresh store starts with the
+    requested model or the default.
     """
     environ = environ or {}
     authenticator = (
@@ -117,18 +172,29 @@ async def start_server(
         if config.keys_file
         else Authenticator.open_access()
     )
-    owns_embedder = embedder is None
-    if embedder is None:
-        embedder = await asyncio.to_thread(load_usem3, config.embed_batch)
     if not config.milvus_uri:
         config.data_dir.mkdir(parents=True, exist_ok=True)
+    requested = config.embedding_model or (embedder.model_id if embedder is not None else "")
+    if embedder is not None and config.embedding_model not in ("", embedder.model_id):
+        raise SystemExit(
+            f"recalld: embedder {embedder.model_id!r} given for model {config.embedding_model!r}"
+        )
+    spec, claim_pointer = await asyncio.to_thread(_serving_model, config, requested)
+    owns_embedder = embedder is None
+    if embedder is None:
+        embedder = await asyncio.to_thread(spec.load, config.embed_batch)
     milvus_config = MilvusConfig(
         uri=config.effective_milvus_uri,
         token=config.milvus_token,
         dimension=embedder.dimension,
         model_id=embedder.model_id,
     )
-    store = await MilvusVectorStore.open(milvus_config)
+    try:
+        store = await MilvusVectorStore.open(milvus_config)
+    except StoreModelError as error:
+        raise SystemExit(f"recalld: {error}") from error
+    if claim_pointer:
+        await asyncio.to_thread(_point_at, config, store.collection)
     await asyncio.to_thread(ensure_record_collections, milvus_config)
     profile_cache: LocalProfileCache | RedisProfileCache
     if config.redis_url:
@@ -162,9 +228,7 @@ async def start_server(
     tracer_provider = build_tracer_provider(environ)
     meter_provider = build_meter_provider(environ)
     tracer, meter = tracer_and_meter(tracer_provider, meter_provider)
-    policy = Policy(
-        recall=RecallPolicy(sequential=config.recall_sequential, retrieval=config.recall_mode)
-    )
+    policy = model_policy(spec, config)
     service = MemoryService(
         backends,
         profiles,

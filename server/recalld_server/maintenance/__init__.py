@@ -1,0 +1,1 @@
+"""Store maintenance commands run beside (not through) the server: `recalld reembed`."""

@@ -1,0 +1,162 @@
+"""`recalld reembed`: flags, progress and exit codes of the model switch.
+
+Exit codes: 0 switched (or nothing to do, or a dry run); 1 the copy failed
+verification or Milvus failed midway (the old collection still serves); 2 bad
+flags, an unknown model, or a store that cannot be opened (on Milvus Lite: a
+server still running on it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pymilvus import MilvusClient, MilvusException
+
+from recalld_server.embedding.registry import (
+    EmbeddingModelSpec,
+    UnknownModelError,
+    embedding_models,
+    model_spec,
+)
+from recalld_server.maintenance.reembed import ReembedReport, VerificationError, reembed
+from recalld_server.progress import Progress
+from recalld_server.storage.active_collection import (
+    ActivePointer,
+    describe_memory_collection,
+    memory_collections,
+)
+from recalld_server.storage.milvus_store import StoreModelError, is_local_uri
+
+
+def reembed_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
+    """Flags of `recalld reembed`."""
+    parser = argparse.ArgumentParser(
+        prog="recalld reembed",
+        description=(
+            "Switch the store's embedding model: re-embed every memory into a new "
+            "collection, verify the copy, then swap the serving pointer (a Milvus alias "
+            "on servers). Stop the servers using the store first."
+        ),
+    )
+    parser.add_argument("--to", dest="model", help="model id to switch to (see --list)")
+    parser.add_argument(
+        "--list", action="store_true", help="list the models and the store's collections"
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(environ.get("RECALLD_DATA_DIR", "recalld-data")),
+        help="the embedded Milvus Lite store's directory (env RECALLD_DATA_DIR)",
+    )
+    parser.add_argument(
+        "--milvus-uri",
+        default=environ.get("RECALLD_MILVUS_URI", ""),
+        help="a Milvus server instead of the embedded store (env RECALLD_MILVUS_URI)",
+    )
+    parser.add_argument(
+        "--milvus-token",
+        default=environ.get("RECALLD_MILVUS_TOKEN", ""),
+        help="Milvus server credential (env RECALLD_MILVUS_TOKEN)",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=512, help="memories read, embedded and written at once"
+    )
+    parser.add_argument(
+        "--keep-old",
+        action="store_true",
+        help="keep the old collection after the switch (it goes stale; default: drop it)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="report what would be done")
+    parser.add_argument("--no-progress", action="store_true", help="no progress line")
+    return parser
+
+
+def _list(client: MilvusClient, uri: str) -> int:
+    models = embedding_models()
+    active = ActivePointer(client, uri).get()
+    serving = describe_memory_collection(client, active, models).model_id if active else ""
+    print("models:")
+    for spec in models.values():
+        mark = "*" if spec.model_id == serving else " "
+        print(f" {mark} {spec.model_id:<28} dim {spec.dimension:<4} {spec.summary}")
+    print("collections:")
+    for collection in memory_collections(client, models):
+        state = "serving" if collection.name == active else "not serving"
+        print(f"   {collection.name} ({collection.model_id}, dim {collection.dimension}, {state})")
+    return 0
+
+
+def main_reembed(argv: Sequence[str], environ: Mapping[str, str]) -> int:
+    """`recalld reembed`: returns the exit code."""
+    args = reembed_parser(environ).parse_args(list(argv))
+    if not args.list and not args.model:
+        print("recalld reembed: give --to MODEL (or --list)", file=sys.stderr)
+        return 2
+    if args.batch_size < 1 or args.batch_size > 16_384:
+        print("recalld reembed: --batch-size must be 1..16384", file=sys.stderr)
+        return 2
+    uri = args.milvus_uri or str(args.data_dir / "milvus.db")
+    if is_local_uri(uri) and not Path(uri).exists():
+        print(f"recalld reembed: no store at {uri}", file=sys.stderr)
+        return 2
+    try:
+        spec = model_spec(args.model) if args.model else None
+    except UnknownModelError as error:
+        print(f"recalld reembed: {error}", file=sys.stderr)
+        return 2
+    try:
+        client = MilvusClient(uri=uri, token=args.milvus_token)
+    except MilvusException as error:
+        hint = (
+            " (Milvus Lite allows one process per store: stop the server using it)"
+            if is_local_uri(uri)
+            else ""
+        )
+        print(f"recalld reembed: cannot open {uri}: {error.message}{hint}", file=sys.stderr)
+        return 2
+    try:
+        if args.list:
+            return _list(client, uri)
+        assert spec is not None
+        return asyncio.run(_switch(client, uri, args, spec))
+    finally:
+        client.close()
+
+
+async def _switch(
+    client: MilvusClient, uri: str, args: argparse.Namespace, spec: EmbeddingModelSpec
+) -> int:
+    embedder = await asyncio.to_thread(spec.load, 256)
+    progress = None if args.no_progress else Progress("reembed", "memories")
+    try:
+        report: ReembedReport = await reembed(
+            client,
+            uri,
+            args.milvus_token,
+            embedder,
+            list(embedding_models()),
+            batch_size=args.batch_size,
+            keep_source=args.keep_old,
+            dry_run=args.dry_run,
+            on_progress=progress,
+        )
+    except (StoreModelError, VerificationError) as error:
+        print(f"recalld reembed: {error}", file=sys.stderr)
+        return 1
+    except MilvusException as error:
+        print(
+            f"recalld reembed: Milvus failed ({error.message}); the old collection still "
+            "serves; run the command again to start over",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        if progress is not None:
+            progress.finish()
+        await embedder.close()
+    print(report.render())
+    return 0

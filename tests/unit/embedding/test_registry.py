@@ -1,0 +1,29 @@
+"""The model registry: every shipped model is distinct and carries sane thresholds."""
+
+from __future__ import annotations
+
+import pytest
+
+from recalld_server.embedding.registry import (
+    DEFAULT_MODEL_ID,
+    UnknownModelError,
+    embedding_models,
+    model_spec,
+)
+from recalld_server.storage.milvus_store import collection_name_for
+
+
+def test_models_have_distinct_collections_and_ordered_thresholds() -> None:
+    models = embedding_models()
+    assert next(iter(models)) == DEFAULT_MODEL_ID
+    assert len({collection_name_for(m) for m in models}) == len(models)
+    for spec in models.values():
+        assert spec.dimension > 0
+        # A contradiction is similar but not the same: it must sit below the duplicate bar.
+        assert 0 < spec.default_min_score < spec.contradiction_similarity
+        assert spec.contradiction_similarity < spec.near_duplicate_similarity < 1
+
+
+def test_unknown_model_names_the_shipped_ones() -> None:
+    with pytest.raises(UnknownModelError, match=DEFAULT_MODEL_ID):
+        model_spec("text-embedding-3-large")
