@@ -29,8 +29,7 @@ def main() -> None:
     pairs = data["pairs"]
     model = spec.load()
     texts = [t for p in pairs for t in (p["a"], p["b"])]
-    encode = model._encode  # synchronous path: this is an offline script
-    vectors = encode(texts)
+    vectors = model.encode_blocking(texts)
     sims = [float(vectors[2 * i] @ vectors[2 * i + 1]) for i in range(len(pairs))]
     for pair, sim in sorted(zip(pairs, sims, strict=True), key=lambda x: -x[1]):
         label = "DUP " if pair["duplicate"] else "diff"

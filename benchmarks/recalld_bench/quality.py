@@ -51,13 +51,7 @@ class _Encoder:
         self._embedder = model_spec(model_id).load()
 
     def encode(self, texts: list[str]) -> Any:
-        async def embed() -> Any:
-            try:
-                return await self._embedder.embed(texts)
-            finally:
-                await self._embedder.close()
-
-        return asyncio.run(embed())
+        return self._embedder.encode_blocking(texts)
 
 
 def encoder(model_id: str) -> _Encoder:

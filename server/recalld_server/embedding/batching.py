@@ -90,6 +90,10 @@ class MicroBatchingEmbedder:
                     pending.future.set_result(vectors[offset : offset + n])
                 offset += n
 
+    def encode_blocking(self, texts: list[str]) -> Vectors:
+        """Embeds on the caller's thread, bypassing the batcher (offline scripts only)."""
+        return self._encode(texts)
+
     async def close(self) -> None:
         """Stops the worker and its thread."""
         if self._worker is not None:

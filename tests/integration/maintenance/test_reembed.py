@@ -92,7 +92,9 @@ async def test_copy_in_batches_verifies_and_switches(
     ensure_collection(
         MilvusConfig(uri=str(path), dimension=256, model_id=WORDLLAMA_MODEL_ID), TARGET
     )
-    client.insert(TARGET, [memory_to_row(_memories("stale", 1)[0], np.full(256, 1 / 16, dtype=np.float32))])
+    client.insert(
+        TARGET, [memory_to_row(_memories("stale", 1)[0], np.full(256, 1 / 16, dtype=np.float32))]
+    )
     progress: list[tuple[int, int]] = []
 
     report = await reembed(
