@@ -458,12 +458,9 @@ def rss() -> dict[str, int]:
     """RSS of this process and of its children (Lite 2.5.x runs the engine as a child)."""
     try:
         import psutil
-    except ImportError:  # fall back to /proc for this process only
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return {"self_bytes": int(line.split()[1]) * 1024, "children_bytes": 0}
-        return {"self_bytes": 0, "children_bytes": 0}
+    except ImportError:  # fall back to /proc
+        own = tree_rss(os.getpid(), children=False)
+        return {"self_bytes": own, "children_bytes": tree_rss(os.getpid()) - own}
     p = psutil.Process()
     children = 0
     for c in p.children(recursive=True):
@@ -472,13 +469,15 @@ def rss() -> dict[str, int]:
     return {"self_bytes": p.memory_info().rss, "children_bytes": children}
 
 
-def tree_rss(pid: int) -> int:
+def tree_rss(pid: int, children: bool = True) -> int:
     """RSS in bytes of a process and its descendants (a Milvus server), from /proc."""
     total = 0
     with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as fh:
         for line in fh:
             if line.startswith("VmRSS:"):
                 total += int(line.split()[1]) * 1024
+    if not children:
+        return total
     with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{pid}/children") as fh:
         for child in fh.read().split():
             total += tree_rss(int(child))
