@@ -24,12 +24,14 @@ from typing import Any
 
 from benchmarks.recalld_bench import datasets, loader, loadgen, meta, report, server, stages
 
-VARIANTS = ("plain", "redis", "sequential", "dense", "keyword")
+VARIANTS = ("plain", "redis", "sequential", "dense", "keyword", "noflush")
 # Server flags per variant: "sequential" runs the recall stages one after another
 # (what the fan-out saves), "dense"/"keyword" restrict retrieval (quality and cost of
-# each half of hybrid search, through the server).
+# each half of hybrid search, through the server), "noflush" never writes the batched
+# recall statistics back during the run (what the 30 s access flush costs).
 VARIANT_ARGS: dict[str, tuple[str, ...]] = {
     "sequential": ("--recall-sequential",),
+    "noflush": ("--access-flush-interval", "0"),
     "dense": ("--recall-mode", "dense"),
     "keyword": ("--recall-mode", "keyword"),
 }

@@ -47,11 +47,17 @@ def process_cpu_s(pid: int) -> float:
 
 
 def tree_cpu_s(pid: int) -> float:
-    """CPU seconds of a process and its live children (Milvus Lite runs as a child)."""
+    """CPU seconds of a process and its live children (Milvus Lite runs as a child).
+
+    Children are listed per thread (`task/<tid>/children`): the Milvus Lite engine is
+    started from a worker thread, so the main thread's list alone misses it.
+    """
     total = process_cpu_s(pid)
     with contextlib.suppress(OSError):
-        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
-            total += tree_cpu_s(int(child))
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                for child in (task / "children").read_text().split():
+                    total += tree_cpu_s(int(child))
     return total
 
 

@@ -478,9 +478,11 @@ def tree_rss(pid: int, children: bool = True) -> int:
                 total += int(line.split()[1]) * 1024
     if not children:
         return total
-    with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{pid}/children") as fh:
-        for child in fh.read().split():
-            total += tree_rss(int(child))
+    with contextlib.suppress(OSError):
+        for tid in os.listdir(f"/proc/{pid}/task"):  # children are listed per thread
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/children") as fh:
+                for child in fh.read().split():
+                    total += tree_rss(int(child))
     return total
 
 
