@@ -9,6 +9,7 @@ flows.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 
@@ -39,6 +40,10 @@ from recalld_server.domain.validation import check_identifier
 log = logging.getLogger(__name__)
 
 BATCH = 1000
+# Users whose recall statistics one flush step writes together: one read and one
+# write for all of them, under all their locks (taken in sorted order, so two
+# flushes never deadlock and writers, which hold one lock, wait at most one step).
+FLUSH_USERS = 64
 MAX_MERGE_SCAN = 5000
 """Most active memories of one user compared pairwise for merging per run."""
 REQUEST_RECORD_DAYS = 7
@@ -49,8 +54,13 @@ class Consolidator:
     """Runs consolidation for a tenant or one user, on demand or periodically."""
 
     def __init__(
-        self, backends: Backends, profiles: ProfileService, policy: Policy | None = None
+        self,
+        backends: Backends,
+        profiles: ProfileService,
+        policy: Policy | None = None,
+        flush_users: int = FLUSH_USERS,
     ) -> None:
+        self._flush_users = flush_users
         self._store = backends.store
         self._requests = backends.requests
         self._access = backends.access
@@ -196,13 +206,17 @@ class Consolidator:
             by_tenant.setdefault(tenant, {})[memory_id] = memory_stats
         written = 0
         for tenant, stats in by_tenant.items():
-            memories = await self._store.get(tenant, sorted(stats))
-            by_user: dict[str, list[str]] = {}
-            for memory in memories:
-                by_user.setdefault(memory.user_id, []).append(memory.id)
-            for user, ids in by_user.items():
-                async with self._locks.hold(user_lock_key(tenant, user)):
-                    current = await self._store.get(tenant, ids)  # re-read under the lock
+            owners = {m.id: m.user_id for m in await self._store.get(tenant, sorted(stats))}
+            users = sorted(set(owners.values()))
+            for start in range(0, len(users), self._flush_users):
+                step = set(users[start : start + self._flush_users])
+                async with contextlib.AsyncExitStack() as held:
+                    for user in sorted(step):
+                        await held.enter_async_context(
+                            self._locks.hold(user_lock_key(tenant, user))
+                        )
+                    ids = sorted(i for i, user in owners.items() if user in step)
+                    current = await self._store.get(tenant, ids)  # re-read under the locks
                     changes = []
                     for memory in current:
                         count, last = stats[memory.id]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from recalld_server.domain.consolidation import Consolidator
+from recalld_server.domain.consolidation import FLUSH_USERS, Consolidator
 from recalld_server.domain.lifecycle import DAY_MS
 from recalld_server.domain.model import (
     MemoryType,
@@ -141,3 +141,31 @@ async def test_p0_never_expires(world: World) -> None:
     world.clock.now = T0 + 3650 * DAY_MS
     assert core.memory.id in await _ids(world, "u-core", "blood type")
     assert (await world.consolidator.run("time-tenant", "u-core")).expired_ids == []
+
+
+async def test_flush_writes_many_users_statistics_in_steps(world: World) -> None:
+    world.clock.now = T0
+    users = [f"u-flush-{i:03d}" for i in range(FLUSH_USERS + 6)]  # two steps
+    written = {}
+    for user in users:
+        [result] = await world.service.write(
+            world.principal, user, [NewMemory(f"{user} collects stamps", MemoryType.FACT)]
+        )
+        written[user] = result.memory
+    await world.access.drain("time-tenant")
+    used_at = T0 + 5 * DAY_MS
+    for user in users:
+        await world.access.record("time-tenant", [written[user].id], used_at)
+    await world.access.record("time-tenant", [written[users[0]].id], used_at + 1)
+
+    assert await world.consolidator.flush_access_stats("time-tenant") == len(users)
+
+    stored = {
+        m.id: m for m in await world.store.get("time-tenant", [m.id for m in written.values()])
+    }
+    for user in users:
+        memory = stored[written[user].id]
+        assert memory.access_count == (2 if user == users[0] else 1)
+        assert memory.last_accessed_at == (used_at + 1 if user == users[0] else used_at)
+        assert memory.expire_at == memory.last_accessed_at + 90 * DAY_MS
+        assert memory.version == written[user].version, "statistics are not versions"
