@@ -18,7 +18,6 @@ command, before or outside the serving event loop.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
 from collections.abc import Iterable
@@ -32,6 +31,7 @@ from recalld_server.storage.milvus_store import (
     collection_name_for,
     is_local_uri,
     quote,
+    vector_space,
 )
 
 log = logging.getLogger(__name__)
@@ -58,17 +58,7 @@ def describe_memory_collection(
     Collections created before the model was recorded in the description are
     recognised by name among `known_models`.
     """
-    description = client.describe_collection(name)
-    dimension = next(
-        int(field["params"]["dim"])
-        for field in description["fields"]
-        if field["name"] == "embedding"
-    )
-    try:
-        meta = json.loads(description.get("description") or "{}")
-    except json.JSONDecodeError:
-        meta = {}
-    model_id = str(meta.get("embedding_model", "")) if isinstance(meta, dict) else ""
+    model_id, dimension = vector_space(client.describe_collection(name))
     if not model_id:
         model_id = {collection_name_for(m): m for m in known_models}.get(name, "")
     return MemoryCollection(name, model_id, dimension)

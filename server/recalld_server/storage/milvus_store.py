@@ -534,21 +534,29 @@ def ensure_collection(config: MilvusConfig, collection: str) -> None:
                 **({"num_partitions": 64} if partition_key else {}),
             )
             return
-        stored = client.describe_collection(collection)
-        meta = json.loads(stored.get("description") or "{}")
-        dimension = next(
-            int(f["params"]["dim"]) for f in stored["fields"] if f["name"] == "embedding"
-        )
-        if meta.get("embedding_model", config.model_id) != config.model_id or (
-            dimension != config.dimension
-        ):
+        model_id, dimension = vector_space(client.describe_collection(collection))
+        # A collection from before the model was recorded is known only by its name.
+        if model_id not in ("", config.model_id) or dimension != config.dimension:
             raise StoreModelError(
-                f"collection {collection} holds {meta.get('embedding_model')!r} vectors of "
+                f"collection {collection} holds {model_id!r} vectors of "
                 f"dimension {dimension}, not {config.model_id!r} ({config.dimension})"
             )
         client.load_collection(collection)
     finally:
         client.close()
+
+
+def vector_space(description: dict[str, Any]) -> tuple[str, int]:
+    """The model id ("" if unrecorded) and dimension of a described memories collection."""
+    dimension = next(
+        int(f["params"]["dim"]) for f in description["fields"] if f["name"] == "embedding"
+    )
+    try:
+        meta = json.loads(description.get("description") or "{}")
+    except json.JSONDecodeError:
+        meta = {}
+    model_id = str(meta.get("embedding_model", "")) if isinstance(meta, dict) else ""
+    return model_id, dimension
 
 
 def is_local_uri(uri: str) -> bool:
