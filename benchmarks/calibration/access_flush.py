@@ -24,8 +24,15 @@ from pymilvus import MilvusClient
 from recalld_server.domain.consolidation import FLUSH_USERS, Consolidator
 from recalld_server.domain.ports import Backends
 from recalld_server.domain.profile import ProfileService
+from recalld_server.domain.user_memories import UserMemories
 from recalld_server.embedding.usem import USEM3_DIMENSION, USEM3_MODEL_ID
-from recalld_server.storage.local import LocalAccessTracker, LocalLockManager, SystemClock
+from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
+from recalld_server.storage.local import (
+    LocalAccessTracker,
+    LocalGenerations,
+    LocalLockManager,
+    SystemClock,
+)
 from recalld_server.storage.milvus_records import MilvusHistoryStore, MilvusIdempotencyStore
 from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
 from recalld_server.storage.profile_cache import LocalProfileCache
@@ -75,15 +82,18 @@ async def _main(args: argparse.Namespace) -> dict[str, object]:
         MilvusIdempotencyStore(store.client),
         access,
         cache,
+        LocalGenerations(),
+        JiebaAnalyzer(),
     )
     profiles = ProfileService(store, cache, clock)
+    memories = UserMemories(backends, profiles.invalidate)
     results: dict[str, list[float]] = {"1": [], str(FLUSH_USERS): []}
     try:
         for _ in range(args.rounds):
             for step in (1, FLUSH_USERS):
                 for tenant, memory_id in picked:
                     await access.record(tenant, [memory_id], clock.now_ms())
-                consolidator = Consolidator(backends, profiles, flush_users=step)
+                consolidator = Consolidator(backends, memories, flush_users=step)
                 started = time.perf_counter()
                 written = await consolidator.flush_access_stats()
                 results[str(step)].append(time.perf_counter() - started)

@@ -26,6 +26,8 @@ from recalld_server.domain.ports import Backends, Embedder
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
 from recalld_server.domain.service import MemoryService, Policy
+from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set import WorkingSetPolicy
 from recalld_server.embedding.registry import (
     DEFAULT_MODEL_ID,
     EmbeddingModelSpec,
@@ -34,7 +36,13 @@ from recalld_server.embedding.registry import (
     model_spec,
 )
 from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
-from recalld_server.storage.local import LocalAccessTracker, LocalLockManager, SystemClock
+from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
+from recalld_server.storage.local import (
+    LocalAccessTracker,
+    LocalGenerations,
+    LocalLockManager,
+    SystemClock,
+)
 from recalld_server.storage.milvus_records import (
     MilvusHistoryStore,
     MilvusIdempotencyStore,
@@ -46,7 +54,11 @@ from recalld_server.storage.milvus_store import (
     StoreModelError,
 )
 from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
-from recalld_server.storage.redis_coordination import RedisAccessTracker, RedisLockManager
+from recalld_server.storage.redis_coordination import (
+    RedisAccessTracker,
+    RedisGenerations,
+    RedisLockManager,
+)
 from recalld_server.telemetry.tracing import (
     OtelStages,
     ServerTracingInterceptor,
@@ -77,6 +89,8 @@ class RunningServer:
     profile_cache: LocalProfileCache | RedisProfileCache
     locks: LocalLockManager | RedisLockManager
     access: LocalAccessTracker | RedisAccessTracker
+    generations: LocalGenerations | RedisGenerations
+    memories: UserMemories
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Drains in-flight calls, writes pending access statistics, closes storage."""
@@ -96,6 +110,8 @@ class RunningServer:
             await self.locks.close()
         if isinstance(self.access, RedisAccessTracker):
             await self.access.close()
+        if isinstance(self.generations, RedisGenerations):
+            await self.generations.close()
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
         close = getattr(self.embedder, "close", None)
@@ -214,6 +230,11 @@ async def start_server(
         if not config.redis_url:
             raise SystemExit("recalld: --redis-locks needs --redis-url")
         locks = RedisLockManager.from_url(config.redis_url)
+    generations: LocalGenerations | RedisGenerations = (
+        RedisGenerations.from_url(config.redis_url) if config.redis_url else LocalGenerations()
+    )
+    analyzer = JiebaAnalyzer()
+    await asyncio.to_thread(analyzer.warm)
     backends = Backends(
         store=store,
         embedder=embedder,
@@ -223,8 +244,18 @@ async def start_server(
         requests=MilvusIdempotencyStore(store.client),
         access=access,
         profile_cache=profile_cache,
+        generations=generations,
+        analyzer=analyzer,
     )
     profiles = ProfileService(store, profile_cache, clock)
+    memories = UserMemories(
+        backends,
+        profiles.invalidate,
+        WorkingSetPolicy(
+            budget_bytes=config.working_set_mb * 1024 * 1024,
+            max_user_memories=config.working_set_max_user_memories,
+        ),
+    )
     tracer_provider = build_tracer_provider(environ)
     meter_provider = build_meter_provider(environ)
     tracer, meter = tracer_and_meter(tracer_provider, meter_provider)
@@ -232,11 +263,12 @@ async def start_server(
     service = MemoryService(
         backends,
         profiles,
+        memories,
         OtelStages(tracer, meter),
         policy=policy,
         write_stages=OtelStages(tracer, meter, prefix="write"),
     )
-    consolidator = Consolidator(backends, profiles, policy)
+    consolidator = Consolidator(backends, memories, policy)
 
     server = grpc.aio.server(
         interceptors=[ServerTracingInterceptor(tracer)],
@@ -302,6 +334,8 @@ async def start_server(
         profile_cache,
         locks,
         access,
+        generations,
+        memories,
     )
 
 

@@ -44,6 +44,10 @@ class ServerConfig:
             at shutdown and consolidation).
         consolidate_interval_s: How often every tenant is consolidated (0: never; the
             Consolidate RPC still works).
+        working_set_mb: Memory for users' working sets (estimated bytes; least recently
+            used users are evicted beyond it; 0 serves every call from storage).
+        working_set_max_user_memories: Users with more live memories are served from
+            storage rather than held in the working set.
     """
 
     host: str = "127.0.0.1"
@@ -64,6 +68,8 @@ class ServerConfig:
     recall_mode: str = "hybrid"
     access_flush_interval_s: float = 30.0
     consolidate_interval_s: float = 3600.0
+    working_set_mb: int = 1024
+    working_set_max_user_memories: int = 10_000
 
     @property
     def effective_milvus_uri(self) -> str:
@@ -141,6 +147,19 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         type=float,
         default=env("CONSOLIDATE_INTERVAL", defaults.consolidate_interval_s),
     )
+    p.add_argument(
+        "--working-set-mb",
+        type=int,
+        default=env("WORKING_SET_MB", defaults.working_set_mb),
+        help="memory for users' working sets, least recently used evicted beyond it "
+        "(about 4.5 KB per memory with the default model; 0: always read storage)",
+    )
+    p.add_argument(
+        "--working-set-max-user-memories",
+        type=int,
+        default=env("WORKING_SET_MAX_USER_MEMORIES", defaults.working_set_max_user_memories),
+        help="users with more live memories are served from storage",
+    )
     return p
 
 
@@ -166,7 +185,14 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         embedding_model=str(args.embedding_model or ""),
         access_flush_interval_s=float(args.access_flush_interval),
         consolidate_interval_s=float(args.consolidate_interval),
+        working_set_mb=int(args.working_set_mb),
+        working_set_max_user_memories=int(args.working_set_max_user_memories),
     )
+    if config.working_set_mb < 0 or not 0 < config.working_set_max_user_memories < 16_384:
+        raise SystemExit(
+            "recalld: --working-set-mb must be >= 0 and "
+            "--working-set-max-user-memories between 1 and 16383"
+        )
     if bool(config.tls_cert_file) != bool(config.tls_key_file):
         raise SystemExit("recalld: --tls-cert-file and --tls-key-file go together")
     if config.keys_file is None and not config.is_loopback() and not config.allow_unauthenticated:

@@ -202,6 +202,7 @@ async def test_traced_recall_has_every_stage_under_the_server_span(
     assert server[0]["parent_span_id"] == f"{context.span_id:016x}"
     stages = {s["name"]: s for s in spans if s["name"].startswith("recall.")}
     assert set(stages) == {
+        "recall.working_set",
         "recall.embed",
         "recall.dense_search",
         "recall.keyword_search",
@@ -213,6 +214,9 @@ async def test_traced_recall_has_every_stage_under_the_server_span(
     assert all(s["parent_span_id"] == server[0]["span_id"] for s in stages.values())
     assert "recalld.candidates_in" in stages["recall.fuse"]["attributes"]
     assert "recalld.cache_hit" in stages["recall.profile"]["attributes"]
+    # The user's generation in Redis matched: the recall read no storage.
+    assert stages["recall.working_set"]["attributes"]["recalld.source"] == "working_set"
+    assert stages["recall.dense_search"]["attributes"]["recalld.source"] == "working_set"
     assert server[0]["attributes"]["rpc.grpc.status_code"] == 0
     [write] = [s for s in spans if s["name"] == "recalld.v1.MemoryService/Write"]
     assert write["parent_span_id"] == f"{context.span_id:016x}"

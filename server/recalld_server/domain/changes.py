@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-import numpy as np
-
+from recalld_server.domain.group_commit import GroupCommit
 from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, Operation
 from recalld_server.domain.ports import HistoryStore, Vector, VectorStore
+from recalld_server.domain.working_set import WorkingSet
 
 _BOOKKEEPING = frozenset({"version", "updated_at", "last_accessed_at", "access_count"})
 _FIELDS = tuple(f.name for f in dataclasses.fields(Memory) if f.name not in _BOOKKEEPING)
@@ -100,16 +99,26 @@ class Batch:
 
 
 class ChangeWriter:
-    """Writes memories and their history entries, then invalidates derived caches.
+    """The one way changes reach storage: rows and history, the working set, caches.
 
-    Callers hold the user's lock.
+    Writes memories and their history entries (in group commits), keeps the working
+    set current, then invalidates derived caches.
+
+    Callers hold the users' locks.
     """
 
     def __init__(
-        self, store: VectorStore, history: HistoryStore, invalidate: Invalidate = _ignore
+        self,
+        store: VectorStore,
+        history: HistoryStore,
+        working_set: WorkingSet,
+        commits: GroupCommit,
+        invalidate: Invalidate = _ignore,
     ) -> None:
         self._store = store
         self._history = history
+        self._working_set = working_set
+        self._commits = commits
         self._invalidate = invalidate
 
     async def _changed_users(self, tenant_id: str, memories: Sequence[Memory]) -> None:
@@ -117,42 +126,29 @@ class ChangeWriter:
             await self._invalidate(tenant_id, user_id)
 
     async def commit(self, tenant_id: str, batch: Batch) -> None:
-        """Stores a batch: new rows first, then changed rows, then history.
-
-        New rows go in before the rows they supersede change, so a failure in
-        between leaves two active memories (visible, fixable) rather than none.
-        A batch that only adds rows writes them and their history concurrently
-        (each Milvus write costs tens of milliseconds on Lite).
-        """
-        inserting = self._insert(batch) if batch.new else None
-        if not batch.changed:
-            await asyncio.gather(
-                *(
-                    work
-                    for work in (
-                        inserting,
-                        self._history.append(tenant_id, batch.history) if batch.history else None,
-                    )
-                    if work is not None
-                )
+        """Stores a batch (new rows, then changed rows, then history) in a group commit."""
+        touched = batch.memories()
+        if not touched:
+            return
+        changed = list(batch.changed.values())
+        vectors = dict(batch.vectors)
+        for memory in changed:
+            if memory.id not in vectors:
+                known = self._working_set.vector(tenant_id, memory.user_id, memory.id)
+                if known is not None:
+                    vectors[memory.id] = known
+        missing = [m.id for m in changed if m.id not in vectors]
+        if missing:
+            vectors.update(await self._store.get_vectors(tenant_id, missing))
+        async with self._working_set.changing(tenant_id, [m.user_id for m in touched]) as change:
+            await self._commits.write(
+                list(batch.new.values()),
+                [(m, vectors[m.id]) for m in changed],
+                batch.history,
             )
-        else:
-            if inserting is not None:
-                await inserting
-            missing = [i for i in batch.changed if i not in batch.vectors]
-            stored = await self._store.get_vectors(tenant_id, missing) if missing else {}
-            changed = list(batch.changed.values())
-            vectors = np.stack(
-                [batch.vectors[m.id] if m.id in batch.vectors else stored[m.id] for m in changed]
-            )
-            await self._store.replace(changed, vectors)
-            if batch.history:
-                await self._history.append(tenant_id, batch.history)
-        await self._changed_users(tenant_id, batch.memories())
-
-    async def _insert(self, batch: Batch) -> None:
-        rows = list(batch.new.values())
-        await self._store.insert([m for m, _ in rows], np.stack([v for _, v in rows]))
+            change.put.extend(batch.new.values())
+            change.put.extend((m, vectors[m.id]) for m in changed)
+        await self._changed_users(tenant_id, touched)
 
     async def save(
         self,
@@ -170,9 +166,12 @@ class ChangeWriter:
     async def delete(self, tenant_id: str, memories: Sequence[Memory]) -> None:
         """Deletes memories and their history."""
         for start in range(0, len(memories), 1000):
-            chunk = [m.id for m in memories[start : start + 1000]]
-            await self._store.delete(tenant_id, chunk)
-            await self._history.delete_memories(tenant_id, chunk)
+            chunk = memories[start : start + 1000]
+            ids = [m.id for m in chunk]
+            async with self._working_set.changing(tenant_id, [m.user_id for m in chunk]) as change:
+                await self._store.delete(tenant_id, ids)
+                await self._history.delete_memories(tenant_id, ids)
+                change.removed.extend(chunk)
         await self._changed_users(tenant_id, memories)
 
 

@@ -15,7 +15,7 @@ import logging
 
 import numpy as np
 
-from recalld_server.domain.changes import Change, ChangeWriter, bump, scan
+from recalld_server.domain.changes import Change, bump, scan
 from recalld_server.domain.errors import FieldViolation, InvalidArgumentError, PermissionDeniedError
 from recalld_server.domain.lifecycle import (
     DAY_MS,
@@ -33,8 +33,8 @@ from recalld_server.domain.model import (
     Tier,
 )
 from recalld_server.domain.ports import Backends
-from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import Policy, user_lock_key
+from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.validation import check_identifier
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class Consolidator:
     def __init__(
         self,
         backends: Backends,
-        profiles: ProfileService,
+        memories: UserMemories,
         policy: Policy | None = None,
         flush_users: int = FLUSH_USERS,
     ) -> None:
@@ -67,7 +67,7 @@ class Consolidator:
         self._locks = backends.locks
         self._clock = backends.clock
         self._policy = policy or Policy()
-        self._changes = ChangeWriter(backends.store, backends.history, profiles.invalidate)
+        self._changes = memories.changes
 
     async def consolidate(
         self, principal: Principal, user_id: str, dry_run: bool, purge_expired: bool

@@ -284,6 +284,8 @@ class RecallResult:
     profile: Profile | None = None
     context: str = ""
     candidates: list[Candidate] = dataclasses.field(default_factory=list)
+    source: str = ""
+    """Which path served: "working_set" (process memory) or "storage"."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -322,6 +324,42 @@ class MemoryFilter:
     """If non-zero, only memories neither created nor recalled since this time (ms)."""
     after_id: str = ""
     """If set, only ids greater than this (for scans in id order)."""
+
+    def matches(self, m: Memory) -> bool:
+        """Whether a memory passes the filter: the in-process meaning of every field.
+
+        The Milvus adapter's `build_filter` says the same in Milvus's expression
+        language; a congruence test holds the two together.
+        """
+        return (
+            m.tenant_id == self.tenant_id
+            and (self.user_id is None or m.user_id == self.user_id)
+            and (not self.statuses or m.status in self.statuses)
+            and (not self.types or m.type in self.types)
+            and (not self.tiers or m.tier in self.tiers)
+            and (self.scopes is None or m.agent_scope in self.scopes)
+            and self.tags <= set(m.tags)
+            and (not self.session_id or m.session_id == self.session_id)
+            and (not self.topic_key or m.topic_key == self.topic_key)
+            and (not self.content_hash or m.content_hash == self.content_hash)
+            and (not self.topic_keys or m.topic_key in self.topic_keys)
+            and (not self.content_hashes or m.content_hash in self.content_hashes)
+            and (not self.occurred_after or m.occurred_at >= self.occurred_after)
+            and (not self.occurred_before or m.occurred_at < self.occurred_before)
+            and (not self.created_after or m.created_at >= self.created_after)
+            and (not self.created_before or m.created_at < self.created_before)
+            and (not self.unexpired_at or m.expire_at == 0 or m.expire_at > self.unexpired_at)
+            and (not self.expired_at or 0 < m.expire_at <= self.expired_at)
+            and (not self.has_topic or m.topic_key != "")
+            and (
+                not self.tier_unused_before
+                or (
+                    m.created_at < self.tier_unused_before
+                    and m.last_accessed_at < self.tier_unused_before
+                )
+            )
+            and (not self.after_id or m.id > self.after_id)
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

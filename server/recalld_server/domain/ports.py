@@ -42,6 +42,37 @@ class Embedder(Protocol):
         ...
 
 
+class Analyzer(Protocol):
+    """Turns text into BM25 terms, the same way storage analyses content."""
+
+    def terms(self, text: str) -> list[str]:
+        """The text's terms in order, repeats kept."""
+        ...
+
+
+class Generations(Protocol):
+    """A counter per user that every change bumps, shared by replicas that share storage.
+
+    A change moves it to an odd number before storage is written (`begin`) and to the
+    next even number after (`end`). A reader trusts in-process state only while the
+    counter is even and unchanged since that state was read from storage; an odd
+    counter (a change in flight, or one whose end was lost) means read storage.
+    Implementations raise BackendUnavailableError when they cannot answer.
+    """
+
+    async def current(self, tenant_id: str, user_id: str) -> int:
+        """The user's counter now."""
+        ...
+
+    async def begin(self, tenant_id: str, user_ids: Sequence[str]) -> dict[str, int]:
+        """Marks changes to these users in flight; returns each one's (odd) counter."""
+        ...
+
+    async def end(self, tenant_id: str, user_ids: Sequence[str]) -> dict[str, int]:
+        """Marks the changes done; returns each one's (even) counter."""
+        ...
+
+
 class VectorStore(Protocol):
     """Durable memory storage with vector search, confined per call to one tenant.
 
@@ -51,7 +82,11 @@ class VectorStore(Protocol):
     """
 
     async def insert(self, memories: Sequence[Memory], vectors: Vectors) -> None:
-        """Stores new memories (all of one tenant) with their vectors."""
+        """Stores new memories with their vectors.
+
+        Rows may belong to several tenants (group commits merge requests); each
+        row carries its own tenant.
+        """
         ...
 
     async def replace(self, memories: Sequence[Memory], vectors: Vectors) -> None:
@@ -223,3 +258,5 @@ class Backends:
     requests: IdempotencyStore
     access: AccessTracker
     profile_cache: ProfileCache
+    generations: Generations
+    analyzer: Analyzer

@@ -36,8 +36,15 @@ from recalld_server.domain.model import (
 )
 from recalld_server.domain.ports import AccessTracker, Clock, Embedder, Vector, VectorStore
 from recalld_server.domain.profile import ProfileService
+from recalld_server.domain.retrieval import (
+    Retrieval,
+    StorageRetrieval,
+    WorkingSetRetrieval,
+    active_filter,
+)
 from recalld_server.domain.stages import Stages
-from recalld_server.domain.text import estimate_tokens, nearly_same_text, token_cost
+from recalld_server.domain.text import DedupeKey, estimate_tokens, nearly_same_keys, token_cost
+from recalld_server.domain.working_set import WorkingSet
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -116,11 +123,12 @@ class RecallPipeline:
         access: AccessTracker,
         stages: Stages,
         clock: Clock,
+        working_set: WorkingSet,
         policy: RecallPolicy | None = None,
     ) -> None:
-        self._store = store
+        self._storage = StorageRetrieval(store, profiles)
+        self._working_set = working_set
         self._embedder = embedder
-        self._profiles = profiles
         self._access = access
         self._stages = stages
         self._clock = clock
@@ -167,17 +175,37 @@ class RecallPipeline:
                 degraded.append(name)
                 return fallback
 
+        mode = self._policy.retrieval
+        # The query embedding does not depend on where the user's memories are read
+        # from: it runs while a cold user's set is loaded.
+        embedding = (
+            asyncio.ensure_future(self._embed(query.query))
+            if mode != "keyword" and not query.query_vector
+            else None
+        )
+        try:
+            retrieval = await self._retrieval(tenant_id, query, degraded)
+        except BaseException:
+            if embedding is not None:
+                embedding.cancel()
+            raise
         no_hits: list[tuple[Memory, float]] = []
         no_profile: tuple[Profile | None, list[str]] = (None, [])
         no_events: tuple[list[Memory], list[str]] = ([], [])
-        mode = self._policy.retrieval
+        active = active_filter(tenant_id, query.user_id, strict.scopes, now)
         stages = (
-            self._dense(query, search_filter, pool) if mode != "keyword" else _nothing(no_hits),
-            optional("keyword_search", lambda: self._keyword(query, search_filter, pool), no_hits)
+            self._dense(retrieval, query, embedding, search_filter, pool)
+            if mode != "keyword"
+            else _nothing(no_hits),
+            optional(
+                "keyword_search",
+                lambda: self._keyword(retrieval, query, search_filter, pool),
+                no_hits,
+            )
             if mode != "dense"
             else _nothing(no_hits),
-            optional("profile", lambda: self._profile(tenant_id, query, strict), no_profile),
-            optional("recent", lambda: self._recent(strict, now), no_events),
+            optional("profile", lambda: self._profile(retrieval, query, active), no_profile),
+            optional("recent", lambda: self._recent(retrieval, strict, active, now), no_events),
         )
         if self._policy.sequential:  # for measuring what the fan-out saves
             dense = await stages[0]
@@ -205,7 +233,7 @@ class RecallPipeline:
             scored = [(hit, self._score(hit, now)) for hit in hits.values()]
             scored.sort(key=lambda pair: pair[1].final, reverse=True)
             record.set("candidates_in", len(scored))
-            candidates, kept = self._select(query, strict, scored, now)
+            candidates, kept = self._select(query, strict, scored, now, retrieval)
             record.set("candidates_out", len(kept))
 
         with self._stages.stage("budget") as record:
@@ -220,55 +248,82 @@ class RecallPipeline:
             profile=profile,
             context=context,
             candidates=candidates if query.explain else [],
+            source=retrieval.source.value,
         )
 
     # -- stages ----------------------------------------------------------------
 
+    async def _retrieval(
+        self, tenant_id: str, query: RecallQuery, degraded: list[str]
+    ) -> Retrieval:
+        """The user's working set, or storage (explain, big users, counters unreachable)."""
+        if query.explain:  # explain also shows superseded and archived memories
+            return self._storage
+        with self._stages.stage("working_set") as record:
+            try:
+                user_set = await self._working_set.open(tenant_id, query.user_id)
+            except BackendUnavailableError as error:
+                log.warning("working set bypassed: %s", error)
+                degraded.append("working_set")
+                user_set = None
+            record.set("source", "storage" if user_set is None else "working_set")
+            record.set("memories", len(user_set) if user_set is not None else 0)
+        return self._storage if user_set is None else WorkingSetRetrieval(user_set)
+
+    async def _embed(self, text: str) -> Vector:
+        with self._stages.stage("embed") as record:
+            vector: Vector = (await self._embedder.embed([text]))[0]
+            record.set("model", self._embedder.model_id)
+            return vector
+
     async def _dense(
-        self, query: RecallQuery, memory_filter: MemoryFilter, pool: int
+        self,
+        retrieval: Retrieval,
+        query: RecallQuery,
+        embedding: asyncio.Future[Vector] | None,
+        memory_filter: MemoryFilter,
+        pool: int,
     ) -> list[tuple[Memory, float]]:
-        if query.query_vector:
+        if embedding is None:
             vector: Vector = np.asarray(query.query_vector, dtype=np.float32)
         else:
-            with self._stages.stage("embed") as record:
-                vector = (await self._embedder.embed([query.query]))[0]
-                record.set("model", self._embedder.model_id)
+            vector = await embedding
         with self._stages.stage("dense_search") as record:
-            hits = await self._store.search(memory_filter, vector, pool)
+            hits = await retrieval.dense(memory_filter, vector, pool)
             record.set("candidates_out", len(hits))
+            record.set("source", retrieval.source.value)
             return hits
 
     async def _keyword(
-        self, query: RecallQuery, memory_filter: MemoryFilter, pool: int
+        self, retrieval: Retrieval, query: RecallQuery, memory_filter: MemoryFilter, pool: int
     ) -> list[tuple[Memory, float]]:
         if not query.query.strip():
             return []
         with self._stages.stage("keyword_search") as record:
-            hits = await self._store.keyword_search(memory_filter, query.query, pool)
+            hits = await retrieval.keyword(memory_filter, query.query, pool)
             record.set("candidates_out", len(hits))
             return hits
 
     async def _profile(
-        self, tenant_id: str, query: RecallQuery, strict: MemoryFilter
+        self, retrieval: Retrieval, query: RecallQuery, active: MemoryFilter
     ) -> tuple[Profile | None, list[str]]:
         if query.skip_profile:
             return None, []
         with self._stages.stage("profile") as record:
-            profile, degraded = await self._profiles.get(tenant_id, query.user_id, strict.scopes)
+            profile, degraded = await retrieval.profile(active)
             record.set("cache_hit", profile.from_cache)
             record.set("degraded", bool(degraded))
             record.set("memories", len(profile.memories))
             return profile, degraded
 
-    async def _recent(self, strict: MemoryFilter, now: int) -> tuple[list[Memory], list[str]]:
+    async def _recent(
+        self, retrieval: Retrieval, strict: MemoryFilter, active: MemoryFilter, now: int
+    ) -> tuple[list[Memory], list[str]]:
         if strict.types and MemoryType.EVENT not in strict.types:
             return [], []
         with self._stages.stage("recent") as record:
-            events, degraded = await self._profiles.recent_events(
-                strict.tenant_id,
-                strict.user_id or "",
-                strict.scopes,
-                self._policy.recent_days * DAY_MS,
+            events, degraded = await retrieval.recent_events(
+                active, self._policy.recent_days * DAY_MS, now
             )
             matching = [e for e in events if _filter_reason(e, strict, now) is None]
             record.set("candidates_out", min(len(matching), self._policy.recent_limit))
@@ -318,11 +373,13 @@ class RecallPipeline:
         strict: MemoryFilter,
         scored: list[tuple[_Hit, ScoreBreakdown]],
         now: int,
+        retrieval: Retrieval,
     ) -> tuple[list[Candidate], list[tuple[Memory, ScoreBreakdown]]]:
         """Applies filters, the relevance gate, duplicate removal and top_k, in that order."""
         min_score = self._policy.default_min_score if query.min_score is None else query.min_score
         candidates: list[Candidate] = []
         kept: list[tuple[Memory, ScoreBreakdown]] = []
+        kept_keys: list[DedupeKey] = []
         for hit, breakdown in scored:
             memory = hit.memory
             reason = _filter_reason(memory, strict, now)
@@ -332,13 +389,14 @@ class RecallPipeline:
             keyword_pass = query.min_score is None and hit.keyword is not None
             if reason is None and (hit.dense is None or hit.dense < min_score) and not keyword_pass:
                 reason = DropReason.BELOW_THRESHOLD
+            key: DedupeKey | None = None
             if reason is None:
+                key = retrieval.dedupe_key(memory)
                 twin = next(
                     (
                         m
-                        for m, _ in kept
-                        if m.content_hash == memory.content_hash
-                        or nearly_same_text(m.content, memory.content)
+                        for (m, _), other in zip(kept, kept_keys, strict=True)
+                        if m.content_hash == memory.content_hash or nearly_same_keys(other, key)
                     ),
                     None,
                 )
@@ -346,8 +404,9 @@ class RecallPipeline:
                     reason, duplicate_of = DropReason.DUPLICATE, twin.id
             if reason is None and len(kept) >= query.top_k:
                 reason = DropReason.BEYOND_TOP_K
-            if reason is None:
+            if reason is None and key is not None:
                 kept.append((memory, breakdown))
+                kept_keys.append(key)
             candidates.append(Candidate(memory, breakdown, reason, duplicate_of))
         return candidates, kept
 

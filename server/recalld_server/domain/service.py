@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from recalld_server.domain import validation
-from recalld_server.domain.changes import Batch, Change, ChangeWriter, bump, scan
+from recalld_server.domain.changes import Batch, Change, bump, scan
 from recalld_server.domain.errors import (
+    BackendUnavailableError,
     EtagMismatchError,
     FailedPreconditionError,
     FieldViolation,
@@ -71,6 +72,8 @@ from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPipeline, RecallPolicy
 from recalld_server.domain.stages import NullStages, Stages
 from recalld_server.domain.text import content_hash
+from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.user_set import UserSet
 
 SCAN_BATCH = 1000
 LIVE = frozenset({Status.ACTIVE, Status.DRAFT})
@@ -103,6 +106,7 @@ class MemoryService:
         self,
         backends: Backends,
         profiles: ProfileService,
+        memories: UserMemories,
         stages: Stages | None = None,
         policy: Policy | None = None,
         write_stages: Stages | None = None,
@@ -117,7 +121,8 @@ class MemoryService:
         self._profiles = profiles
         self._write_stages = write_stages or NullStages()
         self._policy = policy or Policy()
-        self._changes = ChangeWriter(backends.store, backends.history, profiles.invalidate)
+        self._changes = memories.changes
+        self._working_set = memories.working_set
         self._pipeline = RecallPipeline(
             backends.store,
             backends.embedder,
@@ -125,6 +130,7 @@ class MemoryService:
             backends.access,
             stages or NullStages(),
             backends.clock,
+            memories.working_set,
             self._policy.recall,
         )
 
@@ -165,7 +171,13 @@ class MemoryService:
                     return replay
             batch = Batch()
             with self._write_stages.stage("decide") as record:
-                stored = await self._prefetch(tenant, user_id, memories, vectors)
+                user_set = await self._user_set(tenant, user_id)
+                record.set("source", "storage" if user_set is None else "working_set")
+                stored = (
+                    _facts_from_set(user_set, memories, vectors, self._clock.now_ms())
+                    if user_set is not None
+                    else await self._prefetch(tenant, user_id, memories, vectors)
+                )
                 results = [
                     await self._write_one(batch, stored, i, tenant, user_id, new, vector)
                     for i, (new, vector) in enumerate(zip(memories, vectors, strict=True))
@@ -219,6 +231,13 @@ class MemoryService:
                 )
             replayed.append(WriteResult(memory, outcome, related_id))
         return replayed
+
+    async def _user_set(self, tenant: str, user_id: str) -> UserSet | None:
+        """The user's working set for the write rules (None: read storage instead)."""
+        try:
+            return await self._working_set.open(tenant, user_id)
+        except BackendUnavailableError:
+            return None
 
     async def _prefetch(
         self, tenant: str, user_id: str, memories: Sequence[NewMemory], vectors: Vectors
@@ -975,6 +994,29 @@ class _Stored:
     by_hash: dict[tuple[str, str], Memory]
     holders: dict[tuple[str, str], Memory]
     nearest: list[tuple[Memory, float] | None]
+
+
+def _facts_from_set(
+    user_set: UserSet, memories: Sequence[NewMemory], vectors: Vectors, now: int
+) -> _Stored:
+    """What `_prefetch` reads from storage, answered by the user's working set."""
+    by_hash: dict[tuple[str, str], Memory] = {}
+    holders: dict[tuple[str, str], Memory] = {}
+    for new in memories:
+        digest = content_hash(new.content)
+        same = user_set.same_content(new.agent_scope, digest, now)
+        if same is not None:
+            by_hash[(new.agent_scope, digest)] = same
+        if new.topic_key:
+            holder = user_set.topic_holder(new.agent_scope, new.topic_key, now)
+            if holder is not None:
+                holders[(new.agent_scope, new.topic_key)] = holder
+    nearest: list[tuple[Memory, float] | None] = [None] * len(memories)
+    for scope in {m.agent_scope for m in memories}:
+        indices = [i for i, m in enumerate(memories) if m.agent_scope == scope]
+        for i, found in zip(indices, user_set.nearest(scope, vectors[indices], now), strict=True):
+            nearest[i] = found
+    return _Stored(by_hash=by_hash, holders=holders, nearest=nearest)
 
 
 def _holds(memory: Memory, scope: str, topic_key: str, now: int) -> bool:

@@ -89,14 +89,24 @@ def salient_tokens(content: str) -> list[str]:
     return _SALIENT.findall(normalise(content))
 
 
-def _bigrams(text: str) -> set[str]:
+DedupeKey = tuple[frozenset[str], tuple[str, ...]]
+"""Character bigrams of the normalised text, and its salient tokens."""
+
+
+def dedupe_key(text: str) -> DedupeKey:
+    """What result de-duplication compares, computed once per memory text."""
     folded = normalise(text).replace(" ", "")
-    return {folded[i : i + 2] for i in range(len(folded) - 1)} or {folded}
+    bigrams = frozenset(folded[i : i + 2] for i in range(len(folded) - 1)) or frozenset({folded})
+    return bigrams, tuple(salient_tokens(text))
+
+
+def nearly_same_keys(a: DedupeKey, b: DedupeKey, threshold: float = 0.85) -> bool:
+    """Character-bigram Jaccard at or above threshold, with the same numbers and dates."""
+    if a[1] != b[1]:
+        return False
+    return len(a[0] & b[0]) / max(1, len(a[0] | b[0])) >= threshold
 
 
 def nearly_same_text(a: str, b: str, threshold: float = 0.85) -> bool:
-    """Character-bigram Jaccard at or above threshold, with the same numbers and dates."""
-    if salient_tokens(a) != salient_tokens(b):
-        return False
-    first, second = _bigrams(a), _bigrams(b)
-    return len(first & second) / max(1, len(first | second)) >= threshold
+    """`nearly_same_keys` for two texts."""
+    return nearly_same_keys(dedupe_key(a), dedupe_key(b), threshold)

@@ -63,3 +63,32 @@ class LocalAccessTracker:
         for key in taken:
             del self._pending[key]
         return taken
+
+
+class LocalGenerations:
+    """Per-user change counters in process: enough when one replica owns its storage."""
+
+    def __init__(self) -> None:
+        self._counters: dict[tuple[str, str], int] = {}
+
+    async def current(self, tenant_id: str, user_id: str) -> int:
+        """The user's counter (0 before any change)."""
+        return self._counters.get((tenant_id, user_id), 0)
+
+    def _step(self, tenant_id: str, user_ids: Sequence[str], parity: int) -> dict[str, int]:
+        out = {}
+        for user_id in dict.fromkeys(user_ids):
+            value = self._counters.get((tenant_id, user_id), 0) + 1
+            if value % 2 != parity:
+                value += 1
+            self._counters[(tenant_id, user_id)] = value
+            out[user_id] = value
+        return out
+
+    async def begin(self, tenant_id: str, user_ids: Sequence[str]) -> dict[str, int]:
+        """Moves each user's counter to the next odd number."""
+        return self._step(tenant_id, user_ids, 1)
+
+    async def end(self, tenant_id: str, user_ids: Sequence[str]) -> dict[str, int]:
+        """Moves each user's counter to the next even number."""
+        return self._step(tenant_id, user_ids, 0)

@@ -38,6 +38,7 @@ from pymilvus import (
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status, Tier
 from recalld_server.domain.ports import Vector, Vectors
+from recalld_server.storage.keyword_analyzer import CONTENT_ANALYZER
 
 log = logging.getLogger(__name__)
 
@@ -49,132 +50,6 @@ class StoreModelError(RuntimeError):
 ALIAS = "recalld_memories"
 MEMORIES_PREFIX = "recalld_memories_"
 
-# Keyword search analyzer: jieba segments Chinese (and passes English words through);
-# lowercase + cnalphanumonly drop case, spaces and punctuation; stop words keep
-# "the user ..." and "用户 ..." from matching everything; the English stemmer lets
-# "peanut allergy" find "allergic to peanuts". Identifiers split into their
-# alphanumeric parts ("SO-88231" -> "so", "88231"), which BM25 matches exactly.
-STOP_WORDS = [
-    "a",
-    "an",
-    "the",
-    "and",
-    "or",
-    "but",
-    "if",
-    "of",
-    "to",
-    "in",
-    "on",
-    "at",
-    "by",
-    "for",
-    "with",
-    "about",
-    "from",
-    "as",
-    "into",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "been",
-    "am",
-    "do",
-    "does",
-    "did",
-    "have",
-    "has",
-    "had",
-    "what",
-    "which",
-    "who",
-    "whom",
-    "whose",
-    "when",
-    "where",
-    "why",
-    "how",
-    "this",
-    "that",
-    "these",
-    "those",
-    "it",
-    "its",
-    "i",
-    "me",
-    "my",
-    "we",
-    "our",
-    "you",
-    "your",
-    "he",
-    "she",
-    "his",
-    "her",
-    "they",
-    "them",
-    "their",
-    "user",
-    "users",
-    "s",
-    "not",
-    "no",
-    "yes",
-    "can",
-    "will",
-    "would",
-    "should",
-    "there",
-    "的",
-    "了",
-    "是",
-    "在",
-    "和",
-    "与",
-    "也",
-    "就",
-    "都",
-    "而",
-    "及",
-    "或",
-    "吗",
-    "呢",
-    "吧",
-    "啊",
-    "我",
-    "你",
-    "他",
-    "她",
-    "它",
-    "我们",
-    "你们",
-    "他们",
-    "这",
-    "那",
-    "这个",
-    "那个",
-    "什么",
-    "怎么",
-    "哪",
-    "哪里",
-    "哪个",
-    "谁",
-    "用户",
-    "一个",
-    "有",
-    "没有",
-]
-CONTENT_ANALYZER = {
-    "tokenizer": "jieba",
-    "filter": [
-        "lowercase",
-        "cnalphanumonly",
-        {"type": "stop", "stop_words": STOP_WORDS},
-        {"type": "stemmer", "language": "english"},
-    ],
-}
 QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query at this.
 SCALAR_FIELDS = [
     "id",
@@ -250,7 +125,9 @@ def build_filter(memory_filter: MemoryFilter) -> str:
         parts.append(f"type in {sorted(int(t) for t in f.types)}")
     if f.tiers:
         parts.append(f"tier in {sorted(int(t) for t in f.tiers)}")
-    if f.scopes is not None:
+    if f.scopes is not None and not f.scopes:
+        parts.append('id == ""')  # no scope at all: nothing (Lite rejects `in []`)
+    elif f.scopes is not None:
         parts.append(f"agent_scope in [{', '.join(quote(s) for s in sorted(f.scopes))}]")
     for tag in sorted(f.tags):
         parts.append(f"array_contains(tags, {quote(tag)})")
@@ -362,12 +239,9 @@ class MilvusVectorStore:
         await self._client.close()
 
     async def insert(self, memories: Sequence[Memory], vectors: Vectors) -> None:
-        """Stores new memories of one tenant."""
+        """Stores new memories (each row carries its own tenant: group commits mix them)."""
         if not memories:
             return
-        tenants = {m.tenant_id for m in memories}
-        if len(tenants) != 1:
-            raise ValueError("one insert must not span tenants")
         rows = [memory_to_row(m, v) for m, v in zip(memories, vectors, strict=True)]
         with translate_errors("insert"):
             await self._client.insert(self._collection, rows)

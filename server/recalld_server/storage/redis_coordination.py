@@ -1,6 +1,6 @@
 """Coordination through Redis, so that several server replicas agree.
 
-User locks and recall statistics.
+User locks, per-user change counters (generations) and recall statistics.
 
 The user lock serialises changes to one user's memories (duplicates, supersede,
 etags) across replicas: SET NX with a TTL, released only by its owner (a
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
 from collections.abc import AsyncIterator, Sequence
 
@@ -31,6 +32,81 @@ _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
 return 0
 """
+
+
+# Moves a counter to the next number of the wanted parity (ARGV[1]: 1 odd, 0 even). A
+# missing counter starts from the server clock in microseconds (times two), so a
+# counter that expired and comes back is larger than any value it had before and no
+# replica can mistake its old state for current.
+_STEP = """
+local value = redis.call('get', KEYS[1])
+if not value then
+  local now = redis.call('time')
+  value = (tonumber(now[1]) * 1000000 + tonumber(now[2])) * 2
+  redis.call('set', KEYS[1], value)
+end
+value = redis.call('incr', KEYS[1])
+if value % 2 ~= tonumber(ARGV[1]) then value = redis.call('incr', KEYS[1]) end
+redis.call('pexpire', KEYS[1], ARGV[2])
+return value
+"""
+GENERATION_TTL_MS = 30 * 86_400_000
+
+
+def generation_key(tenant_id: str, user_id: str) -> str:
+    """The Redis key of a user's change counter (hashed: ids may hold any character)."""
+    digest = hashlib.sha256(json.dumps([tenant_id, user_id]).encode()).hexdigest()[:32]
+    return f"recalld:v1:gen:{digest}"
+
+
+class RedisGenerations:
+    """Per-user change counters in Redis, read by every replica before it trusts its cache."""
+
+    def __init__(self, client: redis_asyncio.Redis) -> None:
+        self._client = client
+        self._step_script = client.register_script(_STEP)
+
+    @classmethod
+    def from_url(cls, url: str) -> RedisGenerations:
+        """Counters on the Redis at `url` (short timeouts: a recall falls back to storage)."""
+        return cls(
+            redis_asyncio.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+        )
+
+    async def current(self, tenant_id: str, user_id: str) -> int:
+        """The user's counter (0 when it has none)."""
+        try:
+            value = await self._client.get(generation_key(tenant_id, user_id))
+        except (RedisError, OSError) as error:
+            raise BackendUnavailableError("generation counters unavailable") from error
+        return int(value or 0)
+
+    async def _step(self, tenant_id: str, user_ids: Sequence[str], parity: int) -> dict[str, int]:
+        users = list(dict.fromkeys(user_ids))
+        try:
+            async with self._client.pipeline(transaction=False) as pipe:
+                for user_id in users:
+                    await self._step_script(
+                        keys=[generation_key(tenant_id, user_id)],
+                        args=[parity, GENERATION_TTL_MS],
+                        client=pipe,
+                    )
+                values = await pipe.execute()
+        except (RedisError, OSError) as error:
+            raise BackendUnavailableError("generation counters unavailable") from error
+        return {user_id: int(value) for user_id, value in zip(users, values, strict=True)}
+
+    async def begin(self, tenant_id: str, user_ids: Sequence[str]) -> dict[str, int]:
+        """Moves each user's counter to the next odd number."""
+        return await self._step(tenant_id, user_ids, 1)
+
+    async def end(self, tenant_id: str, user_ids: Sequence[str]) -> dict[str, int]:
+        """Moves each user's counter to the next even number."""
+        return await self._step(tenant_id, user_ids, 0)
+
+    async def close(self) -> None:
+        """Closes the connection pool."""
+        await self._client.aclose()
 
 
 class RedisLockManager:

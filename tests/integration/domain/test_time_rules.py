@@ -23,8 +23,10 @@ from recalld_server.domain.model import (
 from recalld_server.domain.ports import Backends
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import MemoryService
+from recalld_server.domain.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder
-from recalld_server.storage.local import LocalAccessTracker, LocalLockManager
+from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
+from recalld_server.storage.local import LocalAccessTracker, LocalGenerations, LocalLockManager
 from recalld_server.storage.milvus_records import (
     MilvusHistoryStore,
     MilvusIdempotencyStore,
@@ -65,10 +67,23 @@ async def world(
     history, requests = MilvusHistoryStore(store.client), MilvusIdempotencyStore(store.client)
     clock, locks, access = ManualClock(), LocalLockManager(), LocalAccessTracker()
     cache = LocalProfileCache()
-    backends = Backends(store, embedder, locks, clock, history, requests, access, cache)
+    analyzer = JiebaAnalyzer()
+    backends = Backends(
+        store,
+        embedder,
+        locks,
+        clock,
+        history,
+        requests,
+        access,
+        cache,
+        LocalGenerations(),
+        analyzer,
+    )
     profiles = ProfileService(store, cache, clock)
-    service = MemoryService(backends, profiles)
-    consolidator = Consolidator(backends, profiles)
+    memories = UserMemories(backends, profiles.invalidate)
+    service = MemoryService(backends, profiles, memories)
+    consolidator = Consolidator(backends, memories)
     yield World(service, consolidator, clock, Principal("time-tenant", role="admin"), store, access)
     await store.close()
 

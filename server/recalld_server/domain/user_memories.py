@@ -1,0 +1,34 @@
+"""Users' memories as the use cases see them: the working set and the change writer.
+
+Built once per process and shared by every use case, so a change made by one (a
+write, a consolidation) is seen by all.
+"""
+
+from __future__ import annotations
+
+from recalld_server.domain.changes import ChangeWriter, Invalidate
+from recalld_server.domain.group_commit import GroupCommit
+from recalld_server.domain.ports import Backends
+from recalld_server.domain.working_set import WorkingSet, WorkingSetPolicy
+
+
+class UserMemories:
+    """The working set and the change writer that keeps it and storage in step."""
+
+    def __init__(
+        self,
+        backends: Backends,
+        invalidate: Invalidate,
+        policy: WorkingSetPolicy | None = None,
+    ) -> None:
+        self.working_set = WorkingSet(
+            backends.store,
+            backends.generations,
+            backends.analyzer,
+            backends.embedder.dimension,
+            policy,
+        )
+        self.commits = GroupCommit(backends.store, backends.history)
+        self.changes = ChangeWriter(
+            backends.store, backends.history, self.working_set, self.commits, invalidate
+        )

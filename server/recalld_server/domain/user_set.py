@@ -1,0 +1,265 @@
+"""One user's live memories in process: fields, vectors and BM25 terms.
+
+A `UserSet` answers everything a recall or a write rule asks about one user
+without a storage call: dense search is a matrix-vector product over the
+user's vectors, keyword search is BM25 over the user's terms, and the write
+rules look up hashes, topic holders and nearest neighbours here. It holds the
+user's ACTIVE and DRAFT memories (expired ones included: every reader checks
+expiry at its own time), the only statuses recall and the write rules read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import TypeVar
+
+import numpy as np
+
+from recalld_server.domain.bm25 import Bm25Index
+from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status
+from recalld_server.domain.ports import Analyzer, Vector, Vectors
+from recalld_server.domain.text import dedupe_key
+
+K = TypeVar("K")
+LIVE = frozenset({Status.ACTIVE, Status.DRAFT})
+
+VECTOR_ITEM_BYTES = 4
+MEMORY_OVERHEAD_BYTES = 1_200
+"""Python objects of one memory beyond its text: the Memory dataclass, its dict
+entries and index entries (measured with tracemalloc in benchmarks/README.md)."""
+TERM_BYTES = 80
+"""One BM25 posting (a dict entry) and its share of the term string."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Derived:
+    """What the set computes once per memory so no call recomputes it."""
+
+    terms: tuple[str, ...]
+    dedupe: tuple[frozenset[str], tuple[str, ...]]
+    size: int
+
+
+class UserSet:
+    """The live memories of one (tenant, user), indexed for search and the write rules."""
+
+    def __init__(self, tenant_id: str, user_id: str, dimension: int, analyzer: Analyzer) -> None:
+        self.tenant_id = tenant_id
+        self.user_id = user_id
+        self._dimension = dimension
+        self._analyzer = analyzer
+        self._memories: dict[str, Memory] = {}
+        self._vectors: dict[str, Vector] = {}
+        self._derived: dict[str, _Derived] = {}
+        self._bm25 = Bm25Index()
+        self._matrix: tuple[list[str], np.ndarray] | None = None
+        # Write-rule indexes: live ids by scope, by (scope, hash), by (scope, topic).
+        self._by_scope: dict[str, set[str]] = {}
+        self._by_hash: dict[tuple[str, str], set[str]] = {}
+        self._by_topic: dict[tuple[str, str], set[str]] = {}
+        self.bytes = 0
+        self.generation = 0
+        """The user's change counter when this state was read (see `Generations`)."""
+
+    def __len__(self) -> int:
+        return len(self._memories)
+
+    # -- keeping it current -----------------------------------------------------
+
+    def put(self, memory: Memory, vector: Vector | None) -> bool:
+        """Adds or replaces a memory as it now stands; non-live memories leave the set.
+
+        Returns False when a live memory comes without a vector and the set has none
+        for it (the caller must then reload the user).
+        """
+        if memory.status not in LIVE:
+            self.remove(memory.id)
+            return True
+        if vector is None:
+            vector = self._vectors.get(memory.id)
+            if vector is None:
+                return False
+        previous = self._memories.get(memory.id)
+        if previous is not None:
+            self._unindex(previous)
+        self._memories[memory.id] = memory
+        self._index(memory)
+        if previous is not None and previous.content == memory.content:
+            derived = self._derived[memory.id]
+        else:
+            terms = tuple(self._analyzer.terms(memory.content))
+            size = (
+                MEMORY_OVERHEAD_BYTES
+                + 2 * len(memory.content)
+                + self._dimension * VECTOR_ITEM_BYTES
+                + TERM_BYTES * len(terms)
+            )
+            derived = _Derived(terms, dedupe_key(memory.content), size)
+            self._bm25.add(memory.id, terms)
+            old = self._derived.get(memory.id)
+            self.bytes += size - (old.size if old else 0)
+            self._derived[memory.id] = derived
+        norm = float(np.linalg.norm(vector))
+        stored = np.asarray(vector, dtype=np.float32) / (norm if norm > 0 else 1.0)
+        known = self._vectors.get(memory.id)
+        if known is None or not np.array_equal(known, stored):
+            self._vectors[memory.id] = stored
+            self._matrix = None
+        return True
+
+    def _index(self, memory: Memory) -> None:
+        self._by_scope.setdefault(memory.agent_scope, set()).add(memory.id)
+        self._by_hash.setdefault((memory.agent_scope, memory.content_hash), set()).add(memory.id)
+        if memory.topic_key:
+            self._by_topic.setdefault((memory.agent_scope, memory.topic_key), set()).add(memory.id)
+
+    def _unindex(self, memory: Memory) -> None:
+        _discard(self._by_scope, memory.agent_scope, memory.id)
+        _discard(self._by_hash, (memory.agent_scope, memory.content_hash), memory.id)
+        _discard(self._by_topic, (memory.agent_scope, memory.topic_key), memory.id)
+
+    def remove(self, memory_id: str) -> None:
+        """Drops a memory (unknown ids are ignored)."""
+        memory = self._memories.pop(memory_id, None)
+        if memory is None:
+            return
+        self._unindex(memory)
+        self._vectors.pop(memory_id, None)
+        derived = self._derived.pop(memory_id)
+        self.bytes -= derived.size
+        self._bm25.remove(memory_id)
+        self._matrix = None
+
+    def vector(self, memory_id: str) -> Vector | None:
+        """The stored (normalised) vector of a live memory."""
+        return self._vectors.get(memory_id)
+
+    def dedupe_key(self, memory_id: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
+        """The precomputed result de-duplication key of a memory in the set."""
+        derived = self._derived.get(memory_id)
+        return derived.dedupe if derived else None
+
+    # -- search -----------------------------------------------------------------
+
+    def _stacked(self) -> tuple[list[str], np.ndarray]:
+        if self._matrix is None:
+            ids = list(self._vectors)
+            matrix = (
+                np.stack([self._vectors[i] for i in ids])
+                if ids
+                else np.zeros((0, self._dimension), dtype=np.float32)
+            )
+            self._matrix = (ids, matrix)
+        return self._matrix
+
+    def dense(
+        self, memory_filter: MemoryFilter, vector: Vector, limit: int
+    ) -> list[tuple[Memory, float]]:
+        """Cosine nearest memories passing the filter, best first."""
+        ids, matrix = self._stacked()
+        if not ids or limit <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        scores = matrix @ (query / (norm if norm > 0 else 1.0))
+        # Most calls filter little: look at the best few first, everything only if needed.
+        head = min(len(ids), 4 * limit)
+        if head < len(ids):
+            best = np.argpartition(-scores, head - 1)[:head]
+            order = best[np.argsort(-scores[best], kind="stable")]
+            found = self._passing(memory_filter, ids, scores, order, limit)
+            if len(found) >= limit:
+                return found
+        order = np.argsort(-scores, kind="stable")
+        return self._passing(memory_filter, ids, scores, order, limit)
+
+    def _passing(
+        self,
+        memory_filter: MemoryFilter,
+        ids: list[str],
+        scores: np.ndarray,
+        order: Iterable[int],
+        limit: int,
+    ) -> list[tuple[Memory, float]]:
+        found: list[tuple[Memory, float]] = []
+        for index in order:
+            memory = self._memories[ids[int(index)]]
+            if memory_filter.matches(memory):
+                found.append((memory, float(scores[int(index)])))
+                if len(found) >= limit:
+                    break
+        return found
+
+    def keyword(
+        self, memory_filter: MemoryFilter, text: str, limit: int
+    ) -> list[tuple[Memory, float]]:
+        """BM25 matches passing the filter, best first."""
+        scores = self._bm25.scores(self._analyzer.terms(text))
+        ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+        found: list[tuple[Memory, float]] = []
+        for memory_id, score in ranked:
+            memory = self._memories[memory_id]
+            if memory_filter.matches(memory):
+                found.append((memory, score))
+                if len(found) >= limit:
+                    break
+        return found
+
+    def matching(self, memory_filter: MemoryFilter) -> list[Memory]:
+        """Every memory passing the filter, in id (creation) order."""
+        return sorted(
+            (m for m in self._memories.values() if memory_filter.matches(m)), key=lambda m: m.id
+        )
+
+    # -- what the write rules ask --------------------------------------------------
+
+    def _live(self, ids: Iterable[str], now: int) -> list[Memory]:
+        return [
+            m
+            for m in (self._memories[i] for i in ids)
+            if m.status in LIVE and not m.is_expired(now)
+        ]
+
+    def same_content(self, scope: str, content_hash: str, now: int) -> Memory | None:
+        """The newest live memory of the scope with this normalised-content hash."""
+        same = self._live(self._by_hash.get((scope, content_hash), ()), now)
+        return max(same, key=lambda m: m.id) if same else None
+
+    def topic_holder(self, scope: str, topic_key: str, now: int) -> Memory | None:
+        """The newest active, unexpired memory holding the topic in the scope."""
+        holders = [
+            m
+            for m in self._live(self._by_topic.get((scope, topic_key), ()), now)
+            if m.status is Status.ACTIVE
+        ]
+        return max(holders, key=lambda m: m.id) if holders else None
+
+    def nearest(self, scope: str, vectors: Vectors, now: int) -> list[tuple[Memory, float] | None]:
+        """For each vector, the most similar live memory of the scope."""
+        candidates = self._live(self._by_scope.get(scope, ()), now)
+        if not candidates:
+            return [None] * len(vectors)
+        matrix = np.stack([self._vectors[m.id] for m in candidates])
+        scores = np.asarray(vectors, dtype=np.float32) @ matrix.T
+        best = np.argmax(scores, axis=1)
+        return [(candidates[int(j)], float(scores[i, int(j)])) for i, j in enumerate(best.tolist())]
+
+    # -- derived views ----------------------------------------------------------
+
+    def events_since(self, memory_filter: MemoryFilter, since_ms: int) -> list[Memory]:
+        """Active events of the filter that occurred since the time, newest first."""
+        events = [
+            m
+            for m in self._memories.values()
+            if m.type is MemoryType.EVENT and m.occurred_at >= since_ms and memory_filter.matches(m)
+        ]
+        return sorted(events, key=lambda m: m.occurred_at, reverse=True)
+
+
+def _discard(index: dict[K, set[str]], key: K, memory_id: str) -> None:
+    ids = index.get(key)
+    if ids is not None:
+        ids.discard(memory_id)
+        if not ids:
+            del index[key]
