@@ -36,6 +36,45 @@ async def server(
     await running.stop(grace_s=1)
 
 
+@pytest.fixture(scope="session")
+async def memory_server(embedder: MicroBatchingEmbedder) -> AsyncIterator[RunningServer]:
+    """A recalld on the in-memory backend of the storage ports (the second backend)."""
+    running = await start_server(
+        ServerConfig(host="127.0.0.1", port=0, storage="memory"), embedder=embedder
+    )
+    yield running
+    await running.stop(grace_s=1)
+
+
+@pytest.fixture(scope="session")
+async def storage_only_server(
+    tmp_path_factory: pytest.TempPathFactory, embedder: MicroBatchingEmbedder
+) -> AsyncIterator[RunningServer]:
+    """A recalld whose working set holds nothing: every call reads Milvus Lite."""
+    data_dir: Path = tmp_path_factory.mktemp("recalld-storage-only")
+    running = await start_server(
+        ServerConfig(host="127.0.0.1", port=0, data_dir=data_dir, working_set_mb=0),
+        embedder=embedder,
+    )
+    yield running
+    await running.stop(grace_s=1)
+
+
+BACKENDS = ["milvus_lite", "in_memory", "milvus_lite_storage_only"]
+
+
+@pytest.fixture(params=BACKENDS)
+def any_server(request: pytest.FixtureRequest) -> RunningServer:
+    """The same test on each backend (qdrant-client's congruence tests are the model)."""
+    fixture = {
+        "milvus_lite": "server",
+        "in_memory": "memory_server",
+        "milvus_lite_storage_only": "storage_only_server",
+    }[request.param]
+    running: RunningServer = request.getfixturevalue(fixture)
+    return running
+
+
 @pytest.fixture
 def user_id() -> str:
     """A fresh user per test, so tests never see each other's memories."""

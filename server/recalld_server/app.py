@@ -22,7 +22,13 @@ from recalld_server.api.servicer import MemoryServicer
 from recalld_server.config import ServerConfig
 from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.lifecycle import LifecyclePolicy
-from recalld_server.domain.ports import Backends, Embedder
+from recalld_server.domain.ports import (
+    Backends,
+    Embedder,
+    HistoryStore,
+    IdempotencyStore,
+    VectorStore,
+)
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
 from recalld_server.domain.service import MemoryService, Policy
@@ -42,6 +48,11 @@ from recalld_server.storage.local import (
     LocalGenerations,
     LocalLockManager,
     SystemClock,
+)
+from recalld_server.storage.memory_store import (
+    InMemoryHistoryStore,
+    InMemoryIdempotencyStore,
+    InMemoryVectorStore,
 )
 from recalld_server.storage.milvus_records import (
     MilvusHistoryStore,
@@ -78,7 +89,7 @@ class RunningServer:
 
     server: grpc.aio.Server
     port: int
-    store: MilvusVectorStore
+    store: VectorStore
     embedder: Embedder
     health: health_aio.HealthServicer
     consolidator: Consolidator
@@ -134,6 +145,8 @@ async def _every(interval_s: float, job: Callable[[], Awaitable[object]], name: 
 def _serving_model(config: ServerConfig, requested: str) -> tuple[EmbeddingModelSpec, bool]:
     """The model this store is served with (see `resolve_serving_model`)."""
     uri = config.effective_milvus_uri
+    if not config.milvus_uri:
+        config.data_dir.mkdir(parents=True, exist_ok=True)
     client = MilvusClient(uri=uri, token=config.milvus_token)
     try:
         model_id, claim = resolve_serving_model(
@@ -144,6 +157,49 @@ def _serving_model(config: ServerConfig, requested: str) -> tuple[EmbeddingModel
         raise SystemExit(f"recalld: {error}") from error
     finally:
         client.close()
+
+
+async def _load(spec: EmbeddingModelSpec, config: ServerConfig) -> Embedder:
+    loaded: Embedder = await asyncio.to_thread(spec.load, config.embed_batch)
+    return loaded
+
+
+def _model(model_id: str) -> EmbeddingModelSpec:
+    try:
+        return model_spec(model_id)
+    except UnknownModelError as error:
+        raise SystemExit(f"recalld: {error}") from error
+
+
+Storage = tuple[VectorStore, HistoryStore, IdempotencyStore]
+
+
+def _memory_storage(dimension: int) -> Storage:
+    """The in-memory backend: nothing survives the process (tests, trying things out)."""
+    log.warning("storage is in memory (--storage memory): nothing survives a restart")
+    return (
+        InMemoryVectorStore(dimension),
+        InMemoryHistoryStore(),
+        InMemoryIdempotencyStore(),
+    )
+
+
+async def _milvus_storage(config: ServerConfig, embedder: Embedder, claim_pointer: bool) -> Storage:
+    """Memories, history and request records in Milvus (Lite under data_dir, or a server)."""
+    milvus_config = MilvusConfig(
+        uri=config.effective_milvus_uri,
+        token=config.milvus_token,
+        dimension=embedder.dimension,
+        model_id=embedder.model_id,
+    )
+    try:
+        store = await MilvusVectorStore.open(milvus_config)
+    except StoreModelError as error:
+        raise SystemExit(f"recalld: {error}") from error
+    if claim_pointer:
+        await asyncio.to_thread(_point_at, config, store.collection)
+    await asyncio.to_thread(ensure_record_collections, milvus_config)
+    return store, MilvusHistoryStore(store.client), MilvusIdempotencyStore(store.client)
 
 
 def _point_at(config: ServerConfig, collection: str) -> None:
@@ -188,30 +244,22 @@ async def start_server(
         if config.keys_file
         else Authenticator.open_access()
     )
-    if not config.milvus_uri:
-        config.data_dir.mkdir(parents=True, exist_ok=True)
     requested = config.embedding_model or (embedder.model_id if embedder is not None else "")
     if embedder is not None and config.embedding_model not in ("", embedder.model_id):
         raise SystemExit(
             f"recalld: embedder {embedder.model_id!r} given for model {config.embedding_model!r}"
         )
-    spec, claim_pointer = await asyncio.to_thread(_serving_model, config, requested)
     owns_embedder = embedder is None
-    if embedder is None:
-        embedder = await asyncio.to_thread(spec.load, config.embed_batch)
-    milvus_config = MilvusConfig(
-        uri=config.effective_milvus_uri,
-        token=config.milvus_token,
-        dimension=embedder.dimension,
-        model_id=embedder.model_id,
-    )
-    try:
-        store = await MilvusVectorStore.open(milvus_config)
-    except StoreModelError as error:
-        raise SystemExit(f"recalld: {error}") from error
-    if claim_pointer:
-        await asyncio.to_thread(_point_at, config, store.collection)
-    await asyncio.to_thread(ensure_record_collections, milvus_config)
+    model: Embedder
+    if config.storage == "memory":
+        spec = _model(requested or DEFAULT_MODEL_ID)
+        model = embedder if embedder is not None else await _load(spec, config)
+        storage = _memory_storage(model.dimension)
+    else:
+        spec, claim_pointer = await asyncio.to_thread(_serving_model, config, requested)
+        model = embedder if embedder is not None else await _load(spec, config)
+        storage = await _milvus_storage(config, model, claim_pointer)
+    store, history, requests = storage
     profile_cache: LocalProfileCache | RedisProfileCache
     if config.redis_url:
         profile_cache = RedisProfileCache.from_url(config.redis_url)
@@ -237,11 +285,11 @@ async def start_server(
     await asyncio.to_thread(analyzer.warm)
     backends = Backends(
         store=store,
-        embedder=embedder,
+        embedder=model,
         locks=locks,
         clock=clock,
-        history=MilvusHistoryStore(store.client),
-        requests=MilvusIdempotencyStore(store.client),
+        history=history,
+        requests=requests,
         access=access,
         profile_cache=profile_cache,
         generations=generations,
@@ -318,13 +366,13 @@ async def start_server(
         config.host,
         port,
         config.effective_milvus_uri,
-        embedder.model_id,
+        model.model_id,
     )
     return RunningServer(
         server,
         port,
         store,
-        embedder,
+        model,
         health_servicer,
         consolidator,
         owns_embedder,

@@ -23,6 +23,9 @@ class ServerConfig:
         port: TCP port; 0 picks a free one.
         data_dir: Where the embedded Milvus Lite file lives.
         milvus_uri: A Milvus server (http://host:19530) instead of the embedded file.
+        storage: "milvus" (Lite under data_dir, or the server at milvus_uri) or "memory"
+            (the in-memory backend of the storage ports: nothing survives the process;
+            for tests and trying things out).
         milvus_token: Credential for a Milvus server.
         keys_file: JSON API keys file (see recalld_server.api.auth).
         allow_unauthenticated: Serve without keys on a non-loopback bind.
@@ -54,6 +57,7 @@ class ServerConfig:
     port: int = 50051
     data_dir: Path = Path("recalld-data")
     milvus_uri: str = ""
+    storage: str = "milvus"
     milvus_token: str = ""
     keys_file: Path | None = None
     allow_unauthenticated: bool = False
@@ -101,6 +105,12 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--data-dir", type=Path, default=env("DATA_DIR", defaults.data_dir))
     p.add_argument("--milvus-uri", default=env("MILVUS_URI", ""))
     p.add_argument("--milvus-token", default=env("MILVUS_TOKEN", ""))
+    p.add_argument(
+        "--storage",
+        choices=["milvus", "memory"],
+        default=env("STORAGE", defaults.storage),
+        help="memory: the in-memory backend, nothing survives the process (tests, demos)",
+    )
     p.add_argument("--redis-url", default=env("REDIS_URL", ""))
     p.add_argument(
         "--redis-locks", action="store_true", default=env("REDIS_LOCKS", "") in ("1", "true", "yes")
@@ -172,6 +182,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         data_dir=Path(args.data_dir),
         milvus_uri=args.milvus_uri or "",
         milvus_token=args.milvus_token or "",
+        storage=str(args.storage),
         redis_url=args.redis_url or "",
         redis_locks=bool(args.redis_locks),
         recall_sequential=bool(args.recall_sequential),

@@ -262,9 +262,9 @@ async def script_stack() -> AsyncIterator[contextlib.AsyncExitStack]:
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s["name"] for s in SCRIPTS])
 async def test_memory_script(
-    script: dict[str, Any], server: RunningServer, script_stack: contextlib.AsyncExitStack
+    script: dict[str, Any], any_server: RunningServer, script_stack: contextlib.AsyncExitStack
 ) -> None:
-    run = ScriptRun(f"127.0.0.1:{server.port}", script_stack)
+    run = ScriptRun(f"127.0.0.1:{any_server.port}", script_stack)
     for index, step in enumerate(script["steps"]):
         try:
             await run.step(step)

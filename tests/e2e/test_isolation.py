@@ -16,6 +16,13 @@ from recalld_client import RecalldClient, RecalldError
 from recalld_server.app import RunningServer
 from tests.e2e.helpers import memory
 
+
+@pytest.fixture
+def server(any_server: RunningServer) -> RunningServer:
+    """Every test here runs on each backend (tests/conftest.py BACKENDS)."""
+    return any_server
+
+
 SECRET = "The user's bank PIN hint is the name of their first dog, Biscuit"
 
 

@@ -13,7 +13,7 @@ from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient, RecalldError
 from recalld_server.app import RunningServer
 from recalld_server.storage.milvus_records import HISTORY, REQUESTS
-from recalld_server.storage.milvus_store import quote
+from recalld_server.storage.milvus_store import MilvusVectorStore, quote
 from tests.e2e.helpers import memory
 
 
@@ -79,6 +79,7 @@ async def test_batch_with_same_topic_twice_supersedes_within_the_batch(
 
 
 async def _rows(server: RunningServer, collection: str, expression: str) -> list[dict[str, Any]]:
+    assert isinstance(server.store, MilvusVectorStore)  # this test reads Milvus itself
     rows: list[dict[str, Any]] = await server.store.client.query(
         collection, filter=expression, output_fields=["*"], limit=16384, consistency_level="Strong"
     )
@@ -106,6 +107,7 @@ async def test_hard_forget_of_a_user_leaves_nothing_in_any_store(
     await client.recall(user_id, "passport")
     await server.consolidator.flush_access_stats()
     expression = f"user_id == {quote(user_id)}"
+    assert isinstance(server.store, MilvusVectorStore)
     collection = server.store.collection
     for name in (collection, HISTORY, REQUESTS):
         assert await _rows(server, name, expression), f"{name} should hold the user's rows"

@@ -9,10 +9,17 @@ import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import start_server
+from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from tests.e2e.helpers import memory
+
+
+@pytest.fixture
+def server(any_server: RunningServer) -> RunningServer:
+    """Every test here runs on each backend (tests/conftest.py BACKENDS)."""
+    return any_server
+
 
 ORDERS = ["SO-88231", "SO-88232", "SO-88233", "SO-88234", "SO-88235"]
 

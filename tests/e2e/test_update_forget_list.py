@@ -9,7 +9,14 @@ import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient, RecalldError
+from recalld_server.app import RunningServer
 from tests.e2e.helpers import memory
+
+
+@pytest.fixture
+def server(any_server: RunningServer) -> RunningServer:
+    """Every test here runs on each backend (tests/conftest.py BACKENDS)."""
+    return any_server
 
 
 async def test_update_content_reembeds_and_bumps_etag(client: RecalldClient, user_id: str) -> None:

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient
+from recalld_server.app import RunningServer
 from tests.e2e.helpers import memory
+
+
+@pytest.fixture
+def server(any_server: RunningServer) -> RunningServer:
+    """Every test here runs on each backend (tests/conftest.py BACKENDS)."""
+    return any_server
+
 
 COFFEE_EN = "The user prefers americano coffee without sugar"
 HOME_ZH = "用户住在杭州西湖边"
