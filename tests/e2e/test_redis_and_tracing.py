@@ -292,3 +292,57 @@ async def test_recall_statistics_wait_in_redis_until_flushed(
     assert (await rclient.get(user_id, memory_id)).access_count == 0
     await server.consolidator.flush_access_stats()
     assert (await rclient.get(user_id, memory_id)).access_count == 2
+
+
+async def test_a_change_through_one_replica_is_seen_by_the_next_recall_through_the_other(
+    tmp_path: Path,
+    redis_server: RedisProcess,
+    embedder: MicroBatchingEmbedder,
+    tenant: str,
+    user_id: str,
+) -> None:
+    # Both replicas hold the user in their working sets; the per-user generation in
+    # Redis is what tells one that the other changed it.
+    url = f"redis://127.0.0.1:{redis_server.port}/0"
+    configs = [
+        ServerConfig(
+            port=0,
+            data_dir=tmp_path / "shared",
+            redis_url=url,
+            redis_locks=True,
+            consolidate_interval_s=0,
+            access_flush_interval_s=0,
+        )
+        for _ in range(2)
+    ]
+    replicas = [await start_server(c, embedder=embedder) for c in configs]
+    a, b = (RecalldClient(f"127.0.0.1:{r.port}", tenant=tenant) for r in replicas)
+    question = "What colour does the user like?"
+    try:
+        await a.write(user_id, [memory("The user likes green", topic_key="colour")])
+        for c in (a, b):
+            assert (await c.recall(user_id, question)).items[0].memory.content == (
+                "The user likes green"
+            )
+        loads_before = replicas[1].memories.working_set.loads
+        await a.write(user_id, [memory("The user now likes blue", topic_key="colour")])
+        seen = await b.recall(user_id, question)
+        assert [i.memory.content for i in seen.items] == ["The user now likes blue"]
+        assert [m.content for m in seen.profile.memories] == ["The user now likes blue"]
+        assert replicas[1].memories.working_set.loads == loads_before + 1
+        # The other way round, and a forget.
+        blue = seen.items[0].memory.id
+        await b.forget(user_id, [blue])
+        assert (await a.recall(user_id, question)).items == []
+        await b.restore(user_id, [blue])
+        assert [i.memory.id for i in (await a.recall(user_id, question)).items] == [blue]
+        # Served from the working set again once nothing changes: no further loads.
+        loads = replicas[0].memories.working_set.loads
+        for _ in range(3):
+            await a.recall(user_id, question)
+        assert replicas[0].memories.working_set.loads == loads
+    finally:
+        for c in (a, b):
+            await c.close()
+        for r in replicas:
+            await r.stop(grace_s=1)
