@@ -281,3 +281,20 @@ async def test_benchmark_switches_give_the_same_answers(
                 assert [i.memory.id for i in seats.items] == [ids[1]]
     finally:
         await running.stop(grace_s=1)
+
+
+async def test_recall_says_which_path_served(
+    server: RunningServer, client: RecalldClient, user_id: str
+) -> None:
+    await client.write(user_id, [memory("The user's cat is called Miso")])
+    plain = await client.recall(user_id, "What is the cat's name?")
+    explained = await client.recall(user_id, "What is the cat's name?", explain=True)
+    holds_users = server.memories.working_set.policy.budget_bytes > 0
+    assert plain.source == (
+        memory_service_pb2.RECALL_SOURCE_WORKING_SET
+        if holds_users
+        else memory_service_pb2.RECALL_SOURCE_STORAGE
+    )
+    # explain also shows superseded and archived memories, which only storage keeps
+    assert explained.source == memory_service_pb2.RECALL_SOURCE_STORAGE
+    assert [i.memory.id for i in plain.items] == [i.memory.id for i in explained.items]

@@ -262,6 +262,7 @@ def recall_result_to_proto(result: model.RecallResult) -> memory_service_pb2.Rec
         token_estimate=result.token_estimate,
         degraded_stages=result.degraded_stages,
         context=result.context,
+        source=memory_service_pb2.RecallSource.ValueType(result.source),
     )
     for scored in result.items:
         item = response.items.add()

@@ -274,6 +274,13 @@ class Profile:
     from_cache: bool = False
 
 
+class RecallSource(enum.IntEnum):
+    """Where a recall read the user's memories (wire values of RecallSource)."""
+
+    WORKING_SET = 1
+    STORAGE = 2
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class RecallResult:
     """What Recall returns."""
@@ -284,8 +291,8 @@ class RecallResult:
     profile: Profile | None = None
     context: str = ""
     candidates: list[Candidate] = dataclasses.field(default_factory=list)
-    source: str = ""
-    """Which path served: "working_set" (process memory) or "storage"."""
+    source: RecallSource = RecallSource.STORAGE
+    """Which path served: the user's working set (process memory) or storage."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

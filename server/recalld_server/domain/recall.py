@@ -248,7 +248,7 @@ class RecallPipeline:
             profile=profile,
             context=context,
             candidates=candidates if query.explain else [],
-            source=retrieval.source.value,
+            source=retrieval.source,
         )
 
     # -- stages ----------------------------------------------------------------
@@ -291,7 +291,7 @@ class RecallPipeline:
         with self._stages.stage("dense_search") as record:
             hits = await retrieval.dense(memory_filter, vector, pool)
             record.set("candidates_out", len(hits))
-            record.set("source", retrieval.source.value)
+            record.set("source", retrieval.source.name.lower())
             return hits
 
     async def _keyword(

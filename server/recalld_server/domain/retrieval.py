@@ -10,28 +10,20 @@ generations cannot be read.
 
 from __future__ import annotations
 
-import enum
 from typing import Protocol
 
-from recalld_server.domain.model import Memory, MemoryFilter, Profile, Status
+from recalld_server.domain.model import Memory, MemoryFilter, Profile, RecallSource, Status
 from recalld_server.domain.ports import Vector, VectorStore
 from recalld_server.domain.profile import ProfileService, select_profile
 from recalld_server.domain.text import DedupeKey, dedupe_key
 from recalld_server.domain.user_set import UserSet
 
 
-class Source(enum.Enum):
-    """Which path served a recall (reported by explain and on the recall span)."""
-
-    WORKING_SET = "working_set"
-    STORAGE = "storage"
-
-
 class Retrieval(Protocol):
     """The candidate searches of one recall, for one (tenant, user)."""
 
     @property
-    def source(self) -> Source:
+    def source(self) -> RecallSource:
         """Which path this is."""
         ...
 
@@ -70,9 +62,9 @@ class StorageRetrieval:
         self._profiles = profiles
 
     @property
-    def source(self) -> Source:
+    def source(self) -> RecallSource:
         """Storage."""
-        return Source.STORAGE
+        return RecallSource.STORAGE
 
     async def dense(
         self, memory_filter: MemoryFilter, vector: Vector, limit: int
@@ -110,9 +102,9 @@ class WorkingSetRetrieval:
         self._set = user_set
 
     @property
-    def source(self) -> Source:
+    def source(self) -> RecallSource:
         """The working set."""
-        return Source.WORKING_SET
+        return RecallSource.WORKING_SET
 
     async def dense(
         self, memory_filter: MemoryFilter, vector: Vector, limit: int

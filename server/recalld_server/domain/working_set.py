@@ -77,6 +77,11 @@ class WorkingSet:
         self.evictions = 0
 
     @property
+    def policy(self) -> WorkingSetPolicy:
+        """The budget and size cap in force."""
+        return self._policy
+
+    @property
     def users(self) -> int:
         """How many users are cached."""
         return len(self._entries)
@@ -88,6 +93,8 @@ class WorkingSet:
         cached set is then dropped: changes made meanwhile would go unseen).
         """
         key = (tenant_id, user_id)
+        if self._policy.budget_bytes == 0:
+            return None
         if key in self._dirty and not await self._heal(key):
             return None
         try:

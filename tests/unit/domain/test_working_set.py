@@ -80,12 +80,15 @@ async def test_budget_evicts_least_recently_used_and_is_never_exceeded(
     assert ws.loads == loads + 1
 
 
-async def test_zero_budget_and_big_users_are_served_but_not_kept(analyzer: JiebaAnalyzer) -> None:
+async def test_zero_budget_and_users_too_big_to_keep_read_storage(analyzer: JiebaAnalyzer) -> None:
     store = await _store_with({"small": 3, "big": 12})
     ws = WorkingSet(store, LocalGenerations(), analyzer, DIM, WorkingSetPolicy(budget_bytes=0))
-    assert len(await ws.open("t", "small") or []) == 3  # this call is served from the load
-    assert ws.users == 0
-    assert await ws.open("t", "small") is None  # later calls read storage
+    assert await ws.open("t", "small") is None  # no budget: storage serves every call
+    assert ws.users == 0 and ws.loads == 0
+    tiny = WorkingSet(store, LocalGenerations(), analyzer, DIM, WorkingSetPolicy(budget_bytes=1))
+    assert len(await tiny.open("t", "small") or []) == 3  # too big to keep: served once
+    assert tiny.users == 0 and tiny.bytes == 0
+    assert await tiny.open("t", "small") is None and tiny.loads == 1  # then storage
     capped = WorkingSet(
         store, LocalGenerations(), analyzer, DIM, WorkingSetPolicy(max_user_memories=10)
     )

@@ -141,6 +141,58 @@ func (ForgetMode) EnumDescriptor() ([]byte, []int) {
 	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{1}
 }
 
+// RecallSource says where a recall read the user's memories.
+type RecallSource int32
+
+const (
+	RecallSource_RECALL_SOURCE_UNSPECIFIED RecallSource = 0
+	// The user's memories held in the server's memory (no storage call).
+	RecallSource_RECALL_SOURCE_WORKING_SET RecallSource = 1
+	// A search of storage (Milvus).
+	RecallSource_RECALL_SOURCE_STORAGE RecallSource = 2
+)
+
+// Enum value maps for RecallSource.
+var (
+	RecallSource_name = map[int32]string{
+		0: "RECALL_SOURCE_UNSPECIFIED",
+		1: "RECALL_SOURCE_WORKING_SET",
+		2: "RECALL_SOURCE_STORAGE",
+	}
+	RecallSource_value = map[string]int32{
+		"RECALL_SOURCE_UNSPECIFIED": 0,
+		"RECALL_SOURCE_WORKING_SET": 1,
+		"RECALL_SOURCE_STORAGE":     2,
+	}
+)
+
+func (x RecallSource) Enum() *RecallSource {
+	p := new(RecallSource)
+	*p = x
+	return p
+}
+
+func (x RecallSource) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RecallSource) Descriptor() protoreflect.EnumDescriptor {
+	return file_recalld_v1_memory_service_proto_enumTypes[2].Descriptor()
+}
+
+func (RecallSource) Type() protoreflect.EnumType {
+	return &file_recalld_v1_memory_service_proto_enumTypes[2]
+}
+
+func (x RecallSource) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RecallSource.Descriptor instead.
+func (RecallSource) EnumDescriptor() ([]byte, []int) {
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{2}
+}
+
 // DropReason says why a recall candidate was not returned.
 type DropReason int32
 
@@ -198,11 +250,11 @@ func (x DropReason) String() string {
 }
 
 func (DropReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_recalld_v1_memory_service_proto_enumTypes[2].Descriptor()
+	return file_recalld_v1_memory_service_proto_enumTypes[3].Descriptor()
 }
 
 func (DropReason) Type() protoreflect.EnumType {
-	return &file_recalld_v1_memory_service_proto_enumTypes[2]
+	return &file_recalld_v1_memory_service_proto_enumTypes[3]
 }
 
 func (x DropReason) Number() protoreflect.EnumNumber {
@@ -211,7 +263,7 @@ func (x DropReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DropReason.Descriptor instead.
 func (DropReason) EnumDescriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{2}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{3}
 }
 
 // MemoryOperation is what produced a version of a memory.
@@ -275,11 +327,11 @@ func (x MemoryOperation) String() string {
 }
 
 func (MemoryOperation) Descriptor() protoreflect.EnumDescriptor {
-	return file_recalld_v1_memory_service_proto_enumTypes[3].Descriptor()
+	return file_recalld_v1_memory_service_proto_enumTypes[4].Descriptor()
 }
 
 func (MemoryOperation) Type() protoreflect.EnumType {
-	return &file_recalld_v1_memory_service_proto_enumTypes[3]
+	return &file_recalld_v1_memory_service_proto_enumTypes[4]
 }
 
 func (x MemoryOperation) Number() protoreflect.EnumNumber {
@@ -288,7 +340,7 @@ func (x MemoryOperation) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MemoryOperation.Descriptor instead.
 func (MemoryOperation) EnumDescriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{3}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{4}
 }
 
 // ConflictResolution is a person's decision on a conflict.
@@ -333,11 +385,11 @@ func (x ConflictResolution) String() string {
 }
 
 func (ConflictResolution) Descriptor() protoreflect.EnumDescriptor {
-	return file_recalld_v1_memory_service_proto_enumTypes[4].Descriptor()
+	return file_recalld_v1_memory_service_proto_enumTypes[5].Descriptor()
 }
 
 func (ConflictResolution) Type() protoreflect.EnumType {
-	return &file_recalld_v1_memory_service_proto_enumTypes[4]
+	return &file_recalld_v1_memory_service_proto_enumTypes[5]
 }
 
 func (x ConflictResolution) Number() protoreflect.EnumNumber {
@@ -346,7 +398,7 @@ func (x ConflictResolution) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ConflictResolution.Descriptor instead.
 func (ConflictResolution) EnumDescriptor() ([]byte, []int) {
-	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{4}
+	return file_recalld_v1_memory_service_proto_rawDescGZIP(), []int{5}
 }
 
 // WriteRequest carries the memories to store for one user.
@@ -754,7 +806,11 @@ type RecallResponse struct {
 	Context string `protobuf:"bytes,5,opt,name=context,proto3" json:"context,omitempty"`
 	// With explain: every candidate considered, best first, and why it was
 	// dropped (DROP_REASON_UNSPECIFIED for the ones returned).
-	Candidates    []*RecallCandidate `protobuf:"bytes,6,rep,name=candidates,proto3" json:"candidates,omitempty"`
+	Candidates []*RecallCandidate `protobuf:"bytes,6,rep,name=candidates,proto3" json:"candidates,omitempty"`
+	// Which path served the recall: the user's working set in the server's
+	// memory, or a search of storage (users too big to hold, explain, or the
+	// working set's coherence counters unreachable).
+	Source        RecallSource `protobuf:"varint,7,opt,name=source,proto3,enum=recalld.v1.RecallSource" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -829,6 +885,13 @@ func (x *RecallResponse) GetCandidates() []*RecallCandidate {
 		return x.Candidates
 	}
 	return nil
+}
+
+func (x *RecallResponse) GetSource() RecallSource {
+	if x != nil {
+		return x.Source
+	}
+	return RecallSource_RECALL_SOURCE_UNSPECIFIED
 }
 
 // RecalledMemory is one recall hit.
@@ -2826,7 +2889,7 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\rcreated_after\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\fcreatedAfter\x12A\n" +
 	"\x0ecreated_before\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBeforeB\f\n" +
 	"\n" +
-	"_min_score\"\x98\x02\n" +
+	"_min_score\"\xca\x02\n" +
 	"\x0eRecallResponse\x120\n" +
 	"\x05items\x18\x01 \x03(\v2\x1a.recalld.v1.RecalledMemoryR\x05items\x12%\n" +
 	"\x0etoken_estimate\x18\x02 \x01(\x05R\rtokenEstimate\x12'\n" +
@@ -2835,7 +2898,8 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\acontext\x18\x05 \x01(\tR\acontext\x12;\n" +
 	"\n" +
 	"candidates\x18\x06 \x03(\v2\x1b.recalld.v1.RecallCandidateR\n" +
-	"candidates\"\xad\x01\n" +
+	"candidates\x120\n" +
+	"\x06source\x18\a \x01(\x0e2\x18.recalld.v1.RecallSourceR\x06source\"\xad\x01\n" +
 	"\x0eRecalledMemory\x12*\n" +
 	"\x06memory\x18\x01 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x02R\x05score\x12\x1f\n" +
@@ -2989,7 +3053,11 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"ForgetMode\x12\x1b\n" +
 	"\x17FORGET_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10FORGET_MODE_SOFT\x10\x01\x12\x14\n" +
-	"\x10FORGET_MODE_HARD\x10\x02*\xa6\x02\n" +
+	"\x10FORGET_MODE_HARD\x10\x02*g\n" +
+	"\fRecallSource\x12\x1d\n" +
+	"\x19RECALL_SOURCE_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19RECALL_SOURCE_WORKING_SET\x10\x01\x12\x19\n" +
+	"\x15RECALL_SOURCE_STORAGE\x10\x02*\xa6\x02\n" +
 	"\n" +
 	"DropReason\x12\x1b\n" +
 	"\x17DROP_REASON_UNSPECIFIED\x10\x00\x12\x1f\n" +
@@ -3046,134 +3114,136 @@ func file_recalld_v1_memory_service_proto_rawDescGZIP() []byte {
 	return file_recalld_v1_memory_service_proto_rawDescData
 }
 
-var file_recalld_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_recalld_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_recalld_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_recalld_v1_memory_service_proto_goTypes = []any{
 	(WriteOutcome)(0),               // 0: recalld.v1.WriteOutcome
 	(ForgetMode)(0),                 // 1: recalld.v1.ForgetMode
-	(DropReason)(0),                 // 2: recalld.v1.DropReason
-	(MemoryOperation)(0),            // 3: recalld.v1.MemoryOperation
-	(ConflictResolution)(0),         // 4: recalld.v1.ConflictResolution
-	(*WriteRequest)(nil),            // 5: recalld.v1.WriteRequest
-	(*WriteResponse)(nil),           // 6: recalld.v1.WriteResponse
-	(*WriteResult)(nil),             // 7: recalld.v1.WriteResult
-	(*RecallRequest)(nil),           // 8: recalld.v1.RecallRequest
-	(*RecallResponse)(nil),          // 9: recalld.v1.RecallResponse
-	(*RecalledMemory)(nil),          // 10: recalld.v1.RecalledMemory
-	(*ScoreBreakdown)(nil),          // 11: recalld.v1.ScoreBreakdown
-	(*RecallCandidate)(nil),         // 12: recalld.v1.RecallCandidate
-	(*Profile)(nil),                 // 13: recalld.v1.Profile
-	(*GetProfileRequest)(nil),       // 14: recalld.v1.GetProfileRequest
-	(*GetProfileResponse)(nil),      // 15: recalld.v1.GetProfileResponse
-	(*GetRequest)(nil),              // 16: recalld.v1.GetRequest
-	(*GetResponse)(nil),             // 17: recalld.v1.GetResponse
-	(*ListRequest)(nil),             // 18: recalld.v1.ListRequest
-	(*ListResponse)(nil),            // 19: recalld.v1.ListResponse
-	(*UpdateRequest)(nil),           // 20: recalld.v1.UpdateRequest
-	(*UpdateResponse)(nil),          // 21: recalld.v1.UpdateResponse
-	(*ForgetRequest)(nil),           // 22: recalld.v1.ForgetRequest
-	(*MemorySelector)(nil),          // 23: recalld.v1.MemorySelector
-	(*ForgetResponse)(nil),          // 24: recalld.v1.ForgetResponse
-	(*RestoreRequest)(nil),          // 25: recalld.v1.RestoreRequest
-	(*RestoreResponse)(nil),         // 26: recalld.v1.RestoreResponse
-	(*ConfirmRequest)(nil),          // 27: recalld.v1.ConfirmRequest
-	(*ConfirmResponse)(nil),         // 28: recalld.v1.ConfirmResponse
-	(*HistoryRequest)(nil),          // 29: recalld.v1.HistoryRequest
-	(*HistoryResponse)(nil),         // 30: recalld.v1.HistoryResponse
-	(*MemoryVersion)(nil),           // 31: recalld.v1.MemoryVersion
-	(*ListConflictsRequest)(nil),    // 32: recalld.v1.ListConflictsRequest
-	(*ListConflictsResponse)(nil),   // 33: recalld.v1.ListConflictsResponse
-	(*Conflict)(nil),                // 34: recalld.v1.Conflict
-	(*ResolveConflictRequest)(nil),  // 35: recalld.v1.ResolveConflictRequest
-	(*ResolveConflictResponse)(nil), // 36: recalld.v1.ResolveConflictResponse
-	(*ConsolidateRequest)(nil),      // 37: recalld.v1.ConsolidateRequest
-	(*ConsolidateResponse)(nil),     // 38: recalld.v1.ConsolidateResponse
-	(*MergedDuplicate)(nil),         // 39: recalld.v1.MergedDuplicate
-	(*PossibleContradiction)(nil),   // 40: recalld.v1.PossibleContradiction
-	(*Memory)(nil),                  // 41: recalld.v1.Memory
-	(MemoryType)(0),                 // 42: recalld.v1.MemoryType
-	(MemoryTier)(0),                 // 43: recalld.v1.MemoryTier
-	(*timestamppb.Timestamp)(nil),   // 44: google.protobuf.Timestamp
-	(MemoryStatus)(0),               // 45: recalld.v1.MemoryStatus
-	(*fieldmaskpb.FieldMask)(nil),   // 46: google.protobuf.FieldMask
+	(RecallSource)(0),               // 2: recalld.v1.RecallSource
+	(DropReason)(0),                 // 3: recalld.v1.DropReason
+	(MemoryOperation)(0),            // 4: recalld.v1.MemoryOperation
+	(ConflictResolution)(0),         // 5: recalld.v1.ConflictResolution
+	(*WriteRequest)(nil),            // 6: recalld.v1.WriteRequest
+	(*WriteResponse)(nil),           // 7: recalld.v1.WriteResponse
+	(*WriteResult)(nil),             // 8: recalld.v1.WriteResult
+	(*RecallRequest)(nil),           // 9: recalld.v1.RecallRequest
+	(*RecallResponse)(nil),          // 10: recalld.v1.RecallResponse
+	(*RecalledMemory)(nil),          // 11: recalld.v1.RecalledMemory
+	(*ScoreBreakdown)(nil),          // 12: recalld.v1.ScoreBreakdown
+	(*RecallCandidate)(nil),         // 13: recalld.v1.RecallCandidate
+	(*Profile)(nil),                 // 14: recalld.v1.Profile
+	(*GetProfileRequest)(nil),       // 15: recalld.v1.GetProfileRequest
+	(*GetProfileResponse)(nil),      // 16: recalld.v1.GetProfileResponse
+	(*GetRequest)(nil),              // 17: recalld.v1.GetRequest
+	(*GetResponse)(nil),             // 18: recalld.v1.GetResponse
+	(*ListRequest)(nil),             // 19: recalld.v1.ListRequest
+	(*ListResponse)(nil),            // 20: recalld.v1.ListResponse
+	(*UpdateRequest)(nil),           // 21: recalld.v1.UpdateRequest
+	(*UpdateResponse)(nil),          // 22: recalld.v1.UpdateResponse
+	(*ForgetRequest)(nil),           // 23: recalld.v1.ForgetRequest
+	(*MemorySelector)(nil),          // 24: recalld.v1.MemorySelector
+	(*ForgetResponse)(nil),          // 25: recalld.v1.ForgetResponse
+	(*RestoreRequest)(nil),          // 26: recalld.v1.RestoreRequest
+	(*RestoreResponse)(nil),         // 27: recalld.v1.RestoreResponse
+	(*ConfirmRequest)(nil),          // 28: recalld.v1.ConfirmRequest
+	(*ConfirmResponse)(nil),         // 29: recalld.v1.ConfirmResponse
+	(*HistoryRequest)(nil),          // 30: recalld.v1.HistoryRequest
+	(*HistoryResponse)(nil),         // 31: recalld.v1.HistoryResponse
+	(*MemoryVersion)(nil),           // 32: recalld.v1.MemoryVersion
+	(*ListConflictsRequest)(nil),    // 33: recalld.v1.ListConflictsRequest
+	(*ListConflictsResponse)(nil),   // 34: recalld.v1.ListConflictsResponse
+	(*Conflict)(nil),                // 35: recalld.v1.Conflict
+	(*ResolveConflictRequest)(nil),  // 36: recalld.v1.ResolveConflictRequest
+	(*ResolveConflictResponse)(nil), // 37: recalld.v1.ResolveConflictResponse
+	(*ConsolidateRequest)(nil),      // 38: recalld.v1.ConsolidateRequest
+	(*ConsolidateResponse)(nil),     // 39: recalld.v1.ConsolidateResponse
+	(*MergedDuplicate)(nil),         // 40: recalld.v1.MergedDuplicate
+	(*PossibleContradiction)(nil),   // 41: recalld.v1.PossibleContradiction
+	(*Memory)(nil),                  // 42: recalld.v1.Memory
+	(MemoryType)(0),                 // 43: recalld.v1.MemoryType
+	(MemoryTier)(0),                 // 44: recalld.v1.MemoryTier
+	(*timestamppb.Timestamp)(nil),   // 45: google.protobuf.Timestamp
+	(MemoryStatus)(0),               // 46: recalld.v1.MemoryStatus
+	(*fieldmaskpb.FieldMask)(nil),   // 47: google.protobuf.FieldMask
 }
 var file_recalld_v1_memory_service_proto_depIdxs = []int32{
-	41, // 0: recalld.v1.WriteRequest.memories:type_name -> recalld.v1.Memory
-	7,  // 1: recalld.v1.WriteResponse.results:type_name -> recalld.v1.WriteResult
+	42, // 0: recalld.v1.WriteRequest.memories:type_name -> recalld.v1.Memory
+	8,  // 1: recalld.v1.WriteResponse.results:type_name -> recalld.v1.WriteResult
 	0,  // 2: recalld.v1.WriteResult.outcome:type_name -> recalld.v1.WriteOutcome
-	41, // 3: recalld.v1.WriteResult.memory:type_name -> recalld.v1.Memory
-	42, // 4: recalld.v1.RecallRequest.types:type_name -> recalld.v1.MemoryType
-	43, // 5: recalld.v1.RecallRequest.tiers:type_name -> recalld.v1.MemoryTier
-	44, // 6: recalld.v1.RecallRequest.occurred_after:type_name -> google.protobuf.Timestamp
-	44, // 7: recalld.v1.RecallRequest.occurred_before:type_name -> google.protobuf.Timestamp
-	44, // 8: recalld.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
-	44, // 9: recalld.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
-	10, // 10: recalld.v1.RecallResponse.items:type_name -> recalld.v1.RecalledMemory
-	13, // 11: recalld.v1.RecallResponse.profile:type_name -> recalld.v1.Profile
-	12, // 12: recalld.v1.RecallResponse.candidates:type_name -> recalld.v1.RecallCandidate
-	41, // 13: recalld.v1.RecalledMemory.memory:type_name -> recalld.v1.Memory
-	11, // 14: recalld.v1.RecalledMemory.breakdown:type_name -> recalld.v1.ScoreBreakdown
-	11, // 15: recalld.v1.RecallCandidate.breakdown:type_name -> recalld.v1.ScoreBreakdown
-	2,  // 16: recalld.v1.RecallCandidate.drop_reason:type_name -> recalld.v1.DropReason
-	41, // 17: recalld.v1.Profile.memories:type_name -> recalld.v1.Memory
-	13, // 18: recalld.v1.GetProfileResponse.profile:type_name -> recalld.v1.Profile
-	41, // 19: recalld.v1.GetResponse.memory:type_name -> recalld.v1.Memory
-	45, // 20: recalld.v1.ListRequest.statuses:type_name -> recalld.v1.MemoryStatus
-	42, // 21: recalld.v1.ListRequest.types:type_name -> recalld.v1.MemoryType
-	41, // 22: recalld.v1.ListResponse.memories:type_name -> recalld.v1.Memory
-	41, // 23: recalld.v1.UpdateRequest.memory:type_name -> recalld.v1.Memory
-	46, // 24: recalld.v1.UpdateRequest.update_mask:type_name -> google.protobuf.FieldMask
-	41, // 25: recalld.v1.UpdateResponse.memory:type_name -> recalld.v1.Memory
-	1,  // 26: recalld.v1.ForgetRequest.mode:type_name -> recalld.v1.ForgetMode
-	23, // 27: recalld.v1.ForgetRequest.selector:type_name -> recalld.v1.MemorySelector
-	42, // 28: recalld.v1.MemorySelector.types:type_name -> recalld.v1.MemoryType
-	44, // 29: recalld.v1.MemorySelector.occurred_after:type_name -> google.protobuf.Timestamp
-	44, // 30: recalld.v1.MemorySelector.occurred_before:type_name -> google.protobuf.Timestamp
-	41, // 31: recalld.v1.RestoreResponse.memories:type_name -> recalld.v1.Memory
-	7,  // 32: recalld.v1.ConfirmResponse.results:type_name -> recalld.v1.WriteResult
-	31, // 33: recalld.v1.HistoryResponse.versions:type_name -> recalld.v1.MemoryVersion
-	41, // 34: recalld.v1.MemoryVersion.memory:type_name -> recalld.v1.Memory
-	3,  // 35: recalld.v1.MemoryVersion.operation:type_name -> recalld.v1.MemoryOperation
-	44, // 36: recalld.v1.MemoryVersion.changed_at:type_name -> google.protobuf.Timestamp
-	34, // 37: recalld.v1.ListConflictsResponse.conflicts:type_name -> recalld.v1.Conflict
-	41, // 38: recalld.v1.Conflict.proposed:type_name -> recalld.v1.Memory
-	41, // 39: recalld.v1.Conflict.existing:type_name -> recalld.v1.Memory
-	4,  // 40: recalld.v1.ResolveConflictRequest.resolution:type_name -> recalld.v1.ConflictResolution
-	41, // 41: recalld.v1.ResolveConflictResponse.proposed:type_name -> recalld.v1.Memory
-	41, // 42: recalld.v1.ResolveConflictResponse.existing:type_name -> recalld.v1.Memory
-	39, // 43: recalld.v1.ConsolidateResponse.merged:type_name -> recalld.v1.MergedDuplicate
-	40, // 44: recalld.v1.ConsolidateResponse.contradictions:type_name -> recalld.v1.PossibleContradiction
-	5,  // 45: recalld.v1.MemoryService.Write:input_type -> recalld.v1.WriteRequest
-	8,  // 46: recalld.v1.MemoryService.Recall:input_type -> recalld.v1.RecallRequest
-	14, // 47: recalld.v1.MemoryService.GetProfile:input_type -> recalld.v1.GetProfileRequest
-	16, // 48: recalld.v1.MemoryService.Get:input_type -> recalld.v1.GetRequest
-	18, // 49: recalld.v1.MemoryService.List:input_type -> recalld.v1.ListRequest
-	20, // 50: recalld.v1.MemoryService.Update:input_type -> recalld.v1.UpdateRequest
-	22, // 51: recalld.v1.MemoryService.Forget:input_type -> recalld.v1.ForgetRequest
-	25, // 52: recalld.v1.MemoryService.Restore:input_type -> recalld.v1.RestoreRequest
-	27, // 53: recalld.v1.MemoryService.Confirm:input_type -> recalld.v1.ConfirmRequest
-	29, // 54: recalld.v1.MemoryService.History:input_type -> recalld.v1.HistoryRequest
-	32, // 55: recalld.v1.MemoryService.ListConflicts:input_type -> recalld.v1.ListConflictsRequest
-	35, // 56: recalld.v1.MemoryService.ResolveConflict:input_type -> recalld.v1.ResolveConflictRequest
-	37, // 57: recalld.v1.MemoryService.Consolidate:input_type -> recalld.v1.ConsolidateRequest
-	6,  // 58: recalld.v1.MemoryService.Write:output_type -> recalld.v1.WriteResponse
-	9,  // 59: recalld.v1.MemoryService.Recall:output_type -> recalld.v1.RecallResponse
-	15, // 60: recalld.v1.MemoryService.GetProfile:output_type -> recalld.v1.GetProfileResponse
-	17, // 61: recalld.v1.MemoryService.Get:output_type -> recalld.v1.GetResponse
-	19, // 62: recalld.v1.MemoryService.List:output_type -> recalld.v1.ListResponse
-	21, // 63: recalld.v1.MemoryService.Update:output_type -> recalld.v1.UpdateResponse
-	24, // 64: recalld.v1.MemoryService.Forget:output_type -> recalld.v1.ForgetResponse
-	26, // 65: recalld.v1.MemoryService.Restore:output_type -> recalld.v1.RestoreResponse
-	28, // 66: recalld.v1.MemoryService.Confirm:output_type -> recalld.v1.ConfirmResponse
-	30, // 67: recalld.v1.MemoryService.History:output_type -> recalld.v1.HistoryResponse
-	33, // 68: recalld.v1.MemoryService.ListConflicts:output_type -> recalld.v1.ListConflictsResponse
-	36, // 69: recalld.v1.MemoryService.ResolveConflict:output_type -> recalld.v1.ResolveConflictResponse
-	38, // 70: recalld.v1.MemoryService.Consolidate:output_type -> recalld.v1.ConsolidateResponse
-	58, // [58:71] is the sub-list for method output_type
-	45, // [45:58] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	42, // 3: recalld.v1.WriteResult.memory:type_name -> recalld.v1.Memory
+	43, // 4: recalld.v1.RecallRequest.types:type_name -> recalld.v1.MemoryType
+	44, // 5: recalld.v1.RecallRequest.tiers:type_name -> recalld.v1.MemoryTier
+	45, // 6: recalld.v1.RecallRequest.occurred_after:type_name -> google.protobuf.Timestamp
+	45, // 7: recalld.v1.RecallRequest.occurred_before:type_name -> google.protobuf.Timestamp
+	45, // 8: recalld.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
+	45, // 9: recalld.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
+	11, // 10: recalld.v1.RecallResponse.items:type_name -> recalld.v1.RecalledMemory
+	14, // 11: recalld.v1.RecallResponse.profile:type_name -> recalld.v1.Profile
+	13, // 12: recalld.v1.RecallResponse.candidates:type_name -> recalld.v1.RecallCandidate
+	2,  // 13: recalld.v1.RecallResponse.source:type_name -> recalld.v1.RecallSource
+	42, // 14: recalld.v1.RecalledMemory.memory:type_name -> recalld.v1.Memory
+	12, // 15: recalld.v1.RecalledMemory.breakdown:type_name -> recalld.v1.ScoreBreakdown
+	12, // 16: recalld.v1.RecallCandidate.breakdown:type_name -> recalld.v1.ScoreBreakdown
+	3,  // 17: recalld.v1.RecallCandidate.drop_reason:type_name -> recalld.v1.DropReason
+	42, // 18: recalld.v1.Profile.memories:type_name -> recalld.v1.Memory
+	14, // 19: recalld.v1.GetProfileResponse.profile:type_name -> recalld.v1.Profile
+	42, // 20: recalld.v1.GetResponse.memory:type_name -> recalld.v1.Memory
+	46, // 21: recalld.v1.ListRequest.statuses:type_name -> recalld.v1.MemoryStatus
+	43, // 22: recalld.v1.ListRequest.types:type_name -> recalld.v1.MemoryType
+	42, // 23: recalld.v1.ListResponse.memories:type_name -> recalld.v1.Memory
+	42, // 24: recalld.v1.UpdateRequest.memory:type_name -> recalld.v1.Memory
+	47, // 25: recalld.v1.UpdateRequest.update_mask:type_name -> google.protobuf.FieldMask
+	42, // 26: recalld.v1.UpdateResponse.memory:type_name -> recalld.v1.Memory
+	1,  // 27: recalld.v1.ForgetRequest.mode:type_name -> recalld.v1.ForgetMode
+	24, // 28: recalld.v1.ForgetRequest.selector:type_name -> recalld.v1.MemorySelector
+	43, // 29: recalld.v1.MemorySelector.types:type_name -> recalld.v1.MemoryType
+	45, // 30: recalld.v1.MemorySelector.occurred_after:type_name -> google.protobuf.Timestamp
+	45, // 31: recalld.v1.MemorySelector.occurred_before:type_name -> google.protobuf.Timestamp
+	42, // 32: recalld.v1.RestoreResponse.memories:type_name -> recalld.v1.Memory
+	8,  // 33: recalld.v1.ConfirmResponse.results:type_name -> recalld.v1.WriteResult
+	32, // 34: recalld.v1.HistoryResponse.versions:type_name -> recalld.v1.MemoryVersion
+	42, // 35: recalld.v1.MemoryVersion.memory:type_name -> recalld.v1.Memory
+	4,  // 36: recalld.v1.MemoryVersion.operation:type_name -> recalld.v1.MemoryOperation
+	45, // 37: recalld.v1.MemoryVersion.changed_at:type_name -> google.protobuf.Timestamp
+	35, // 38: recalld.v1.ListConflictsResponse.conflicts:type_name -> recalld.v1.Conflict
+	42, // 39: recalld.v1.Conflict.proposed:type_name -> recalld.v1.Memory
+	42, // 40: recalld.v1.Conflict.existing:type_name -> recalld.v1.Memory
+	5,  // 41: recalld.v1.ResolveConflictRequest.resolution:type_name -> recalld.v1.ConflictResolution
+	42, // 42: recalld.v1.ResolveConflictResponse.proposed:type_name -> recalld.v1.Memory
+	42, // 43: recalld.v1.ResolveConflictResponse.existing:type_name -> recalld.v1.Memory
+	40, // 44: recalld.v1.ConsolidateResponse.merged:type_name -> recalld.v1.MergedDuplicate
+	41, // 45: recalld.v1.ConsolidateResponse.contradictions:type_name -> recalld.v1.PossibleContradiction
+	6,  // 46: recalld.v1.MemoryService.Write:input_type -> recalld.v1.WriteRequest
+	9,  // 47: recalld.v1.MemoryService.Recall:input_type -> recalld.v1.RecallRequest
+	15, // 48: recalld.v1.MemoryService.GetProfile:input_type -> recalld.v1.GetProfileRequest
+	17, // 49: recalld.v1.MemoryService.Get:input_type -> recalld.v1.GetRequest
+	19, // 50: recalld.v1.MemoryService.List:input_type -> recalld.v1.ListRequest
+	21, // 51: recalld.v1.MemoryService.Update:input_type -> recalld.v1.UpdateRequest
+	23, // 52: recalld.v1.MemoryService.Forget:input_type -> recalld.v1.ForgetRequest
+	26, // 53: recalld.v1.MemoryService.Restore:input_type -> recalld.v1.RestoreRequest
+	28, // 54: recalld.v1.MemoryService.Confirm:input_type -> recalld.v1.ConfirmRequest
+	30, // 55: recalld.v1.MemoryService.History:input_type -> recalld.v1.HistoryRequest
+	33, // 56: recalld.v1.MemoryService.ListConflicts:input_type -> recalld.v1.ListConflictsRequest
+	36, // 57: recalld.v1.MemoryService.ResolveConflict:input_type -> recalld.v1.ResolveConflictRequest
+	38, // 58: recalld.v1.MemoryService.Consolidate:input_type -> recalld.v1.ConsolidateRequest
+	7,  // 59: recalld.v1.MemoryService.Write:output_type -> recalld.v1.WriteResponse
+	10, // 60: recalld.v1.MemoryService.Recall:output_type -> recalld.v1.RecallResponse
+	16, // 61: recalld.v1.MemoryService.GetProfile:output_type -> recalld.v1.GetProfileResponse
+	18, // 62: recalld.v1.MemoryService.Get:output_type -> recalld.v1.GetResponse
+	20, // 63: recalld.v1.MemoryService.List:output_type -> recalld.v1.ListResponse
+	22, // 64: recalld.v1.MemoryService.Update:output_type -> recalld.v1.UpdateResponse
+	25, // 65: recalld.v1.MemoryService.Forget:output_type -> recalld.v1.ForgetResponse
+	27, // 66: recalld.v1.MemoryService.Restore:output_type -> recalld.v1.RestoreResponse
+	29, // 67: recalld.v1.MemoryService.Confirm:output_type -> recalld.v1.ConfirmResponse
+	31, // 68: recalld.v1.MemoryService.History:output_type -> recalld.v1.HistoryResponse
+	34, // 69: recalld.v1.MemoryService.ListConflicts:output_type -> recalld.v1.ListConflictsResponse
+	37, // 70: recalld.v1.MemoryService.ResolveConflict:output_type -> recalld.v1.ResolveConflictResponse
+	39, // 71: recalld.v1.MemoryService.Consolidate:output_type -> recalld.v1.ConsolidateResponse
+	59, // [59:72] is the sub-list for method output_type
+	46, // [46:59] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_recalld_v1_memory_service_proto_init() }
@@ -3188,7 +3258,7 @@ func file_recalld_v1_memory_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_recalld_v1_memory_service_proto_rawDesc), len(file_recalld_v1_memory_service_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,

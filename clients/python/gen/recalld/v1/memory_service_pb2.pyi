@@ -86,6 +86,28 @@ FORGET_MODE_HARD: ForgetMode.ValueType  # 2
 """Delete from every store, history included."""
 Global___ForgetMode: _TypeAlias = ForgetMode  # noqa: Y015
 
+class _RecallSource:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RecallSourceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RecallSource.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RECALL_SOURCE_UNSPECIFIED: _RecallSource.ValueType  # 0
+    RECALL_SOURCE_WORKING_SET: _RecallSource.ValueType  # 1
+    """The user's memories held in the server's memory (no storage call)."""
+    RECALL_SOURCE_STORAGE: _RecallSource.ValueType  # 2
+    """A search of storage (Milvus)."""
+
+class RecallSource(_RecallSource, metaclass=_RecallSourceEnumTypeWrapper):
+    """RecallSource says where a recall read the user's memories."""
+
+RECALL_SOURCE_UNSPECIFIED: RecallSource.ValueType  # 0
+RECALL_SOURCE_WORKING_SET: RecallSource.ValueType  # 1
+"""The user's memories held in the server's memory (no storage call)."""
+RECALL_SOURCE_STORAGE: RecallSource.ValueType  # 2
+"""A search of storage (Milvus)."""
+Global___RecallSource: _TypeAlias = RecallSource  # noqa: Y015
+
 class _DropReason:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -423,6 +445,7 @@ class RecallResponse(_message.Message):
     PROFILE_FIELD_NUMBER: _builtins.int
     CONTEXT_FIELD_NUMBER: _builtins.int
     CANDIDATES_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
     token_estimate: _builtins.int
     """Estimated tokens of `context` (profile and items), never above
     token_budget when one was given.
@@ -430,6 +453,11 @@ class RecallResponse(_message.Message):
     context: _builtins.str
     """A block ready to paste into a prompt: delimited sections for the profile
     and the relevant memories, each memory with its date.
+    """
+    source: Global___RecallSource.ValueType
+    """Which path served the recall: the user's working set in the server's
+    memory, or a search of storage (users too big to hold, explain, or the
+    working set's coherence counters unreachable).
     """
     @_builtins.property
     def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___RecalledMemory]: ...
@@ -459,10 +487,11 @@ class RecallResponse(_message.Message):
         profile: Global___Profile | None = ...,
         context: _builtins.str = ...,
         candidates: _abc.Iterable[Global___RecallCandidate] | None = ...,
+        source: Global___RecallSource.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidates", b"candidates", "context", b"context", "degraded_stages", b"degraded_stages", "items", b"items", "profile", b"profile", "token_estimate", b"token_estimate"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidates", b"candidates", "context", b"context", "degraded_stages", b"degraded_stages", "items", b"items", "profile", b"profile", "source", b"source", "token_estimate", b"token_estimate"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
