@@ -9,6 +9,7 @@ the answer and say so; the dense path is required.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import datetime
 import logging
@@ -48,6 +49,8 @@ from recalld_server.domain.working_set import WorkingSet
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+QUERY_VECTOR_CACHE = 2048
+"""Recent query texts whose vectors are kept (about 2 KB each with the default model)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -127,6 +130,9 @@ class RecallPipeline:
         policy: RecallPolicy | None = None,
     ) -> None:
         self._storage = StorageRetrieval(store, profiles)
+        # Agents repeat queries (retries, the same question each turn, several users
+        # asked the same thing): the model's vector for a text never changes.
+        self._query_vectors: collections.OrderedDict[str, Vector] = collections.OrderedDict()
         self._working_set = working_set
         self._embedder = embedder
         self._access = access
@@ -272,8 +278,18 @@ class RecallPipeline:
 
     async def _embed(self, text: str) -> Vector:
         with self._stages.stage("embed") as record:
-            vector: Vector = (await self._embedder.embed([text]))[0]
             record.set("model", self._embedder.model_id)
+            vector = self._query_vectors.get(text)
+            record.set("cache_hit", vector is not None)
+            if vector is not None:
+                self._query_vectors.move_to_end(text)
+                return vector
+            embedded: Vector = (await self._embedder.embed([text]))[0]
+            vector = embedded
+            vector.flags.writeable = False  # shared by every recall that asks the same
+            self._query_vectors[text] = vector
+            while len(self._query_vectors) > QUERY_VECTOR_CACHE:
+                self._query_vectors.popitem(last=False)
             return vector
 
     async def _dense(
