@@ -22,6 +22,7 @@ from recalld_server.api.servicer import MemoryServicer
 from recalld_server.config import ServerConfig
 from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.lifecycle import LifecyclePolicy
+from recalld_server.domain.policy import Policy
 from recalld_server.domain.ports import (
     Backends,
     Embedder,
@@ -31,7 +32,7 @@ from recalld_server.domain.ports import (
 )
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
-from recalld_server.domain.service import MemoryService, Policy
+from recalld_server.domain.service import MemoryService
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.working_set import WorkingSetPolicy
 from recalld_server.embedding.registry import (

@@ -32,8 +32,8 @@ from recalld_server.domain.model import (
     Status,
     Tier,
 )
+from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.ports import Backends
-from recalld_server.domain.service import Policy, user_lock_key
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.validation import check_identifier
 

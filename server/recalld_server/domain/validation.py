@@ -13,7 +13,13 @@ from typing import Any
 
 from recalld_server.domain.errors import FieldViolation, InvalidArgumentError
 from recalld_server.domain.ids import looks_like_id
-from recalld_server.domain.model import NewMemory, RecallQuery
+from recalld_server.domain.model import (
+    UPDATABLE_FIELDS,
+    ForgetTarget,
+    MemoryPatch,
+    NewMemory,
+    RecallQuery,
+)
 
 MAX_CONTENT_CHARS = 8192
 MAX_BATCH = 100
@@ -241,5 +247,114 @@ def validate_ids(user_id: str, ids: Sequence[str], field: str, max_ids: int) -> 
     else:
         for i, memory_id in enumerate(ids):
             check_memory_id(memory_id, f"{field}[{i}]", violations)
+    if violations:
+        raise InvalidArgumentError(violations)
+
+
+def check_page_size(page_size: int, violations: list[FieldViolation]) -> None:
+    """0 (the default) up to MAX_PAGE_SIZE."""
+    if not 0 <= page_size <= MAX_PAGE_SIZE:
+        violations.append(FieldViolation("page_size", f"must be between 0 and {MAX_PAGE_SIZE}"))
+
+
+def validate_one_id(user_id: str, memory_id: str, field: str) -> None:
+    """A user id and one memory id (Get, History)."""
+    violations: list[FieldViolation] = []
+    check_identifier(user_id, "user_id", required=True, violations=violations)
+    check_memory_id(memory_id, field, violations)
+    if violations:
+        raise InvalidArgumentError(violations)
+
+
+def validate_listing(user_id: str, page_size: int, *, user_required: bool = True) -> None:
+    """A user id (optional for tenant-wide listings) and a page size."""
+    violations: list[FieldViolation] = []
+    check_identifier(user_id, "user_id", required=user_required, violations=violations)
+    check_page_size(page_size, violations)
+    if violations:
+        raise InvalidArgumentError(violations)
+
+
+def validate_patch(user_id: str, memory_id: str, patch: MemoryPatch) -> None:
+    """An Update: the mask names updatable fields, and each named field is valid."""
+    violations: list[FieldViolation] = []
+    check_identifier(user_id, "user_id", required=True, violations=violations)
+    check_memory_id(memory_id, "memory.id", violations)
+    if not patch.paths:
+        violations.append(FieldViolation("update_mask", "must name at least one field"))
+    for path in sorted(patch.paths - UPDATABLE_FIELDS):
+        violations.append(FieldViolation("update_mask", f"{path!r} cannot be updated"))
+    paths = patch.paths
+    if "content" in paths:
+        check_content(patch.content, "memory.content", violations)
+    if "type" in paths and patch.type is None:
+        violations.append(FieldViolation("memory.type", "is required"))
+    if "importance" in paths:
+        check_unit_interval(patch.importance, "memory.importance", violations)
+    if "confidence" in paths:
+        check_unit_interval(patch.confidence, "memory.confidence", violations)
+    if "tags" in paths:
+        check_tags(patch.tags, "memory.tags", violations)
+    if "metadata" in paths:
+        check_metadata(patch.metadata, "memory.metadata", violations)
+    for name, limit in (
+        ("topic_key", MAX_TOPIC_KEY_CHARS),
+        ("source", MAX_SOURCE_CHARS),
+        ("agent_scope", MAX_KEY_CHARS),
+        ("session_id", MAX_KEY_CHARS),
+    ):
+        if name in paths:
+            check_identifier(
+                getattr(patch, name),
+                f"memory.{name}",
+                required=False,
+                max_chars=limit,
+                violations=violations,
+            )
+    if violations:
+        raise InvalidArgumentError(violations)
+
+
+def validate_forget(user_id: str, target: ForgetTarget) -> None:
+    """Exactly one target; the user (or, tenant-wide, none); bounded ids; a real selector."""
+    chosen = [
+        name
+        for name, on in (
+            ("ids", bool(target.ids)),
+            ("topic_key", bool(target.topic_key)),
+            ("selector", target.selector is not None),
+            ("all_of_user", target.all_of_user),
+            ("whole_tenant", target.whole_tenant),
+        )
+        if on
+    ]
+    violations: list[FieldViolation] = []
+    if len(chosen) != 1:
+        violations.append(
+            FieldViolation(
+                "ids", "set exactly one of ids, topic_key, selector, all_of_user, whole_tenant"
+            )
+        )
+    if target.whole_tenant:
+        if user_id:
+            violations.append(FieldViolation("user_id", "must be empty with whole_tenant"))
+    else:
+        check_identifier(user_id, "user_id", required=True, violations=violations)
+    if len(target.ids) > MAX_FORGET_IDS:
+        violations.append(FieldViolation("ids", f"must contain at most {MAX_FORGET_IDS} ids"))
+    else:
+        for i, memory_id in enumerate(target.ids):
+            check_memory_id(memory_id, f"ids[{i}]", violations)
+    check_identifier(
+        target.topic_key,
+        "topic_key",
+        required=False,
+        max_chars=MAX_TOPIC_KEY_CHARS,
+        violations=violations,
+    )
+    if target.selector is not None:
+        if target.selector.is_empty():
+            violations.append(FieldViolation("selector", "must set at least one condition"))
+        check_tags(sorted(target.selector.tags), "selector.tags", violations)
     if violations:
         raise InvalidArgumentError(violations)

@@ -1,0 +1,29 @@
+"""The tunable rules of every use case, and the one lock key changes take."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from recalld_server.domain.lifecycle import LifecyclePolicy
+from recalld_server.domain.recall import RecallPolicy
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Policy:
+    """Tunable rules, with the documented defaults.
+
+    Attributes:
+        lifecycle: Duplicate, draft, tier and consolidation thresholds.
+        recall: Ranking, fusion and relevance knobs of the recall pipeline.
+        default_importance: Importance of a memory written without one.
+    """
+
+    lifecycle: LifecyclePolicy = dataclasses.field(default_factory=LifecyclePolicy)
+    recall: RecallPolicy = dataclasses.field(default_factory=RecallPolicy)
+    default_importance: float = 0.5
+
+
+def user_lock_key(tenant_id: str, user_id: str) -> str:
+    """The lock serialising changes to one user's memories."""
+    return json.dumps(["user", tenant_id, user_id], ensure_ascii=False)

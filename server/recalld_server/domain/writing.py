@@ -1,0 +1,250 @@
+"""The Write use case: validate, embed, then plan and commit under the user's lock.
+
+The rules read the user's working set (or, for users served from storage, one
+storage read per request); storage sees one group-committed write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+from collections.abc import Sequence
+
+from recalld_server.domain import authorization, validation
+from recalld_server.domain.errors import BackendUnavailableError, RequestIdReusedError
+from recalld_server.domain.model import (
+    Memory,
+    MemoryFilter,
+    MemoryType,
+    NewMemory,
+    Principal,
+    Status,
+    StoredWrite,
+    WriteOutcome,
+    WriteResult,
+)
+from recalld_server.domain.policy import Policy, user_lock_key
+from recalld_server.domain.ports import Backends, Vectors, VectorStore
+from recalld_server.domain.stages import Stages
+from recalld_server.domain.text import content_hash
+from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.user_set import LIVE
+from recalld_server.domain.write_planner import (
+    StoredFacts,
+    WritePlanner,
+    facts_from_set,
+    topics_to_hold,
+)
+
+PREFETCH_LIMIT = 16_384
+
+
+class WriteMemories:
+    """Stores a batch of memories for one user and says what happened to each."""
+
+    def __init__(
+        self, backends: Backends, memories: UserMemories, policy: Policy, stages: Stages
+    ) -> None:
+        self._store = backends.store
+        self._embedder = backends.embedder
+        self._locks = backends.locks
+        self._clock = backends.clock
+        self._requests = backends.requests
+        self._memories = memories
+        self._policy = policy
+        self._stages = stages
+
+    async def __call__(
+        self,
+        principal: Principal,
+        user_id: str,
+        memories: Sequence[NewMemory],
+        request_id: str = "",
+    ) -> list[WriteResult]:
+        """Runs one Write; a reused request_id replays the first answer."""
+        validation.validate_write(user_id, memories, request_id)
+        authorization.require_writer(principal)
+        for i, memory in enumerate(memories):
+            authorization.require_scope(principal, memory.agent_scope, f"memories[{i}].agent_scope")
+        fingerprint = write_fingerprint(user_id, memories)
+        if request_id:
+            replay = await self._replay(principal, user_id, request_id, fingerprint)
+            if replay is not None:
+                return replay
+        with self._stages.stage("embed") as record:
+            vectors = await self._embedder.embed([m.content for m in memories])
+            record.set("memories", len(memories))
+        tenant = principal.tenant_id
+        async with contextlib.AsyncExitStack() as held:
+            with self._stages.stage("lock_wait"):
+                await held.enter_async_context(self._locks.hold(user_lock_key(tenant, user_id)))
+            if request_id:  # a concurrent retry may have finished while we embedded
+                replay = await self._replay(principal, user_id, request_id, fingerprint)
+                if replay is not None:
+                    return replay
+            with self._stages.stage("decide") as record:
+                stored, source = await self._facts(tenant, user_id, memories, vectors)
+                record.set("source", source)
+                planner = WritePlanner(
+                    tenant,
+                    user_id,
+                    stored,
+                    self._policy.lifecycle,
+                    self._policy.default_importance,
+                    self._embedder.model_id,
+                )
+                results = [
+                    planner.write(i, new, vector, self._clock.now_ms())
+                    for i, (new, vector) in enumerate(zip(memories, vectors, strict=True))
+                ]
+                for outcome in WriteOutcome:
+                    record.set(outcome.name.lower(), sum(r.outcome is outcome for r in results))
+            with self._stages.stage("store") as record:
+                await self._memories.changes.commit(tenant, planner.batch)
+                record.set("new", len(planner.batch.new))
+                record.set("changed", len(planner.batch.changed))
+            if request_id:
+                await self._requests.put(
+                    StoredWrite(
+                        tenant,
+                        user_id,
+                        request_id,
+                        fingerprint,
+                        [(r.memory.id, r.outcome, r.related_id) for r in results],
+                        self._clock.now_ms(),
+                    )
+                )
+        return results
+
+    async def _replay(
+        self, principal: Principal, user_id: str, request_id: str, fingerprint: str
+    ) -> list[WriteResult] | None:
+        stored = await self._requests.get(principal.tenant_id, request_id)
+        if stored is None:
+            return None
+        if stored.fingerprint != fingerprint or stored.user_id != user_id:
+            raise RequestIdReusedError(
+                f"request_id {request_id!r} was already used for a different Write"
+            )
+        current = {
+            m.id: m
+            for m in await self._store.get(
+                principal.tenant_id, [memory_id for memory_id, _, _ in stored.results]
+            )
+        }
+        replayed = []
+        for memory_id, outcome, related_id in stored.results:
+            memory = current.get(memory_id)
+            if memory is None:  # hard-forgotten since: report the id, not the content
+                memory = Memory(
+                    id=memory_id,
+                    tenant_id=principal.tenant_id,
+                    user_id=user_id,
+                    content="",
+                    type=MemoryType.FACT,
+                    status=Status.ARCHIVED,
+                )
+            replayed.append(WriteResult(memory, outcome, related_id))
+        return replayed
+
+    async def _facts(
+        self, tenant: str, user_id: str, memories: Sequence[NewMemory], vectors: Vectors
+    ) -> tuple[StoredFacts, str]:
+        """From the user's working set, or read from storage when it cannot serve."""
+        now = self._clock.now_ms()
+        try:
+            user_set = await self._memories.working_set.open(tenant, user_id)
+        except BackendUnavailableError:
+            user_set = None
+        if user_set is not None:
+            return facts_from_set(user_set, memories, vectors, now), "working_set"
+        return await self._prefetch(tenant, user_id, memories, vectors, now), "storage"
+
+    async def _prefetch(
+        self,
+        tenant: str,
+        user_id: str,
+        memories: Sequence[NewMemory],
+        vectors: Vectors,
+        now: int,
+    ) -> StoredFacts:
+        """What storage holds that the request's rules need, read once for the request.
+
+        Nothing of the request is stored until it commits, so these reads stay valid for
+        the whole request; what the request itself changes is looked up in its Batch.
+        """
+        scopes = frozenset(m.agent_scope for m in memories)
+        live = MemoryFilter(tenant, user_id, statuses=LIVE, scopes=scopes, unexpired_at=now)
+        same = await self._store.find(
+            dataclasses.replace(
+                live, content_hashes=frozenset(content_hash(m.content) for m in memories)
+            ),
+            PREFETCH_LIMIT,
+        )
+        nearest: list[tuple[Memory, float] | None] = [None] * len(memories)
+        for scope in scopes:
+            indices = [i for i, m in enumerate(memories) if m.agent_scope == scope]
+            hits = await self._store.search_many(
+                dataclasses.replace(live, scopes=frozenset({scope})), vectors[indices], 1
+            )
+            for i, found in zip(indices, hits, strict=True):
+                nearest[i] = found[0] if found else None
+        return StoredFacts(
+            by_hash={(m.agent_scope, m.content_hash): m for m in same},
+            holders=await read_holders(
+                self._store, tenant, user_id, topics_to_hold(memories, same, nearest), now
+            ),
+            nearest=nearest,
+        )
+
+
+async def read_holders(
+    store: VectorStore, tenant: str, user_id: str, wanted: set[tuple[str, str]], now: int
+) -> dict[tuple[str, str], Memory]:
+    """The active, unexpired holder (the newest) of each (scope, topic), read from storage."""
+    if not wanted:
+        return {}
+    found = await store.find(
+        MemoryFilter(
+            tenant,
+            user_id,
+            statuses=frozenset({Status.ACTIVE}),
+            scopes=frozenset(scope for scope, _ in wanted),
+            topic_keys=frozenset(topic for _, topic in wanted),
+            unexpired_at=now,
+        ),
+        PREFETCH_LIMIT,
+    )
+    # Ascending ids: the newest holder of a topic wins.
+    return {
+        (m.agent_scope, m.topic_key): m for m in found if (m.agent_scope, m.topic_key) in wanted
+    }
+
+
+def write_fingerprint(user_id: str, memories: Sequence[NewMemory]) -> str:
+    """Identifies a Write's content, so a reused request_id with other content is caught."""
+    payload = [
+        user_id,
+        [
+            [
+                m.content,
+                int(m.type),
+                int(m.tier or 0),
+                m.agent_scope,
+                m.session_id,
+                m.topic_key,
+                m.importance,
+                m.confidence,
+                m.source,
+                list(m.tags),
+                dict(m.metadata),
+                m.occurred_at,
+                m.expire_at,
+            ]
+            for m in memories
+        ],
+    ]
+    raw = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
