@@ -104,6 +104,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     extra_args=VARIANT_ARGS.get(v, ()),
                 )
             )
+        prewarmed: dict[str, Any] = {}
+        if args.prewarm:
+            for v in variants:
+                prewarmed[v] = loadgen.prewarm(servers[v].address, spec, server_pid=servers[v].pid)
+                cold = prewarmed[v]
+                print(
+                    f"prewarm {v}: {cold['users']} cold first recalls, p50 {cold['p50_ms']:.1f} "
+                    f"p99 {cold['p99_ms']:.1f} ms, {cold['server_cpu_ms_per_recall']:.1f} ms "
+                    "server CPU each",
+                    flush=True,
+                )
         for i, point in enumerate(points):
             order = variants[i % len(variants) :] + variants[: i % len(variants)]
             for v in order:
@@ -164,7 +175,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "batch": args.batch,
             "write_fraction": args.write_fraction,
             "traces": args.traces,
+            "prewarm": args.prewarm,
         },
+        "prewarm": prewarmed,
         "results": results,
     }
     name = args.name or f"{args.scenario}-{args.mode}"
@@ -200,6 +213,12 @@ def add_arguments(sub: Any) -> None:
     r.add_argument("--write-fraction", type=float, default=0.1)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--traces", action="store_true", help="record spans: stage breakdown")
+    r.add_argument(
+        "--prewarm",
+        action="store_true",
+        help="recall every user once before the timed points (cached users); the cold "
+        "first recalls are reported apart",
+    )
     r.add_argument(
         "--server-src",
         type=Path,

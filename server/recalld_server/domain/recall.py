@@ -44,12 +44,14 @@ from recalld_server.domain.retrieval import (
     active_filter,
 )
 from recalld_server.domain.stages import Stages
-from recalld_server.domain.text import DedupeKey, estimate_tokens, nearly_same_keys, token_cost
+from recalld_server.domain.text import DedupeKey, nearly_same_keys, token_cost, token_weight
 from recalld_server.domain.working_set import WorkingSet
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 QUERY_VECTOR_CACHE = 2048
+LINE_COST_CACHE = 65_536
+"""Context lines whose token cost is remembered (first in, first out)."""
 """Recent query texts whose vectors are kept (about 2 KB each with the default model)."""
 
 
@@ -133,6 +135,7 @@ class RecallPipeline:
         # Agents repeat queries (retries, the same question each turn, several users
         # asked the same thing): the model's vector for a text never changes.
         self._query_vectors: collections.OrderedDict[str, Vector] = collections.OrderedDict()
+        self._line_weights: dict[str, float] = {}
         self._working_set = working_set
         self._embedder = embedder
         self._access = access
@@ -426,8 +429,18 @@ class RecallPipeline:
             candidates.append(Candidate(memory, breakdown, reason, duplicate_of))
         return candidates, kept
 
-    @staticmethod
+    def _weight(self, line: str) -> float:
+        """token_weight of a context line, remembered: the same memories recur in recalls."""
+        weight = self._line_weights.get(line)
+        if weight is None:
+            weight = token_weight(line)
+            self._line_weights[line] = weight
+            if len(self._line_weights) > LINE_COST_CACHE:
+                self._line_weights.pop(next(iter(self._line_weights)))
+        return weight
+
     def _pack(
+        self,
         query: RecallQuery,
         profile: Profile | None,
         kept: list[tuple[Memory, ScoreBreakdown]],
@@ -449,12 +462,16 @@ class RecallPipeline:
             ]
             return [], "", 0, over_all
         used = frame
+        # Lines are whole words, so the block's weight is the sum of its lines' weights.
+        weight = token_weight(render_context([], []))
         profile_memories: list[Memory] = []
         for memory in profile.memories if profile else []:
-            cost = token_cost(_profile_line(memory))
+            line_weight = self._weight(_profile_line(memory))
+            cost = math.ceil(line_weight)
             if budget is None or used + cost <= budget:
                 profile_memories.append(memory)
                 used += cost
+                weight += line_weight
         priority = sorted(
             range(len(kept)),
             key=lambda i: (
@@ -465,10 +482,12 @@ class RecallPipeline:
         )
         admitted: set[int] = set()
         for i in priority:
-            cost = token_cost(_memory_line(kept[i][0]))
+            line_weight = self._weight(_memory_line(kept[i][0]))
+            cost = math.ceil(line_weight)
             if budget is None or used + cost <= budget:
                 admitted.add(i)
                 used += cost
+                weight += line_weight
         over = {kept[i][0].id for i in range(len(kept)) if i not in admitted}
         items = [ScoredMemory(m, b.final, b) for i, (m, b) in enumerate(kept) if i in admitted]
         candidates = [
@@ -478,7 +497,7 @@ class RecallPipeline:
             for c in candidates
         ]
         context = render_context(profile_memories, [i.memory for i in items])
-        return items, context, estimate_tokens(context), candidates
+        return items, context, round(weight), candidates
 
 
 async def _nothing(value: T) -> T:
