@@ -18,10 +18,10 @@ import snowballstemmer
 # Keyword search analyzer: jieba segments Chinese (and passes English words through);
 # lowercase + cnalphanumonly drop case, spaces and punctuation; stop words keep
 # "the user ..." and "用户 ..." from matching everything; the English stemmer lets
-# "peanut allergy" find "allergic to peanuts". Identifiers: Milvus Lite 2.5.1 keeps
-# "SO-88231" as one term; the in-process analyzer (Python jieba) splits it into
-# "so" and "88231", so there a query naming only the number finds it too. Either
-# way the exact identifier ranks its memory first (tests/integration/storage).
+# "peanut allergy" find "allergic to peanuts". Identifiers: Milvus keeps "SO-88231"
+# (and "3.5", "50%", "9:30") as one term, so an order number matches only itself;
+# the in-process analyzer does the same for punctuation-joined tokens with a digit
+# (without it, "so" would make order SO-88231 a keyword match for SO-88213).
 STOP_WORDS = [
     "a",
     "an",
@@ -147,6 +147,8 @@ CONTENT_ANALYZER = {
 _ALPHANUMERIC = re.compile(r"^[0-9A-Za-z\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff]+$")
 """cnalphanumonly: tokens made only of Chinese characters, Latin letters and digits."""
 _STOP = frozenset(STOP_WORDS)
+_IDENTIFIER = re.compile(r"(?<![0-9A-Za-z])[0-9A-Za-z]+(?:[-_./:#@&+][0-9A-Za-z]+)+%?|[0-9]+%")
+"""Punctuation-joined ASCII tokens: one term when they hold a digit (ids, versions, times)."""
 
 
 class JiebaAnalyzer:
@@ -183,9 +185,22 @@ class JiebaAnalyzer:
     def terms(self, text: str) -> list[str]:
         """The BM25 terms of a text, in order, repeats kept (term frequency counts them)."""
         out: list[str] = []
+        start = 0
+        for match in _IDENTIFIER.finditer(text):
+            token = match.group()
+            if not any(c.isdigit() for c in token):
+                continue  # "well-known": jieba splits it into words
+            self._cut(text[start : match.start()], out)
+            out.append(token.lower())
+            start = match.end()
+        self._cut(text[start:], out)
+        return out
+
+    def _cut(self, text: str, out: list[str]) -> None:
+        if not text:
+            return
         for piece in self._tokenizer.cut_for_search(text, HMM=True):
             token = piece.strip().lower()
             if not token or token in _STOP or not _ALPHANUMERIC.match(token):
                 continue
             out.append(self._stem(token) if token.isascii() else token)
-        return out
