@@ -10,7 +10,6 @@ expiry at its own time), the only statuses recall and the write rules read.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import TypeVar
 
@@ -19,7 +18,7 @@ import numpy as np
 from recalld_server.domain.bm25 import Bm25Index
 from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status
 from recalld_server.domain.ports import Analyzer, Vector, Vectors
-from recalld_server.domain.text import dedupe_key
+from recalld_server.domain.text import DedupeKey, dedupe_key
 
 K = TypeVar("K")
 LIVE = frozenset({Status.ACTIVE, Status.DRAFT})
@@ -28,17 +27,17 @@ VECTOR_ITEM_BYTES = 4
 MEMORY_OVERHEAD_BYTES = 1_200
 """Python objects of one memory beyond its text: the Memory dataclass, its dict
 entries and index entries (measured with tracemalloc in benchmarks/README.md)."""
-TERM_BYTES = 80
-"""One BM25 posting (a dict entry) and its share of the term string."""
+INDEX_BYTES_PER_CHAR = 24
+"""BM25 postings and the de-duplication key, per character of content."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Derived:
-    """What the set computes once per memory so no call recomputes it."""
-
-    terms: tuple[str, ...]
-    dedupe: tuple[frozenset[str], tuple[str, ...]]
-    size: int
+def memory_bytes(memory: Memory, dimension: int) -> int:
+    """Estimated bytes one memory takes in a user's set (docs/working-set.md)."""
+    return (
+        MEMORY_OVERHEAD_BYTES
+        + (2 + INDEX_BYTES_PER_CHAR) * len(memory.content)
+        + dimension * VECTOR_ITEM_BYTES
+    )
 
 
 class UserSet:
@@ -51,8 +50,11 @@ class UserSet:
         self._analyzer = analyzer
         self._memories: dict[str, Memory] = {}
         self._vectors: dict[str, Vector] = {}
-        self._derived: dict[str, _Derived] = {}
+        # Computed on first use, not on every write: BM25 terms (the first keyword
+        # search indexes what is pending) and result de-duplication keys.
+        self._dedupe: dict[str, DedupeKey] = {}
         self._bm25 = Bm25Index()
+        self._unindexed: set[str] = set()
         self._matrix: tuple[list[str], np.ndarray] | None = None
         # Write-rule indexes: live ids by scope, by (scope, hash), by (scope, topic).
         self._by_scope: dict[str, set[str]] = {}
@@ -83,23 +85,15 @@ class UserSet:
         previous = self._memories.get(memory.id)
         if previous is not None:
             self._unindex(previous)
+            self.bytes -= memory_bytes(previous, self._dimension)
+            if previous.content != memory.content:
+                self._dedupe.pop(memory.id, None)
+                self._unindexed.add(memory.id)
+        else:
+            self._unindexed.add(memory.id)
         self._memories[memory.id] = memory
         self._index(memory)
-        if previous is not None and previous.content == memory.content:
-            derived = self._derived[memory.id]
-        else:
-            terms = tuple(self._analyzer.terms(memory.content))
-            size = (
-                MEMORY_OVERHEAD_BYTES
-                + 2 * len(memory.content)
-                + self._dimension * VECTOR_ITEM_BYTES
-                + TERM_BYTES * len(terms)
-            )
-            derived = _Derived(terms, dedupe_key(memory.content), size)
-            self._bm25.add(memory.id, terms)
-            old = self._derived.get(memory.id)
-            self.bytes += size - (old.size if old else 0)
-            self._derived[memory.id] = derived
+        self.bytes += memory_bytes(memory, self._dimension)
         norm = float(np.linalg.norm(vector))
         stored = np.asarray(vector, dtype=np.float32) / (norm if norm > 0 else 1.0)
         known = self._vectors.get(memory.id)
@@ -126,8 +120,9 @@ class UserSet:
             return
         self._unindex(memory)
         self._vectors.pop(memory_id, None)
-        derived = self._derived.pop(memory_id)
-        self.bytes -= derived.size
+        self._dedupe.pop(memory_id, None)
+        self.bytes -= memory_bytes(memory, self._dimension)
+        self._unindexed.discard(memory_id)
         self._bm25.remove(memory_id)
         self._matrix = None
 
@@ -135,10 +130,15 @@ class UserSet:
         """The stored (normalised) vector of a live memory."""
         return self._vectors.get(memory_id)
 
-    def dedupe_key(self, memory_id: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
-        """The precomputed result de-duplication key of a memory in the set."""
-        derived = self._derived.get(memory_id)
-        return derived.dedupe if derived else None
+    def dedupe_key(self, memory_id: str) -> DedupeKey | None:
+        """The result de-duplication key of a memory in the set, computed once."""
+        key = self._dedupe.get(memory_id)
+        if key is None:
+            memory = self._memories.get(memory_id)
+            if memory is None:
+                return None
+            key = self._dedupe[memory_id] = dedupe_key(memory.content)
+        return key
 
     # -- search -----------------------------------------------------------------
 
@@ -195,6 +195,9 @@ class UserSet:
         self, memory_filter: MemoryFilter, text: str, limit: int
     ) -> list[tuple[Memory, float]]:
         """BM25 matches passing the filter, best first."""
+        for memory_id in self._unindexed:
+            self._bm25.add(memory_id, self._analyzer.terms(self._memories[memory_id].content))
+        self._unindexed.clear()
         scores = self._bm25.scores(self._analyzer.terms(text))
         ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
         found: list[tuple[Memory, float]] = []
