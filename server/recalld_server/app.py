@@ -223,6 +223,7 @@ def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> Policy:
             sequential=config.recall_sequential,
             retrieval=config.recall_mode,
             default_min_score=spec.default_min_score,
+            duplicate_similarity=spec.near_duplicate_similarity,
         ),
     )
 

@@ -44,7 +44,7 @@ from recalld_server.domain.retrieval import (
     active_filter,
 )
 from recalld_server.domain.stages import Stages
-from recalld_server.domain.text import DedupeKey, nearly_same_keys, token_cost, token_weight
+from recalld_server.domain.text import token_cost, token_weight
 from recalld_server.domain.working_set import WorkingSet
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,9 @@ class RecallPolicy:
             measure what the fan-out saves; `--recall-sequential`).
         retrieval: "hybrid" (default), "dense" or "keyword": which searches run (for
             benchmarks that compare them through the server; `--recall-mode`).
+        duplicate_similarity: Results from the working set whose vectors are this
+            similar (and whose numbers match) are one result: the model's calibrated
+            near-duplicate threshold, as the write rules use.
     """
 
     rrf_k: int = 60
@@ -105,6 +108,7 @@ class RecallPolicy:
     recent_limit: int = 5
     sequential: bool = False
     retrieval: str = "hybrid"
+    duplicate_similarity: float = 0.88
 
 
 @dataclasses.dataclass(slots=True)
@@ -398,7 +402,7 @@ class RecallPipeline:
         min_score = self._policy.default_min_score if query.min_score is None else query.min_score
         candidates: list[Candidate] = []
         kept: list[tuple[Memory, ScoreBreakdown]] = []
-        kept_keys: list[DedupeKey] = []
+        deduper = retrieval.deduper(self._policy.duplicate_similarity)
         for hit, breakdown in scored:
             memory = hit.memory
             reason = _filter_reason(memory, strict, now)
@@ -408,24 +412,15 @@ class RecallPipeline:
             keyword_pass = query.min_score is None and hit.keyword is not None
             if reason is None and (hit.dense is None or hit.dense < min_score) and not keyword_pass:
                 reason = DropReason.BELOW_THRESHOLD
-            key: DedupeKey | None = None
             if reason is None:
-                key = retrieval.dedupe_key(memory)
-                twin = next(
-                    (
-                        m
-                        for (m, _), other in zip(kept, kept_keys, strict=True)
-                        if m.content_hash == memory.content_hash or nearly_same_keys(other, key)
-                    ),
-                    None,
-                )
+                twin = deduper.twin(memory)
                 if twin is not None:
                     reason, duplicate_of = DropReason.DUPLICATE, twin.id
             if reason is None and len(kept) >= query.top_k:
                 reason = DropReason.BEYOND_TOP_K
-            if reason is None and key is not None:
+            if reason is None:
                 kept.append((memory, breakdown))
-                kept_keys.append(key)
+                deduper.keep(memory)
             candidates.append(Candidate(memory, breakdown, reason, duplicate_of))
         return candidates, kept
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import numpy as np
+
 from recalld_server.domain.model import Memory, MemoryFilter, Profile, RecallSource, Status
 from recalld_server.domain.ports import Vector, VectorStore
 from recalld_server.domain.profile import ProfileService, select_profile
-from recalld_server.domain.text import DedupeKey, dedupe_key
+from recalld_server.domain.text import DedupeKey, dedupe_key, nearly_same_keys
 from recalld_server.domain.user_set import UserSet
 
 
@@ -49,9 +51,86 @@ class Retrieval(Protocol):
         """Active events of the window, newest first, and any degraded stage."""
         ...
 
-    def dedupe_key(self, memory: Memory) -> DedupeKey:
-        """What result de-duplication compares for this memory."""
+    def deduper(self, duplicate_similarity: float) -> Deduper:
+        """A fresh result de-duplicator for one recall."""
         ...
+
+
+class Deduper(Protocol):
+    """Finds, among the results kept so far, one that says the same as a candidate."""
+
+    def twin(self, memory: Memory) -> Memory | None:
+        """A kept result that is a duplicate of the memory, if any."""
+        ...
+
+    def keep(self, memory: Memory) -> None:
+        """Adds a result."""
+        ...
+
+
+class TextDeduper:
+    """Same normalised content, or nearly the same characters (bigram Jaccard) and numbers.
+
+    For results read from storage, which come without vectors.
+    """
+
+    def __init__(self) -> None:
+        self._kept: list[tuple[Memory, DedupeKey]] = []
+
+    def twin(self, memory: Memory) -> Memory | None:
+        """The first kept result with the same or nearly the same text."""
+        key = dedupe_key(memory.content)
+        return next(
+            (
+                m
+                for m, other in self._kept
+                if m.content_hash == memory.content_hash or nearly_same_keys(other, key)
+            ),
+            None,
+        )
+
+    def keep(self, memory: Memory) -> None:
+        """Adds a result."""
+        self._kept.append((memory, dedupe_key(memory.content)))
+
+
+class VectorDeduper:
+    """Same normalised content, or the write path's near-duplicate test on vectors.
+
+    Vectors at the model's calibrated similarity and the same numbers, dates and
+    identifiers. Everything it compares was computed when the memory entered the working set: no
+    text is compared pairwise while a recall waits. Unlike the write rules it ignores
+    topics: two results saying the same thing under two topics are still one result.
+    """
+
+    def __init__(self, user_set: UserSet, similarity: float) -> None:
+        self._set = user_set
+        self._similarity = similarity
+        self._kept: list[Memory] = []
+        self._by_vector: list[Memory] = []
+        self._vectors: list[Vector] = []
+
+    def twin(self, memory: Memory) -> Memory | None:
+        """The first kept result that is a duplicate of the memory."""
+        same = next((m for m in self._kept if m.content_hash == memory.content_hash), None)
+        vector = self._set.vector(memory.id)
+        if same is not None or vector is None or not self._vectors:
+            return same
+        similarities = np.stack(self._vectors) @ vector
+        salient = self._set.salient(memory)
+        for index in np.flatnonzero(similarities >= self._similarity).tolist():
+            kept = self._by_vector[index]
+            if self._set.salient(kept) == salient:
+                return kept
+        return None
+
+    def keep(self, memory: Memory) -> None:
+        """Adds a result."""
+        self._kept.append(memory)
+        vector = self._set.vector(memory.id)
+        if vector is not None:
+            self._by_vector.append(memory)
+            self._vectors.append(vector)
 
 
 class StorageRetrieval:
@@ -90,9 +169,9 @@ class StorageRetrieval:
             active.tenant_id, active.user_id or "", active.scopes, window_ms
         )
 
-    def dedupe_key(self, memory: Memory) -> DedupeKey:
-        """Computed from the text (storage keeps no key)."""
-        return dedupe_key(memory.content)
+    def deduper(self, duplicate_similarity: float) -> Deduper:
+        """By text: storage results come without vectors."""
+        return TextDeduper()
 
 
 class WorkingSetRetrieval:
@@ -128,9 +207,9 @@ class WorkingSetRetrieval:
         """The user's active events of the window."""
         return self._set.events_since(active, now - window_ms), []
 
-    def dedupe_key(self, memory: Memory) -> DedupeKey:
-        """Precomputed when the memory entered the set."""
-        return self._set.dedupe_key(memory.id) or dedupe_key(memory.content)
+    def deduper(self, duplicate_similarity: float) -> Deduper:
+        """By the vectors and salient tokens the set holds."""
+        return VectorDeduper(self._set, duplicate_similarity)
 
 
 def active_filter(

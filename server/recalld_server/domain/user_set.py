@@ -18,25 +18,28 @@ import numpy as np
 from recalld_server.domain.bm25 import Bm25Index
 from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status
 from recalld_server.domain.ports import Analyzer, Vector, Vectors
-from recalld_server.domain.text import DedupeKey, dedupe_key
+from recalld_server.domain.text import salient_tokens
 
 K = TypeVar("K")
 LIVE = frozenset({Status.ACTIVE, Status.DRAFT})
 
 VECTOR_ITEM_BYTES = 4
-MEMORY_OVERHEAD_BYTES = 1_200
-"""Python objects of one memory beyond its text: the Memory dataclass, its dict
-entries and index entries (measured with tracemalloc in benchmarks/README.md)."""
-INDEX_BYTES_PER_CHAR = 24
-"""BM25 postings and the de-duplication key, per character of content."""
+MEMORY_OVERHEAD_BYTES = 1_400
+INDEX_BYTES_PER_CHAR = 20
 
 
 def memory_bytes(memory: Memory, dimension: int) -> int:
-    """Estimated bytes one memory takes in a user's set (docs/working-set.md)."""
+    """Estimated bytes one memory takes in a user's set.
+
+    The vector twice (by id for the write rules, stacked for search), the Memory
+    object and its index entries, and BM25 postings growing with the text. Measured
+    with tracemalloc on the benchmark dataset (61 characters on average, 512-d
+    model): 6.4 KB per memory, estimated here 6.7 KB (docs/working-set.md).
+    """
     return (
         MEMORY_OVERHEAD_BYTES
-        + (2 + INDEX_BYTES_PER_CHAR) * len(memory.content)
-        + dimension * VECTOR_ITEM_BYTES
+        + INDEX_BYTES_PER_CHAR * len(memory.content)
+        + 2 * dimension * VECTOR_ITEM_BYTES
     )
 
 
@@ -51,8 +54,8 @@ class UserSet:
         self._memories: dict[str, Memory] = {}
         self._vectors: dict[str, Vector] = {}
         # Computed on first use, not on every write: BM25 terms (the first keyword
-        # search indexes what is pending) and result de-duplication keys.
-        self._dedupe: dict[str, DedupeKey] = {}
+        # search indexes what is pending) and salient tokens (result de-duplication).
+        self._salient: dict[str, tuple[str, ...]] = {}
         self._bm25 = Bm25Index()
         self._unindexed: set[str] = set()
         self._matrix: tuple[list[str], np.ndarray] | None = None
@@ -87,7 +90,7 @@ class UserSet:
             self._unindex(previous)
             self.bytes -= memory_bytes(previous, self._dimension)
             if previous.content != memory.content:
-                self._dedupe.pop(memory.id, None)
+                self._salient.pop(memory.id, None)
                 self._unindexed.add(memory.id)
         else:
             self._unindexed.add(memory.id)
@@ -120,7 +123,7 @@ class UserSet:
             return
         self._unindex(memory)
         self._vectors.pop(memory_id, None)
-        self._dedupe.pop(memory_id, None)
+        self._salient.pop(memory_id, None)
         self.bytes -= memory_bytes(memory, self._dimension)
         self._unindexed.discard(memory_id)
         self._bm25.remove(memory_id)
@@ -130,15 +133,14 @@ class UserSet:
         """The stored (normalised) vector of a live memory."""
         return self._vectors.get(memory_id)
 
-    def dedupe_key(self, memory_id: str) -> DedupeKey | None:
-        """The result de-duplication key of a memory in the set, computed once."""
-        key = self._dedupe.get(memory_id)
-        if key is None:
-            memory = self._memories.get(memory_id)
-            if memory is None:
-                return None
-            key = self._dedupe[memory_id] = dedupe_key(memory.content)
-        return key
+    def salient(self, memory: Memory) -> tuple[str, ...]:
+        """The memory's numbers, dates and identifiers' digits, computed once."""
+        found = self._salient.get(memory.id)
+        if found is None:
+            found = tuple(salient_tokens(memory.content))
+            if memory.id in self._memories:
+                self._salient[memory.id] = found
+        return found
 
     # -- search -----------------------------------------------------------------
 

@@ -121,3 +121,30 @@ def test_events_since_newest_first(analyzer: JiebaAnalyzer) -> None:
             _vector(i),
         )
     assert [m.id for m in s.events_since(_filter(), NOW - 10)] == ["01", "00"]
+
+
+def test_result_duplicates_by_hash_or_by_vector_with_the_same_numbers(
+    analyzer: JiebaAnalyzer,
+) -> None:
+    from recalld_server.domain.retrieval import VectorDeduper
+
+    s = UserSet("t", "u", DIM, analyzer)
+    standup = _memory("01", "Standup at 9:30 every weekday", topic_key="team")
+    again = _memory("02", "Standup at 9:30 every weekday!", topic_key="meetings")
+    moved = _memory("03", "Standup at 10:30 every weekday")
+    other = _memory("04", "The user likes tea")
+    for m, v in (
+        (standup, _vector(0)),
+        (again, _vector(0)),
+        (moved, _vector(0)),
+        (other, _vector(1)),
+    ):
+        s.put(m, v)
+    deduper = VectorDeduper(s, 0.88)
+    assert deduper.twin(standup) is None
+    deduper.keep(standup)
+    assert deduper.twin(again) == standup  # same vector, same numbers, other topic
+    assert deduper.twin(moved) is None  # same vector, another time
+    assert deduper.twin(other) is None
+    copy = _memory("05", "standup at 9:30   EVERY weekday")
+    assert deduper.twin(copy) == standup  # same normalised text, whatever the vector
