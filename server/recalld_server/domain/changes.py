@@ -8,7 +8,7 @@ from typing import Any
 
 from recalld_server.domain.group_commit import GroupCommit
 from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, Operation
-from recalld_server.domain.ports import HistoryStore, Vector, VectorStore
+from recalld_server.domain.ports import HistoryStore, MemoryRows, Vector, VectorStore
 from recalld_server.domain.working_set import WorkingSet
 
 _BOOKKEEPING = frozenset({"version", "updated_at", "last_accessed_at", "access_count"})
@@ -109,7 +109,7 @@ class ChangeWriter:
 
     def __init__(
         self,
-        store: VectorStore,
+        store: MemoryRows,
         history: HistoryStore,
         working_set: WorkingSet,
         commits: GroupCommit,

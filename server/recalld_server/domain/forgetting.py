@@ -119,7 +119,7 @@ def _target_filter(principal: Principal, user_id: str, target: ForgetTarget) -> 
         principal.tenant_id, user_id, scopes=authorization.readable_scopes(principal)
     )
     if target.topic_key:
-        return dataclasses.replace(base, topic_key=target.topic_key)
+        return dataclasses.replace(base, topic_keys=frozenset({target.topic_key}))
     if target.selector is not None:
         s = target.selector
         return dataclasses.replace(

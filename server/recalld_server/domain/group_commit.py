@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 
 from recalld_server.domain.model import HistoryEntry, Memory
-from recalld_server.domain.ports import HistoryStore, Vector, VectorStore
+from recalld_server.domain.ports import HistoryStore, MemoryRows, Vector
 
 MAX_GROUP_ROWS = 2_000
 """Rows one group writes at most; a bigger backlog goes in several groups."""
@@ -37,7 +37,7 @@ class _Request:
 class GroupCommit:
     """Writes rows and history for many concurrent requests together."""
 
-    def __init__(self, store: VectorStore, history: HistoryStore) -> None:
+    def __init__(self, store: MemoryRows, history: HistoryStore) -> None:
         self._store = store
         self._history = history
         self._queue: list[_Request] = []

@@ -311,12 +311,10 @@ class MemoryFilter:
     scopes: frozenset[str] | None = None
     tags: frozenset[str] = frozenset()
     session_id: str = ""
-    topic_key: str = ""
-    content_hash: str = ""
     topic_keys: frozenset[str] = frozenset()
-    """Any of these topic keys (for prefetching a whole Write request)."""
+    """Any of these topic keys."""
     content_hashes: frozenset[str] = frozenset()
-    """Any of these content hashes (likewise)."""
+    """Any of these content hashes (normalised content)."""
     occurred_after: int = 0
     occurred_before: int = 0
     created_after: int = 0
@@ -325,8 +323,6 @@ class MemoryFilter:
     """If non-zero, only memories not expired at this time (ms)."""
     expired_at: int = 0
     """If non-zero, only memories that have an expiry at or before this time (ms)."""
-    has_topic: bool = False
-    """Only memories with a topic_key."""
     tier_unused_before: int = 0
     """If non-zero, only memories neither created nor recalled since this time (ms)."""
     after_id: str = ""
@@ -347,8 +343,6 @@ class MemoryFilter:
             and (self.scopes is None or m.agent_scope in self.scopes)
             and self.tags <= set(m.tags)
             and (not self.session_id or m.session_id == self.session_id)
-            and (not self.topic_key or m.topic_key == self.topic_key)
-            and (not self.content_hash or m.content_hash == self.content_hash)
             and (not self.topic_keys or m.topic_key in self.topic_keys)
             and (not self.content_hashes or m.content_hash in self.content_hashes)
             and (not self.occurred_after or m.occurred_at >= self.occurred_after)
@@ -357,7 +351,6 @@ class MemoryFilter:
             and (not self.created_before or m.created_at < self.created_before)
             and (not self.unexpired_at or m.expire_at == 0 or m.expire_at > self.unexpired_at)
             and (not self.expired_at or 0 < m.expire_at <= self.expired_at)
-            and (not self.has_topic or m.topic_key != "")
             and (
                 not self.tier_unused_before
                 or (

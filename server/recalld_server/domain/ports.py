@@ -73,12 +73,12 @@ class Generations(Protocol):
         ...
 
 
-class VectorStore(Protocol):
-    """Durable memory storage with vector search, confined per call to one tenant.
+class MemoryRows(Protocol):
+    """The system of record: memory rows with their vectors, written by group commits.
 
-    Every method takes the tenant explicitly (or inside a MemoryFilter) and must
-    never return or touch rows of another tenant. Reads observe every write that
-    completed before they started (read-your-writes).
+    Every read and delete is confined to the tenant it names and must never touch
+    rows of another tenant. Reads observe every write that completed before they
+    started (read-your-writes).
     """
 
     async def insert(self, memories: Sequence[Memory], vectors: Vectors) -> None:
@@ -93,13 +93,26 @@ class VectorStore(Protocol):
         """Overwrites stored memories (same ids, one tenant) with new fields and vectors."""
         ...
 
-    async def get(self, tenant_id: str, ids: Sequence[str]) -> list[Memory]:
-        """Returns the tenant's memories with these ids; unknown ids are skipped."""
-        ...
-
     async def get_vectors(self, tenant_id: str, ids: Sequence[str]) -> dict[str, Vector]:
         """Returns stored vectors by id for the tenant's memories."""
         ...
+
+    async def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
+        """Deletes the tenant's memories with these ids, vectors included."""
+        ...
+
+    async def load_user(
+        self, tenant_id: str, user_id: str, limit: int
+    ) -> list[tuple[Memory, Vector]]:
+        """One user's live (active and draft) memories with their vectors, at most `limit`.
+
+        One read: what a user's working set is built from.
+        """
+        ...
+
+
+class SearchIndex(Protocol):
+    """Vector and keyword search among the memories a filter selects (one tenant)."""
 
     async def search(
         self, memory_filter: MemoryFilter, vector: Vector, limit: int
@@ -119,6 +132,17 @@ class VectorStore(Protocol):
         """Best BM25 matches for the text (Chinese and English) among the filter's memories."""
         ...
 
+
+class VectorStore(MemoryRows, SearchIndex, Protocol):
+    """Everything a storage adapter offers.
+
+    Rows and search, plus the scans that lists, forgets and consolidation need.
+    """
+
+    async def get(self, tenant_id: str, ids: Sequence[str]) -> list[Memory]:
+        """Returns the tenant's memories with these ids; unknown ids are skipped."""
+        ...
+
     async def find(self, memory_filter: MemoryFilter, limit: int) -> list[Memory]:
         """Memories matching the filter in ascending id order (scan with `after_id`)."""
         ...
@@ -131,10 +155,6 @@ class VectorStore(Protocol):
 
     async def list_ids(self, memory_filter: MemoryFilter, before_id: str, limit: int) -> list[str]:
         """Ids matching the filter (and below `before_id` if given), newest first."""
-        ...
-
-    async def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
-        """Deletes the tenant's memories with these ids, vectors included."""
         ...
 
     async def tenants(self) -> list[str]:

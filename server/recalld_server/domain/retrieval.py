@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from recalld_server.domain.model import Memory, MemoryFilter, Profile, RecallSource, Status
-from recalld_server.domain.ports import Vector, VectorStore
+from recalld_server.domain.ports import SearchIndex, Vector
 from recalld_server.domain.profile import ProfileService, select_profile
 from recalld_server.domain.text import DedupeKey, dedupe_key, nearly_same_keys
 from recalld_server.domain.user_set import UserSet
@@ -136,7 +136,7 @@ class VectorDeduper:
 class StorageRetrieval:
     """Searches storage; profile and recent events through the profile cache."""
 
-    def __init__(self, store: VectorStore, profiles: ProfileService) -> None:
+    def __init__(self, store: SearchIndex, profiles: ProfileService) -> None:
         self._store = store
         self._profiles = profiles
 

@@ -18,9 +18,9 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 
 from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import Memory, MemoryFilter
-from recalld_server.domain.ports import Analyzer, Generations, Vector, VectorStore
-from recalld_server.domain.user_set import LIVE, UserSet
+from recalld_server.domain.model import Memory
+from recalld_server.domain.ports import Analyzer, Generations, MemoryRows, Vector
+from recalld_server.domain.user_set import UserSet
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class WorkingSet:
 
     def __init__(
         self,
-        store: VectorStore,
+        store: MemoryRows,
         generations: Generations,
         analyzer: Analyzer,
         dimension: int,
@@ -129,9 +129,7 @@ class WorkingSet:
     async def _load(self, key: UserKey, generation: int) -> UserSet | None:
         tenant_id, user_id = key
         limit = self._policy.max_user_memories
-        rows = await self._store.find_with_vectors(
-            MemoryFilter(tenant_id, user_id, statuses=LIVE), limit + 1
-        )
+        rows = await self._store.load_user(tenant_id, user_id, limit + 1)
         self.loads += 1
         if len(rows) > limit:
             self._mark_uncacheable(key, generation)

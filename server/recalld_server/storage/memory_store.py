@@ -32,6 +32,7 @@ import numpy.typing as npt
 from recalld_server.domain.bm25 import Bm25Index
 from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, StoredWrite
 from recalld_server.domain.ports import Vector, Vectors
+from recalld_server.domain.user_set import LIVE
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 
 QUERY_LIMIT = 16_384
@@ -230,6 +231,12 @@ class InMemoryVectorStore:
         """The filter's memories in ascending id order, at most `limit` (capped at 16384)."""
         rows = self._matching(memory_filter)[: max(0, min(limit, QUERY_LIMIT))]
         return [_copy_memory(r.memory) for r in rows]
+
+    async def load_user(
+        self, tenant_id: str, user_id: str, limit: int
+    ) -> list[tuple[Memory, Vector]]:
+        """One user's active and draft memories with their vectors (one query)."""
+        return await self.find_with_vectors(MemoryFilter(tenant_id, user_id, statuses=LIVE), limit)
 
     async def find_with_vectors(
         self, memory_filter: MemoryFilter, limit: int

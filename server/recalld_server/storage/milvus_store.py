@@ -38,6 +38,7 @@ from pymilvus import (
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status, Tier
 from recalld_server.domain.ports import Vector, Vectors
+from recalld_server.domain.user_set import LIVE
 from recalld_server.storage.keyword_analyzer import CONTENT_ANALYZER
 
 log = logging.getLogger(__name__)
@@ -133,10 +134,6 @@ def build_filter(memory_filter: MemoryFilter) -> str:
         parts.append(f"array_contains(tags, {quote(tag)})")
     if f.session_id:
         parts.append(f"session_id == {quote(f.session_id)}")
-    if f.topic_key:
-        parts.append(f"topic_key == {quote(f.topic_key)}")
-    if f.content_hash:
-        parts.append(f"content_hash == {quote(f.content_hash)}")
     if f.topic_keys:
         parts.append(f"topic_key in [{', '.join(quote(k) for k in sorted(f.topic_keys))}]")
     if f.content_hashes:
@@ -153,8 +150,6 @@ def build_filter(memory_filter: MemoryFilter) -> str:
         parts.append(f"(expire_at == 0 or expire_at > {int(f.unexpired_at)})")
     if f.expired_at:
         parts.append(f"(expire_at > 0 and expire_at <= {int(f.expired_at)})")
-    if f.has_topic:
-        parts.append('topic_key != ""')
     if f.tier_unused_before:
         cutoff = int(f.tier_unused_before)
         parts.append(f"(created_at < {cutoff} and last_accessed_at < {cutoff})")
@@ -341,6 +336,12 @@ class MilvusVectorStore:
             min(limit, QUERY_LIMIT),
         )
         return sorted((row_to_memory(r) for r in rows), key=lambda m: m.id)
+
+    async def load_user(
+        self, tenant_id: str, user_id: str, limit: int
+    ) -> list[tuple[Memory, Vector]]:
+        """One user's active and draft memories with their vectors (one query)."""
+        return await self.find_with_vectors(MemoryFilter(tenant_id, user_id, statuses=LIVE), limit)
 
     async def find_with_vectors(
         self, memory_filter: MemoryFilter, limit: int

@@ -453,8 +453,6 @@ def _field_values(rng: random.Random, ids: list[str]) -> dict[str, Any]:
         ),
         "tags": _some(rng, TAGS),
         "session_id": rng.choice(["s1", "s2", "s3"]),
-        "topic_key": rng.choice([*TOPICS[1:], "k9"]),
-        "content_hash": rng.choice([*HASHES, "h9"]),
         "topic_keys": _some(rng, [*TOPICS, "k9"], 3),
         "content_hashes": _some(rng, [*HASHES, "h9"], 3),
         "occurred_after": rng.choice(TIMES),
@@ -463,7 +461,6 @@ def _field_values(rng: random.Random, ids: list[str]) -> dict[str, Any]:
         "created_before": rng.choice(TIMES),
         "unexpired_at": rng.choice(TIMES),
         "expired_at": rng.choice(TIMES),
-        "has_topic": True,
         "tier_unused_before": rng.choice(TIMES),
         "after_id": rng.choice([*ids, new_id(NOW + 5)]),
     }
