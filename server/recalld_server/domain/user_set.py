@@ -31,15 +31,15 @@ INDEX_BYTES_PER_CHAR = 20
 def memory_bytes(memory: Memory, dimension: int) -> int:
     """Estimated bytes one memory takes in a user's set.
 
-    The vector twice (by id for the write rules, stacked for search), the Memory
-    object and its index entries, and BM25 postings growing with the text. Measured
-    with tracemalloc on the benchmark dataset (61 characters on average, 512-d
-    model): 6.4 KB per memory, estimated here 6.7 KB (docs/working-set.md).
+    The vector (a row of the user's matrix, which grows by doubling), the Memory
+    object and its index entries, and BM25 postings growing with the text.
+    Measured with tracemalloc on the benchmark dataset (61 characters on average,
+    512-d model) in docs/working-set.md.
     """
     return (
         MEMORY_OVERHEAD_BYTES
         + INDEX_BYTES_PER_CHAR * len(memory.content)
-        + 2 * dimension * VECTOR_ITEM_BYTES
+        + dimension * VECTOR_ITEM_BYTES * 3 // 2
     )
 
 
@@ -52,13 +52,16 @@ class UserSet:
         self._dimension = dimension
         self._analyzer = analyzer
         self._memories: dict[str, Memory] = {}
-        self._vectors: dict[str, Vector] = {}
+        # Vectors live in one matrix, a row per memory (appended in place, the last
+        # row moved into a removed one's place), so search never restacks them.
+        self._row: dict[str, int] = {}
+        self._ids: list[str] = []
+        self._matrix = np.zeros((8, dimension), dtype=np.float32)
         # Computed on first use, not on every write: BM25 terms (the first keyword
         # search indexes what is pending) and salient tokens (result de-duplication).
         self._salient: dict[str, tuple[str, ...]] = {}
         self._bm25 = Bm25Index()
         self._unindexed: set[str] = set()
-        self._matrix: tuple[list[str], np.ndarray] | None = None
         # Write-rule indexes: live ids by scope, by (scope, hash), by (scope, topic).
         self._by_scope: dict[str, set[str]] = {}
         self._by_hash: dict[tuple[str, str], set[str]] = {}
@@ -81,10 +84,8 @@ class UserSet:
         if memory.status not in LIVE:
             self.remove(memory.id)
             return True
-        if vector is None:
-            vector = self._vectors.get(memory.id)
-            if vector is None:
-                return False
+        if vector is None and memory.id not in self._row:
+            return False
         previous = self._memories.get(memory.id)
         if previous is not None:
             self._unindex(previous)
@@ -97,13 +98,22 @@ class UserSet:
         self._memories[memory.id] = memory
         self._index(memory)
         self.bytes += memory_bytes(memory, self._dimension)
-        norm = float(np.linalg.norm(vector))
-        stored = np.asarray(vector, dtype=np.float32) / (norm if norm > 0 else 1.0)
-        known = self._vectors.get(memory.id)
-        if known is None or not np.array_equal(known, stored):
-            self._vectors[memory.id] = stored
-            self._matrix = None
+        if vector is not None:
+            self._set_row(memory.id, vector)
         return True
+
+    def _set_row(self, memory_id: str, vector: Vector) -> None:
+        norm = float(np.linalg.norm(vector))
+        row = self._row.get(memory_id)
+        if row is None:
+            row = len(self._ids)
+            if row == len(self._matrix):
+                grown = np.zeros((2 * row, self._dimension), dtype=np.float32)
+                grown[:row] = self._matrix
+                self._matrix = grown
+            self._row[memory_id] = row
+            self._ids.append(memory_id)
+        self._matrix[row] = np.asarray(vector, dtype=np.float32) / (norm if norm > 0 else 1.0)
 
     def _index(self, memory: Memory) -> None:
         self._by_scope.setdefault(memory.agent_scope, set()).add(memory.id)
@@ -122,16 +132,23 @@ class UserSet:
         if memory is None:
             return
         self._unindex(memory)
-        self._vectors.pop(memory_id, None)
+        row = self._row.pop(memory_id)
+        last = len(self._ids) - 1
+        if row != last:
+            moved = self._ids[last]
+            self._matrix[row] = self._matrix[last]
+            self._ids[row] = moved
+            self._row[moved] = row
+        self._ids.pop()
         self._salient.pop(memory_id, None)
         self.bytes -= memory_bytes(memory, self._dimension)
         self._unindexed.discard(memory_id)
         self._bm25.remove(memory_id)
-        self._matrix = None
 
     def vector(self, memory_id: str) -> Vector | None:
         """The stored (normalised) vector of a live memory."""
-        return self._vectors.get(memory_id)
+        row = self._row.get(memory_id)
+        return None if row is None else self._matrix[row].copy()
 
     def salient(self, memory: Memory) -> tuple[str, ...]:
         """The memory's numbers, dates and identifiers' digits, computed once."""
@@ -145,15 +162,8 @@ class UserSet:
     # -- search -----------------------------------------------------------------
 
     def _stacked(self) -> tuple[list[str], np.ndarray]:
-        if self._matrix is None:
-            ids = list(self._vectors)
-            matrix = (
-                np.stack([self._vectors[i] for i in ids])
-                if ids
-                else np.zeros((0, self._dimension), dtype=np.float32)
-            )
-            self._matrix = (ids, matrix)
-        return self._matrix
+        """Ids and the matching rows of the vector matrix (a view, not a copy)."""
+        return self._ids, self._matrix[: len(self._ids)]
 
     def dense(
         self, memory_filter: MemoryFilter, vector: Vector, limit: int
@@ -245,8 +255,8 @@ class UserSet:
         candidates = self._live(self._by_scope.get(scope, ()), now)
         if not candidates:
             return [None] * len(vectors)
-        matrix = np.stack([self._vectors[m.id] for m in candidates])
-        scores = np.asarray(vectors, dtype=np.float32) @ matrix.T
+        rows = np.fromiter((self._row[m.id] for m in candidates), dtype=np.intp)
+        scores = np.asarray(vectors, dtype=np.float32) @ self._matrix[rows].T
         best = np.argmax(scores, axis=1)
         return [(candidates[int(j)], float(scores[i, int(j)])) for i, j in enumerate(best.tolist())]
 

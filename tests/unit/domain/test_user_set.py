@@ -148,3 +148,26 @@ def test_result_duplicates_by_hash_or_by_vector_with_the_same_numbers(
     assert deduper.twin(other) is None
     copy = _memory("05", "standup at 9:30   EVERY weekday")
     assert deduper.twin(copy) == standup  # same normalised text, whatever the vector
+
+
+def test_vector_rows_stay_right_through_puts_and_removes(analyzer: JiebaAnalyzer) -> None:
+    import random
+
+    rng = random.Random(7)
+    s = UserSet("t", "u", DIM, analyzer)
+    expected: dict[str, np.ndarray] = {}
+    for step in range(300):
+        memory_id = f"{rng.randrange(40):02d}"
+        if rng.random() < 0.3:
+            s.remove(memory_id)
+            expected.pop(memory_id, None)
+            continue
+        v = np.random.default_rng(step).standard_normal(DIM).astype(np.float32)
+        s.put(_memory(memory_id, f"memory {memory_id}"), v)
+        expected[memory_id] = v / np.linalg.norm(v)
+    assert len(s) == len(expected)
+    for memory_id, v in expected.items():
+        stored = s.vector(memory_id)
+        assert stored is not None and float(np.max(np.abs(stored - v))) < 1e-6
+        best, score = s.dense(_filter(), v, 1)[0]
+        assert best.id == memory_id and score == pytest.approx(1.0, abs=1e-5)
