@@ -29,7 +29,8 @@ from recalld_server.storage.active_collection import (
     describe_memory_collection,
     memory_collections,
 )
-from recalld_server.storage.milvus_store import StoreModelError, is_local_uri
+from recalld_server.storage.milvus_features import is_local_uri
+from recalld_server.storage.milvus_store import StoreModelError
 
 
 def reembed_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:

@@ -24,12 +24,12 @@ from collections.abc import Iterable
 
 from pymilvus import DataType, MilvusClient, MilvusException
 
+from recalld_server.storage.milvus_features import is_local_uri
 from recalld_server.storage.milvus_store import (
     ALIAS,
     MEMORIES_PREFIX,
     StoreModelError,
     collection_name_for,
-    is_local_uri,
     quote,
     vector_space,
 )

@@ -25,6 +25,7 @@ from recalld_server.domain.model import (
     Tier,
     WriteOutcome,
 )
+from recalld_server.storage.milvus_features import detect
 from recalld_server.storage.milvus_store import QUERY_LIMIT, MilvusConfig, quote, translate_errors
 
 HISTORY = "recalld_history"
@@ -62,7 +63,7 @@ def ensure_record_collections(config: MilvusConfig) -> None:
             schema.add_field("placeholder", DataType.FLOAT_VECTOR, dim=2)
             params = client.prepare_index_params()
             params.add_index("placeholder", index_type="FLAT", metric_type="L2")
-            params.add_index("tenant_id", index_type="INVERTED")
+            params.add_index("tenant_id", index_type=detect(client, config.uri).scalar_index)
             client.create_collection(name, schema=schema, index_params=params)
     finally:
         client.close()

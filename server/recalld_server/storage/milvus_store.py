@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import importlib.metadata
 import json
 import logging
 from collections.abc import Iterator, Sequence
@@ -40,6 +39,7 @@ from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status
 from recalld_server.domain.ports import Vector, Vectors
 from recalld_server.domain.user_set import LIVE
 from recalld_server.storage.keyword_analyzer import CONTENT_ANALYZER
+from recalld_server.storage.milvus_features import MilvusFeatures, detect
 
 log = logging.getLogger(__name__)
 
@@ -206,18 +206,25 @@ def translate_errors(operation: str) -> Iterator[None]:
 class MilvusVectorStore:
     """The VectorStore port on Milvus. Create with `open()`; close when done."""
 
-    def __init__(self, config: MilvusConfig, client: AsyncMilvusClient, collection: str) -> None:
+    def __init__(
+        self,
+        config: MilvusConfig,
+        client: AsyncMilvusClient,
+        collection: str,
+        keyword_index: bool = True,
+    ) -> None:
         self._config = config
         self._client = client
         self._collection = collection
+        self._keyword_index = keyword_index
 
     @classmethod
     async def open(cls, config: MilvusConfig) -> MilvusVectorStore:
         """Connects to the model's collection, creating it and its indexes on first use."""
         collection = collection_name_for(config.model_id)
-        await asyncio.to_thread(ensure_collection, config, collection)
+        keyword_index = await asyncio.to_thread(ensure_collection, config, collection)
         client = AsyncMilvusClient(uri=config.uri, token=config.token, timeout=config.timeout_s)
-        return cls(config, client, collection)
+        return cls(config, client, collection, keyword_index)
 
     @property
     def collection(self) -> str:
@@ -308,6 +315,8 @@ class MilvusVectorStore:
         self, memory_filter: MemoryFilter, text: str, limit: int
     ) -> list[tuple[Memory, float]]:
         """BM25 over the jieba-analysed content (Chinese words, English words, identifiers)."""
+        if not self._keyword_index:
+            raise BackendUnavailableError("this Milvus has no BM25 (2.5+): no keyword search")
         with translate_errors("keyword search"):
             results = await self._client.search(
                 self._collection,
@@ -391,9 +400,10 @@ class MilvusVectorStore:
             await self._client.delete(self._collection, filter=expression)
 
 
-def ensure_collection(config: MilvusConfig, collection: str) -> None:
+def ensure_collection(config: MilvusConfig, collection: str) -> bool:
     """Creates the memories collection for config's model if missing, and loads it.
 
+    Returns whether the collection has the BM25 field (keyword search in storage).
     An existing collection must hold config's model: a process never writes one
     model's vectors into another model's collection. Uses the sync client: async
     index creation is not implemented by every Milvus Lite version.
@@ -401,15 +411,17 @@ def ensure_collection(config: MilvusConfig, collection: str) -> None:
     client = MilvusClient(uri=config.uri, token=config.token, timeout=config.timeout_s)
     try:
         if not client.has_collection(collection):
-            partition_key = supports_partition_key(config.uri)
+            features = detect(client, config.uri)
             client.create_collection(
                 collection,
-                schema=_schema(client, config.dimension, partition_key, config.model_id),
-                index_params=_index_params(client),
-                **({"num_partitions": 64} if partition_key else {}),
+                schema=_schema(client, config.dimension, features, config.model_id),
+                index_params=_index_params(client, features),
+                **({"num_partitions": 64} if features.partition_key else {}),
             )
-            return
-        model_id, dimension = vector_space(client.describe_collection(collection))
+            client.load_collection(collection)
+            return features.bm25
+        description = client.describe_collection(collection)
+        model_id, dimension = vector_space(description)
         # A collection from before the model was recorded is known only by its name.
         if model_id not in ("", config.model_id) or dimension != config.dimension:
             raise StoreModelError(
@@ -417,6 +429,7 @@ def ensure_collection(config: MilvusConfig, collection: str) -> None:
                 f"dimension {dimension}, not {config.model_id!r} ({config.dimension})"
             )
         client.load_collection(collection)
+        return any(f["name"] == "sparse" for f in description["fields"])
     finally:
         client.close()
 
@@ -434,22 +447,7 @@ def vector_space(description: dict[str, Any]) -> tuple[str, int]:
     return model_id, dimension
 
 
-def is_local_uri(uri: str) -> bool:
-    """A file path means embedded Milvus Lite; a URL means a Milvus server."""
-    return not uri.startswith(("http://", "https://", "tcp://", "grpc://", "unix:"))
-
-
-def supports_partition_key(uri: str) -> bool:
-    """Milvus servers (2.2.9+) and Lite 3.x filter on a partition key; Lite 2.5.1 does not."""
-    if not is_local_uri(uri):
-        return True
-    try:
-        return int(importlib.metadata.version("milvus-lite").split(".")[0]) >= 3
-    except importlib.metadata.PackageNotFoundError:
-        return False
-
-
-def _schema(client: MilvusClient, dimension: int, partition_key: bool, model_id: str) -> Any:
+def _schema(client: MilvusClient, dimension: int, features: MilvusFeatures, model_id: str) -> Any:
     # Milvus counts VARCHAR length in UTF-8 bytes: limits are 4x the character limits
     # that validation enforces. No nullable fields or defaults (Lite 2.5.1 crashed on them).
     # The description records the vector space, read back by `active_collection`.
@@ -460,7 +458,7 @@ def _schema(client: MilvusClient, dimension: int, partition_key: bool, model_id:
     )
     add = schema.add_field
     add("id", DataType.VARCHAR, is_primary=True, max_length=32)
-    add("tenant_id", DataType.VARCHAR, max_length=512, is_partition_key=partition_key)
+    add("tenant_id", DataType.VARCHAR, max_length=512, is_partition_key=features.partition_key)
     add("user_id", DataType.VARCHAR, max_length=512)
     add("agent_scope", DataType.VARCHAR, max_length=512)
     add("session_id", DataType.VARCHAR, max_length=512)
@@ -468,13 +466,16 @@ def _schema(client: MilvusClient, dimension: int, partition_key: bool, model_id:
     add("tier", DataType.INT8)
     add("status", DataType.INT8)
     add("topic_key", DataType.VARCHAR, max_length=1024)
-    add(
-        "content",
-        DataType.VARCHAR,
-        max_length=32_768,
-        enable_analyzer=True,
-        analyzer_params=CONTENT_ANALYZER,
-    )
+    if features.bm25:
+        add(
+            "content",
+            DataType.VARCHAR,
+            max_length=32_768,
+            enable_analyzer=True,
+            analyzer_params=CONTENT_ANALYZER,
+        )
+    else:
+        add("content", DataType.VARCHAR, max_length=32_768)
     add("content_hash", DataType.VARCHAR, max_length=64)
     add("importance", DataType.FLOAT)
     add("confidence", DataType.FLOAT)
@@ -490,23 +491,25 @@ def _schema(client: MilvusClient, dimension: int, partition_key: bool, model_id:
     add("access_count", DataType.INT64)
     add("expire_explicit", DataType.BOOL)
     add("embedding", DataType.FLOAT_VECTOR, dim=dimension)
-    add("sparse", DataType.SPARSE_FLOAT_VECTOR)
-    schema.add_function(
-        Function(
-            name="content_bm25",
-            function_type=FunctionType.BM25,
-            input_field_names=["content"],
-            output_field_names=["sparse"],
+    if features.bm25:
+        add("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name="content_bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["content"],
+                output_field_names=["sparse"],
+            )
         )
-    )
     return schema
 
 
-def _index_params(client: MilvusClient) -> Any:
+def _index_params(client: MilvusClient, features: MilvusFeatures) -> Any:
     params = client.prepare_index_params()
     # FLAT: exact search. HNSW under selective filters recalled poorly on Lite 2.5.1.
     params.add_index("embedding", index_type="FLAT", metric_type="COSINE")
-    params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
-    params.add_index("tenant_id", index_type="INVERTED")
-    params.add_index("user_id", index_type="INVERTED")
+    if features.bm25:
+        params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    params.add_index("tenant_id", index_type=features.scalar_index)
+    params.add_index("user_id", index_type=features.scalar_index)
     return params
