@@ -22,6 +22,15 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 redis-server --version
 
+step "Milvus standalone server (PyPI milvus, its own venv)"
+# The shared suites also run against a real Milvus server; the tests start it on
+# loopback ports (tests/services.py). Its own venv: it pins other packages.
+if [[ ! -x .venv-milvus/bin/milvus-server ]]; then
+  python3 -m venv .venv-milvus
+  .venv-milvus/bin/python -m pip install --quiet "milvus==2.3.5"
+fi
+export RECALLD_MILVUS_SERVER_BIN="$root/.venv-milvus/bin/milvus-server"
+
 step "Node dependencies"
 (cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
 buf=clients/node/node_modules/.bin/buf

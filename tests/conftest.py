@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.embedding.usem import load_usem3
+from tests.services import MilvusServerProcess, milvus_server_binary
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +62,39 @@ async def storage_only_server(
     await running.stop(grace_s=1)
 
 
-BACKENDS = ["milvus_lite", "in_memory", "milvus_lite_storage_only"]
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusServerProcess]:
+    """A real Milvus standalone server (the PyPI `milvus` package) on loopback ports.
+
+    scripts/test.sh installs it; elsewhere the tests that need it are skipped, but
+    never in CI (CI=true), where a missing server is a failure.
+    """
+    binary = milvus_server_binary()
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("milvus-server is required in CI (scripts/test.sh installs it)")
+        pytest.skip("milvus-server not installed (scripts/test.sh installs it)")
+    process = MilvusServerProcess(binary, tmp_path_factory.mktemp("milvus-server") / "data")
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="session")
+async def milvus_server_recalld(
+    milvus_server: MilvusServerProcess, embedder: MicroBatchingEmbedder
+) -> AsyncIterator[RunningServer]:
+    """A recalld on the real Milvus server."""
+    running = await start_server(
+        ServerConfig(host="127.0.0.1", port=0, milvus_uri=milvus_server.uri),
+        embedder=embedder,
+    )
+    yield running
+    await running.stop(grace_s=1)
+    assert milvus_server.alive(), "recalld must never bring the Milvus server down"
+
+
+BACKENDS = ["milvus_lite", "in_memory", "milvus_lite_storage_only", "milvus_server"]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -70,6 +104,7 @@ def any_server(request: pytest.FixtureRequest) -> RunningServer:
         "milvus_lite": "server",
         "in_memory": "memory_server",
         "milvus_lite_storage_only": "storage_only_server",
+        "milvus_server": "milvus_server_recalld",
     }[request.param]
     running: RunningServer = request.getfixturevalue(fixture)
     return running

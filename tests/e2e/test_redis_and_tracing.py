@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,56 +19,12 @@ from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.profile_cache import profile_key
 from tests.e2e.helpers import memory
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class RedisProcess:
-    """A real redis-server on loopback, restartable on the same port."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        binary = shutil.which("redis-server")
-        assert binary, "redis-server is required (scripts/test.sh installs it)"
-        self.process = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise TimeoutError("redis-server did not start")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.kill()
-        self.process.wait(10)
+from tests.services import RedisProcess, free_port
 
 
 @pytest.fixture(scope="module")
 def redis_server() -> Iterator[RedisProcess]:
-    process = RedisProcess(_free_port())
+    process = RedisProcess(free_port())
     process.start()
     yield process
     if process.process and process.process.poll() is None:

@@ -1,0 +1,160 @@
+"""Real services the tests start on loopback: redis-server and the Milvus standalone server."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from pymilvus import MilvusClient
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RedisProcess:
+    """A real redis-server on loopback, restartable on the same port."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """redis:// URL of database 0."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        assert binary, "redis-server is required (scripts/test.sh installs it)"
+        self.process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise TimeoutError("redis-server did not start")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(10)
+
+
+def milvus_server_binary() -> str | None:
+    """The PyPI `milvus` standalone (scripts/test.sh installs it into .venv-milvus)."""
+    for candidate in (
+        os.environ.get("RECALLD_MILVUS_SERVER_BIN", ""),
+        str(REPO / ".venv-milvus" / "bin" / "milvus-server"),
+        shutil.which("milvus-server") or "",
+    ):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+class MilvusServerProcess:
+    """The Milvus 2.3 standalone server from PyPI, with its own data dir and free ports.
+
+    Its coordinators listen on every interface (the package offers no bind address);
+    the tests only ever connect over loopback. The time tick is lowered to 20 ms so
+    that a Strong read waits ~20 ms, not ~200 (docs/storage-choice.md).
+    """
+
+    ROLES = (
+        "--proxy-port",
+        "--etcd-port",
+        "--root-coord-port",
+        "--proxy-internal-port",
+        "--query-coord-port",
+        "--query-node-port",
+        "--index-coord-port",
+        "--index-node-port",
+        "--data-coord-port",
+        "--data-node-port",
+    )
+
+    def __init__(self, binary: str, data_dir: Path) -> None:
+        self.binary = binary
+        self.data_dir = data_dir
+        self.ports = [free_port() for _ in self.ROLES]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def uri(self) -> str:
+        """The proxy's address."""
+        return f"http://127.0.0.1:{self.ports[0]}"
+
+    def start(self, timeout_s: float = 150) -> None:
+        argv = [self.binary, "--data", str(self.data_dir)]
+        for flag, port in zip(self.ROLES, self.ports, strict=True):
+            argv += [flag, str(port)]
+        argv += ["--extra-config", "proxy.timeTickInterval=20"]
+        log = open(self.data_dir.parent / "milvus-server.log", "wb")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            self._wait_ready(timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        assert self.process is not None
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"milvus-server exited with {self.process.returncode}")
+            with contextlib.suppress(Exception):
+                client = MilvusClient(uri=self.uri, timeout=5)
+                try:
+                    client.list_collections()
+                    return
+                finally:
+                    client.close()
+            time.sleep(1)
+        raise TimeoutError("milvus-server did not answer in time")
+
+    def alive(self) -> bool:
+        """Whether the server process still runs (recalld must never crash it)."""
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self) -> None:
+        """Stops the wrapper and the `milvus run` it started (they share a session)."""
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(20)
+        # The wrapper may exit before the server does: whatever is left goes now.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
