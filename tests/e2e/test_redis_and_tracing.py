@@ -235,9 +235,14 @@ async def test_recall_statistics_wait_in_redis_until_flushed(
         await rclient.recall(user_id, "What bike does the user ride?", top_k=1)
     raw = redis_asyncio.Redis(port=redis_server.port)
     try:
-        counts = {}
-        for key in await raw.keys("recalld:v1:access:*:count"):
-            counts.update(await raw.hgetall(key))
+        counts: dict[Any, Any] = {}
+        for _ in range(40):  # a recall's statistics reach Redis within a second
+            counts = {}
+            for key in await raw.keys("recalld:v1:access:*:count"):
+                counts.update(await raw.hgetall(key))
+            if memory_id.encode() in counts:
+                break
+            await asyncio.sleep(0.1)
         assert counts.get(memory_id.encode()) == b"2", "stats wait in Redis, not in Milvus"
     finally:
         await raw.aclose()

@@ -54,6 +54,12 @@ class LocalAccessTracker:
             count, last = self._pending.get((tenant_id, memory_id), (0, 0))
             self._pending[(tenant_id, memory_id)] = (count + 1, max(last, at_ms))
 
+    def merge(self, stats: dict[tuple[str, str], tuple[int, int]]) -> None:
+        """Adds drained statistics back (a push that failed)."""
+        for key, (count, last) in stats.items():
+            pending_count, pending_last = self._pending.get(key, (0, 0))
+            self._pending[key] = (pending_count + count, max(pending_last, last))
+
     async def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
         """Takes pending stats (of one tenant, or all)."""
         if tenant_id is None:

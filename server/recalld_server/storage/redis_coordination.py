@@ -168,13 +168,18 @@ class RedisAccessTracker:
 
     Per tenant two hashes (count, last access) keyed by memory id, and a set of
     tenants with pending statistics. A drain renames the hashes away atomically,
-    so recalls that happen during a flush land in fresh hashes. When Redis cannot
-    be reached, statistics are kept in process and drained with the rest.
+    so recalls that happen during a flush land in fresh hashes. Recalls add to an
+    in-process buffer that goes to Redis in one pipeline per second (a recall
+    makes no Redis call for its statistics; a crash loses at most that second).
+    When Redis cannot be reached, statistics stay in the buffer for the next push.
     """
+
+    PUSH_INTERVAL_S = 1.0
 
     def __init__(self, client: redis_asyncio.Redis) -> None:
         self._client = client
         self._fallback = LocalAccessTracker()
+        self._pusher: asyncio.Task[None] | None = None
 
     @classmethod
     def from_url(cls, url: str) -> RedisAccessTracker:
@@ -189,22 +194,38 @@ class RedisAccessTracker:
         return f"recalld:v1:access:{digest}:count", f"recalld:v1:access:{digest}:last"
 
     async def record(self, tenant_id: str, memory_ids: Sequence[str], at_ms: int) -> None:
-        """Counts one access of each memory."""
+        """Counts one access of each memory (buffered; pushed to Redis within a second)."""
         if not memory_ids:
             return
-        count_key, last_key = self._keys(tenant_id)
+        await self._fallback.record(tenant_id, memory_ids, at_ms)
+        if self._pusher is None or self._pusher.done():
+            self._pusher = asyncio.create_task(self._push_periodically())
+
+    async def _push_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.PUSH_INTERVAL_S)
+            if not await self.push():
+                return  # nothing buffered: the next recall starts the pusher again
+
+    async def push(self) -> bool:
+        """Sends the buffered statistics to Redis; returns whether there were any."""
+        pending = await self._fallback.drain()
+        if not pending:
+            return False
         try:
             async with self._client.pipeline(transaction=True) as pipe:
-                pipe.sadd(_TENANTS, tenant_id)
-                for memory_id in memory_ids:
-                    pipe.hincrby(count_key, memory_id, 1)
-                    pipe.hset(last_key, memory_id, at_ms)
+                for (tenant, memory_id), (count, last) in pending.items():
+                    count_key, last_key = self._keys(tenant)
+                    pipe.sadd(_TENANTS, tenant)
+                    pipe.hincrby(count_key, memory_id, count)
+                    pipe.hset(last_key, memory_id, last)
                 await pipe.execute()
         except (RedisError, OSError):
-            await self._fallback.record(tenant_id, memory_ids, at_ms)
+            self._fallback.merge(pending)  # back into the buffer for the next push
+        return True
 
     async def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
-        """Takes pending statistics (of one tenant, or all)."""
+        """Takes pending statistics (of one tenant, or all): Redis's and the buffer's."""
         taken = await self._fallback.drain(tenant_id)
         try:
             tenants = (
@@ -248,5 +269,10 @@ class RedisAccessTracker:
         return out
 
     async def close(self) -> None:
-        """Closes the connection pool."""
+        """Pushes what is buffered, then closes the connection pool."""
+        if self._pusher is not None:
+            self._pusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pusher
+        await self.push()
         await self._client.aclose()
