@@ -172,11 +172,11 @@ class WritePlanner:
                 same = batch.current(found)
         nearest: tuple[Memory, float] | None = None
         if same is None:
-            for memory, other in pending:
-                if other is not None:
-                    similarity = float(np.dot(vector, other))
-                    if nearest is None or similarity > nearest[1]:
-                        nearest = (memory, similarity)
+            earlier = [(m, v) for m, v in pending if v is not None]
+            if earlier:  # one product for all the request's earlier memories
+                similarities = np.stack([v for _, v in earlier]) @ vector
+                best = int(np.argmax(similarities))
+                nearest = (earlier[best][0], float(similarities[best]))
             hit = self._stored.nearest[index] if index < len(self._stored.nearest) else None
             if hit is not None:
                 memory = batch.current(hit[0])

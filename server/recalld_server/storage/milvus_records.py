@@ -33,11 +33,19 @@ REQUESTS = "recalld_requests"
 _PLACEHOLDER = [0.0, 1.0]
 
 
+_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
+
+
 def memory_to_json(memory: Memory) -> dict[str, Any]:
-    """A JSON-safe snapshot of a memory."""
-    data = dataclasses.asdict(memory)
+    """A JSON-safe snapshot of a memory.
+
+    Field by field rather than `dataclasses.asdict`, whose deep copies cost more than
+    the rest of a history append; tags and metadata are JSON values already.
+    """
+    data = {name: getattr(memory, name) for name in _FIELDS}
     for name in ("type", "tier", "status"):
         data[name] = int(data[name])
+    data["tags"] = list(memory.tags)
     return data
 
 
