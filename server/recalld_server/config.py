@@ -70,7 +70,7 @@ class ServerConfig:
     redis_locks: bool = False
     recall_sequential: bool = False
     recall_mode: str = "hybrid"
-    access_flush_interval_s: float = 30.0
+    access_flush_interval_s: float = 300.0
     consolidate_interval_s: float = 3600.0
     working_set_mb: int = 1024
     working_set_max_user_memories: int = 10_000
