@@ -83,6 +83,14 @@ class LoadSpec:
     timeout_s: float = 10.0
     max_in_flight: int = 2048  # open loop: arrivals beyond this are counted as dropped
     skip_profile: bool = False
+    write_users: str = "spread"  # spread: each Write to a uniformly drawn user | bursts
+
+
+WRITE_USER_PATTERNS = ("spread", "bursts")
+"""How Writes pick their user. spread: every Write goes to a user drawn uniformly,
+as recalls do (many agents, many users). bursts: the dataset generator's order, so
+consecutive Writes, and the concurrent streams of a worker, go to the same user
+(~10 in a row): one user's writes serialise on its lock."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -124,6 +132,7 @@ class _Workload:
         )
         self.writes = iter(datasets.generate(write_spec))
         self.write_spec = write_spec
+        self.users = datasets.users_of(spec.dataset)
         self.i = 0
 
     def _next(self) -> datasets.GenMemory:
@@ -137,9 +146,13 @@ class _Workload:
                 self.writes = iter(datasets.generate(self.write_spec))
 
     def next_memories(self, n: int) -> tuple[str, str, list[memory_pb2.Memory]]:
-        """n new memories (a batch goes to the first one's user)."""
+        """n new memories for one user (spread: a random user; bursts: the first one's)."""
         batch = [self._next() for _ in range(n)]
-        return batch[0].tenant, batch[0].user, [to_proto(m) for m in batch]
+        if self.spec.write_users == "spread":
+            tenant, user = self.users[self.rng.randrange(len(self.users))]
+        else:
+            tenant, user = batch[0].tenant, batch[0].user
+        return tenant, user, [to_proto(m) for m in batch]
 
     def pick(self) -> str:
         op = self.spec.operation

@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     batch_size=args.batch,
                     top_k=args.top_k,
                     write_fraction=args.write_fraction,
+                    write_users=args.write_users,
                 )
                 offset = (
                     srv.traces_file.stat().st_size
@@ -174,6 +175,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "top_k": args.top_k,
             "batch": args.batch,
             "write_fraction": args.write_fraction,
+            "write_users": args.write_users,
             "traces": args.traces,
             "prewarm": args.prewarm,
         },
@@ -209,6 +211,12 @@ def add_arguments(sub: Any) -> None:
     r.add_argument("--cooldown", type=float, default=2.0)
     r.add_argument("--processes", type=int, default=2)
     r.add_argument("--batch", type=int, default=10)
+    r.add_argument(
+        "--write-users",
+        choices=loadgen.WRITE_USER_PATTERNS,
+        default="spread",
+        help="spread: each Write to a uniformly drawn user; bursts: runs of Writes to one user",
+    )
     r.add_argument("--top-k", type=int, default=10)
     r.add_argument("--write-fraction", type=float, default=0.1)
     r.add_argument("--seed", type=int, default=1)

@@ -3,7 +3,7 @@
 A storage write costs about the same for one row as for a hundred, and an
 embedded engine serves one request at a time. So while one group is being
 written, the next requests queue; when it returns they go together: one
-insert, one upsert, one history append per tenant. A request is answered only
+insert, one upsert, one history append, whatever the tenants. A request is answered only
 when the group that carried it is stored (or with the group's error): nothing
 is acknowledged before storage has it. No timer: a lone request goes at once.
 """
@@ -87,11 +87,8 @@ class GroupCommit:
         # A group that only adds rows writes them and their history concurrently.
         inserts = [row for request in group for row in request.inserts]
         upserts = [row for request in group for row in request.upserts]
-        by_tenant: dict[str, list[HistoryEntry]] = {}
-        for request in group:
-            for entry in request.history:
-                by_tenant.setdefault(entry.memory.tenant_id, []).append(entry)
-        history = [self._history.append(tenant, entries) for tenant, entries in by_tenant.items()]
+        entries = [entry for request in group for entry in request.history]
+        history = [self._history.append(entries)] if entries else []
         inserting = (
             self._store.insert([m for m, _ in inserts], np.stack([v for _, v in inserts]))
             if inserts

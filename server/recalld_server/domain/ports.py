@@ -169,8 +169,8 @@ class VectorStore(MemoryRows, SearchIndex, Protocol):
 class HistoryStore(Protocol):
     """Every version of every memory, for audit (History RPC)."""
 
-    async def append(self, tenant_id: str, entries: Sequence[HistoryEntry]) -> None:
-        """Records versions of memories of one tenant."""
+    async def append(self, entries: Sequence[HistoryEntry]) -> None:
+        """Records versions of memories, of any tenants (each memory names its own)."""
         ...
 
     async def versions(self, tenant_id: str, memory_id: str) -> list[HistoryEntry]:

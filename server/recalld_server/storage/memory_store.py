@@ -296,11 +296,10 @@ class InMemoryHistoryStore:
         self._entries: dict[str, dict[str, dict[int, HistoryEntry]]] = {}
         """tenant -> memory id -> version -> entry."""
 
-    async def append(self, tenant_id: str, entries: Sequence[HistoryEntry]) -> None:
-        """Records versions of the tenant's memories."""
-        copies = [_copy_entry(e) for e in entries]
-        memories = self._entries.setdefault(tenant_id, {}) if copies else {}
-        for entry in copies:
+    async def append(self, entries: Sequence[HistoryEntry]) -> None:
+        """Records versions of memories, each under its memory's tenant."""
+        for entry in map(_copy_entry, entries):
+            memories = self._entries.setdefault(entry.memory.tenant_id, {})
             memories.setdefault(entry.memory.id, {})[entry.memory.version] = entry
 
     async def versions(self, tenant_id: str, memory_id: str) -> list[HistoryEntry]:

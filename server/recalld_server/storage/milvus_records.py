@@ -114,12 +114,12 @@ class MilvusHistoryStore:
     def __init__(self, client: AsyncMilvusClient) -> None:
         self._client = client
 
-    async def append(self, tenant_id: str, entries: Sequence[HistoryEntry]) -> None:
-        """Records versions (upsert: a replayed version overwrites itself)."""
+    async def append(self, entries: Sequence[HistoryEntry]) -> None:
+        """Records versions of any tenants in one upsert (a replayed version overwrites itself)."""
         rows = [
             {
                 "key": f"{e.memory.id}:{e.memory.version:012d}",
-                "tenant_id": tenant_id,
+                "tenant_id": e.memory.tenant_id,
                 "user_id": e.memory.user_id,
                 "memory_id": e.memory.id,
                 "version": e.memory.version,

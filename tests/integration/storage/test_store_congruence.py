@@ -582,16 +582,16 @@ async def test_history_keeps_versions_in_order_per_tenant(backend: Backend) -> N
     e2 = [_entry(m2, 1, Operation.WRITE, NOW)]
     e3 = [_entry(m3, 1, Operation.WRITE, NOW), _entry(m3, 2, Operation.CONFIRM, NOW + 5)]
 
-    await history.append(tenant, [e1[2], e1[0]])
-    await history.append(tenant, [e1[1], *e2, *e3])
-    await history.append(tenant, [])
+    await history.append([e1[2], e1[0]])
+    await history.append([e1[1], *e2, *e3])
+    await history.append([])
     assert await history.versions(tenant, m1.id) == e1
     assert await history.versions(tenant, m2.id) == e2
     assert await history.versions(tenant, m3.id) == e3
     assert await history.versions(tenant, UNKNOWN_ID) == []
 
     replayed = dataclasses.replace(e1[0], changed_at=NOW + 1)  # the same version again
-    await history.append(tenant, [replayed])
+    await history.append([replayed])
     assert await history.versions(tenant, m1.id) == [replayed, e1[1], e1[2]]
 
     # Another tenant knowing the ids sees and deletes nothing.
@@ -611,6 +611,22 @@ async def test_history_keeps_versions_in_order_per_tenant(backend: Backend) -> N
 
     await history.delete_user(tenant, None)
     assert await history.versions(tenant, m3.id) == []
+
+
+async def test_one_history_append_carries_several_tenants(backend: Backend) -> None:
+    """A group commit appends every tenant's entries at once; each stays its tenant's."""
+    _, history, _ = backend
+    t1, t2 = _tenant(), _tenant()
+    m1 = _memory(t1, "u1", "first tenant's")
+    m2 = _memory(t2, "u1", "second tenant's")
+    entries = [_entry(m1, 1, Operation.WRITE, NOW), _entry(m2, 1, Operation.WRITE, NOW)]
+    await history.append(entries)
+    assert await history.versions(t1, m1.id) == entries[:1]
+    assert await history.versions(t2, m2.id) == entries[1:]
+    assert await history.versions(t1, m2.id) == []
+    assert await history.versions(t2, m1.id) == []
+    await history.delete_user(t1, None)
+    assert await history.versions(t2, m2.id) == entries[1:]
 
 
 async def test_idempotency_records_are_kept_per_tenant(backend: Backend) -> None:
