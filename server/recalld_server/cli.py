@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import os
 import signal
@@ -18,6 +19,11 @@ async def _serve(argv: Sequence[str]) -> None:
 
     config = load_config(argv, os.environ)
     running = await start_server(config, environ=os.environ)
+    # Everything built so far (modules, the model, dictionaries) lives as long as the
+    # process. Frozen, it leaves the collector's full passes, which otherwise scan it
+    # all and stall every call in flight (~70 ms each, measured at 10k memories).
+    gc.collect()
+    gc.freeze()
     print(f"recalld listening on {config.host}:{running.port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

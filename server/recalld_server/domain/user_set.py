@@ -63,9 +63,12 @@ class UserSet:
         self._bm25 = Bm25Index()
         self._unindexed: set[str] = set()
         # Write-rule indexes: live ids by scope, by (scope, hash), by (scope, topic).
+        # Hash and topic groups hold one id or a few: tuples of strings, which the
+        # garbage collector stops tracking, where a set per memory would be scanned
+        # by every full collection (see `gc.freeze` in the cli).
         self._by_scope: dict[str, set[str]] = {}
-        self._by_hash: dict[tuple[str, str], set[str]] = {}
-        self._by_topic: dict[tuple[str, str], set[str]] = {}
+        self._by_hash: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._by_topic: dict[tuple[str, str], tuple[str, ...]] = {}
         self.bytes = 0
         self.generation = 0
         """The user's change counter when this state was read (see `Generations`)."""
@@ -117,14 +120,14 @@ class UserSet:
 
     def _index(self, memory: Memory) -> None:
         self._by_scope.setdefault(memory.agent_scope, set()).add(memory.id)
-        self._by_hash.setdefault((memory.agent_scope, memory.content_hash), set()).add(memory.id)
+        _add(self._by_hash, (memory.agent_scope, memory.content_hash), memory.id)
         if memory.topic_key:
-            self._by_topic.setdefault((memory.agent_scope, memory.topic_key), set()).add(memory.id)
+            _add(self._by_topic, (memory.agent_scope, memory.topic_key), memory.id)
 
     def _unindex(self, memory: Memory) -> None:
         _discard(self._by_scope, memory.agent_scope, memory.id)
-        _discard(self._by_hash, (memory.agent_scope, memory.content_hash), memory.id)
-        _discard(self._by_topic, (memory.agent_scope, memory.topic_key), memory.id)
+        _remove(self._by_hash, (memory.agent_scope, memory.content_hash), memory.id)
+        _remove(self._by_topic, (memory.agent_scope, memory.topic_key), memory.id)
 
     def remove(self, memory_id: str) -> None:
         """Drops a memory (unknown ids are ignored)."""
@@ -270,6 +273,22 @@ class UserSet:
             if m.type is MemoryType.EVENT and m.occurred_at >= since_ms and memory_filter.matches(m)
         ]
         return sorted(events, key=lambda m: m.occurred_at, reverse=True)
+
+
+def _add(index: dict[K, tuple[str, ...]], key: K, memory_id: str) -> None:
+    ids = index.get(key, ())
+    if memory_id not in ids:
+        index[key] = (*ids, memory_id)
+
+
+def _remove(index: dict[K, tuple[str, ...]], key: K, memory_id: str) -> None:
+    ids = index.get(key)
+    if ids is not None:
+        kept = tuple(i for i in ids if i != memory_id)
+        if kept:
+            index[key] = kept
+        else:
+            del index[key]
 
 
 def _discard(index: dict[K, set[str]], key: K, memory_id: str) -> None:

@@ -170,6 +170,7 @@ class JiebaAnalyzer:
         """Loads the dictionary now rather than on the first write or recall."""
         jieba.setLogLevel(logging.WARNING)  # it announces every dictionary load
         self._tokenizer.initialize()
+        self.terms("warming the stemmer 预热")  # builds this thread's Snowball tables
 
     def _stem(self, word: str) -> str:
         stem = self._stems.get(word)

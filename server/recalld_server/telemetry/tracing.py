@@ -29,7 +29,7 @@ from opentelemetry.sdk.metrics.export import (
     PeriodicExportingMetricReader,
 )
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
     ConsoleSpanExporter,
@@ -37,6 +37,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
     SpanExportResult,
 )
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
 from recalld_server.domain.stages import AttributeValue, StageRecord
@@ -88,22 +89,30 @@ def _exporter_names(environ: Mapping[str, str], variable: str) -> list[str]:
 
 
 def build_tracer_provider(environ: Mapping[str, str]) -> TracerProvider:
-    """A tracer provider with the exporters the environment asks for."""
-    provider = TracerProvider(
-        resource=Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME", "recalld")})
-    )
+    """A tracer provider with the exporters the environment asks for.
+
+    With no exporter, spans are not recorded at all (the ALWAYS_OFF sampler): a
+    recorded span nobody exports costs the event loop ~10% of a cached recall.
+    """
+    processors: list[SpanProcessor] = []
     for name in _exporter_names(environ, "OTEL_TRACES_EXPORTER"):
         if name == "otlp":
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            processors.append(BatchSpanProcessor(OTLPSpanExporter()))
         elif name == "console":
-            provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
+            processors.append(BatchSpanProcessor(ConsoleSpanExporter()))
         else:
             raise SystemExit(f"recalld: unsupported OTEL_TRACES_EXPORTER {name!r}")
     trace_file = environ.get("RECALLD_OTEL_TRACES_FILE")
     if trace_file:
-        provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(Path(trace_file))))
+        processors.append(SimpleSpanProcessor(JsonLinesSpanExporter(Path(trace_file))))
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME", "recalld")}),
+        sampler=None if processors else ALWAYS_OFF,
+    )
+    for processor in processors:
+        provider.add_span_processor(processor)
     return provider
 
 
