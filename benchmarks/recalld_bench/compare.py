@@ -372,7 +372,7 @@ def _mem0_point(args: argparse.Namespace, concurrency: int, seed: int) -> dict[s
         text=True,
         env=env,
         check=False,
-        timeout=args.duration + args.warmup + 180,
+        timeout=args.duration + args.warmup + 900,  # + mem0's first search (collection load)
     )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
