@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import grpc
@@ -17,7 +18,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from pymilvus import MilvusClient
 
 from recalld.v1 import memory_service_pb2, memory_service_pb2_grpc
+from recalld_server.api.admission import Admission, AdmissionInterceptor, AdmissionLimits
 from recalld_server.api.auth import Authenticator
+from recalld_server.api.decoding import RequestDecodingInterceptor
 from recalld_server.api.servicer import MemoryServicer
 from recalld_server.config import ServerConfig
 from recalld_server.domain.consolidation import Consolidator
@@ -83,6 +86,28 @@ log = logging.getLogger(__name__)
 
 SERVICE_NAME = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
 
+DRAIN_QUIET_S = 0.3
+"""On shutdown, how long no call may have run before the server stops accepting."""
+
+TRANSPORT_OPTIONS = [
+    ("grpc.max_receive_message_length", 16 * 1024 * 1024),
+    # HTTP/2 limits, so idle, silent or hoarding connections cannot pile up: streams
+    # per connection are advertised; idle connections close after 5 minutes; every
+    # connection is recycled after 30 (clients reconnect, possibly to another
+    # replica) with a minute for its calls to finish; a peer that stops answering
+    # keepalive pings is dropped.
+    ("grpc.max_concurrent_streams", 256),
+    ("grpc.max_connection_idle_ms", 5 * 60_000),
+    ("grpc.max_connection_age_ms", 30 * 60_000),
+    ("grpc.max_connection_age_grace_ms", 60_000),
+    ("grpc.keepalive_time_ms", 2 * 60_000),
+    ("grpc.keepalive_timeout_ms", 20_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    # A client pinging more often than every 10 s without calls is told to stop.
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_ping_strikes", 2),
+]
+
 
 @dataclasses.dataclass(slots=True)
 class RunningServer:
@@ -103,11 +128,18 @@ class RunningServer:
     access: LocalAccessTracker | RedisAccessTracker
     generations: LocalGenerations | RedisGenerations
     memories: UserMemories
+    admission: Admission
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Drains in-flight calls, writes pending access statistics, closes storage."""
         await self.health.enter_graceful_shutdown()
-        await self.server.stop(grace_s)
+        deadline = time.monotonic() + grace_s
+        # Calls already sent may still wait in the transport, where stopping the server
+        # would cancel them: keep accepting until no call has run for a moment.
+        # (Polled: quiet is a span of time without an event, not an event.)
+        while self.admission.quiet_for() < DRAIN_QUIET_S and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        await self.server.stop(max(0.0, deadline - time.monotonic()))
         for task in self.background:
             task.cancel()
         await asyncio.gather(*self.background, return_exceptions=True)
@@ -320,13 +352,21 @@ async def start_server(
     )
     consolidator = Consolidator(backends, memories, policy)
 
+    admission = Admission(
+        AdmissionLimits(config.max_in_flight, config.max_queued, config.max_queue_wait_s)
+    )
     server = grpc.aio.server(
-        interceptors=[ServerTracingInterceptor(tracer)],
-        maximum_concurrent_rpcs=config.max_concurrent_rpcs,
-        options=[
-            ("grpc.max_receive_message_length", 16 * 1024 * 1024),
-            ("grpc.keepalive_permit_without_calls", 1),
+        # Tracing outermost, so refused calls are traced too; undecodable requests are
+        # answered before they take a slot.
+        interceptors=[
+            ServerTracingInterceptor(tracer),
+            RequestDecodingInterceptor(),
+            AdmissionInterceptor(admission),
         ],
+        maximum_concurrent_rpcs=max(
+            config.max_concurrent_rpcs, 2 * (config.max_in_flight + config.max_queued)
+        ),
+        options=TRANSPORT_OPTIONS,
     )
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
         MemoryServicer(service, consolidator, authenticator), server
@@ -386,6 +426,7 @@ async def start_server(
         access,
         generations,
         memories,
+        admission,
     )
 
 

@@ -30,7 +30,8 @@ async def _serve(argv: Sequence[str]) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
-    await running.stop()
+    # Stop accepting, let in-flight and queued calls finish, then close storage.
+    await running.stop(config.shutdown_grace_s)
 
 
 def _migrate(command: str, argv: Sequence[str]) -> int:

@@ -31,7 +31,14 @@ class ServerConfig:
         allow_unauthenticated: Serve without keys on a non-loopback bind.
         tls_cert_file: PEM certificate chain; with tls_key_file enables TLS.
         tls_key_file: PEM private key.
-        max_concurrent_rpcs: Calls served at once; more wait in gRPC's queue.
+        max_concurrent_rpcs: The transport's hard cap on open calls (gRPC rejects
+            beyond it without detail); kept well above admission control's limits.
+        max_in_flight: MemoryService calls running at once (admission control).
+        max_queued: Calls waiting for a running slot; more are shed at once with
+            RESOURCE_EXHAUSTED and RetryInfo.
+        max_queue_wait_s: Longest wait for a slot before the call is shed.
+        shutdown_grace_s: On SIGTERM, how long in-flight and queued calls get to
+            finish after the server stops accepting new ones.
         embed_batch: Most texts one embedding call takes.
         embedding_model: Model for a fresh store; on an existing store it must name the
             model its memories are in (empty: whatever the store uses, else the
@@ -63,7 +70,11 @@ class ServerConfig:
     allow_unauthenticated: bool = False
     tls_cert_file: Path | None = None
     tls_key_file: Path | None = None
-    max_concurrent_rpcs: int = 1024
+    max_concurrent_rpcs: int = 8192
+    max_in_flight: int = 64
+    max_queued: int = 512
+    max_queue_wait_s: float = 2.0
+    shutdown_grace_s: float = 20.0
     embed_batch: int = 64
     embedding_model: str = ""
     redis_url: str = ""
@@ -139,6 +150,31 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         "--max-concurrent-rpcs",
         type=int,
         default=env("MAX_CONCURRENT_RPCS", defaults.max_concurrent_rpcs),
+        help="transport cap on open calls (keep above --max-in-flight + --max-queued)",
+    )
+    p.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=env("MAX_IN_FLIGHT", defaults.max_in_flight),
+        help="MemoryService calls running at once",
+    )
+    p.add_argument(
+        "--max-queued",
+        type=int,
+        default=env("MAX_QUEUED", defaults.max_queued),
+        help="calls waiting for a slot; beyond it calls are shed (RESOURCE_EXHAUSTED + RetryInfo)",
+    )
+    p.add_argument(
+        "--max-queue-wait",
+        type=float,
+        default=env("MAX_QUEUE_WAIT", defaults.max_queue_wait_s),
+        help="seconds a call may wait for a slot before it is shed",
+    )
+    p.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=env("SHUTDOWN_GRACE", defaults.shutdown_grace_s),
+        help="seconds in-flight calls get to finish on SIGTERM",
     )
     p.add_argument("--embed-batch", type=int, default=env("EMBED_BATCH", defaults.embed_batch))
     p.add_argument(
@@ -192,6 +228,10 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,
         tls_key_file=Path(args.tls_key_file) if args.tls_key_file else None,
         max_concurrent_rpcs=int(args.max_concurrent_rpcs),
+        max_in_flight=int(args.max_in_flight),
+        max_queued=int(args.max_queued),
+        max_queue_wait_s=float(args.max_queue_wait),
+        shutdown_grace_s=float(args.shutdown_grace),
         embed_batch=int(args.embed_batch),
         embedding_model=str(args.embedding_model or ""),
         access_flush_interval_s=float(args.access_flush_interval),
@@ -203,6 +243,10 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         raise SystemExit(
             "recalld: --working-set-mb must be >= 0 and "
             "--working-set-max-user-memories between 1 and 16383"
+        )
+    if config.max_in_flight < 1 or config.max_queued < 0 or config.max_queue_wait_s <= 0:
+        raise SystemExit(
+            "recalld: --max-in-flight must be >= 1, --max-queued >= 0, --max-queue-wait > 0"
         )
     if bool(config.tls_cert_file) != bool(config.tls_key_file):
         raise SystemExit("recalld: --tls-cert-file and --tls-key-file go together")

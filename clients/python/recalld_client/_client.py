@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import random
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeAlias, TypeVar
 
@@ -12,6 +13,7 @@ from google.protobuf import field_mask_pb2
 from opentelemetry import propagate
 from tenacity import (
     AsyncRetrying,
+    RetryCallState,
     retry_if_exception,
     stop_after_attempt,
     wait_exponential_jitter,
@@ -29,15 +31,25 @@ RECALL_TIMEOUT_S = 5.0
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Retries of UNAVAILABLE on idempotent calls only."""
+    """Retries of UNAVAILABLE on idempotent calls, and of shed calls on any call.
+
+    A call the server shed (RESOURCE_EXHAUSTED, cause "server_overloaded") did
+    nothing, so it is retried after the server's RetryInfo delay, capped at
+    max_backoff_s, whatever the call.
+    """
 
     attempts: int = 4
     initial_backoff_s: float = 0.1
     max_backoff_s: float = 2.0
 
 
-def _is_unavailable(error: BaseException) -> bool:
-    return isinstance(error, RecalldError) and error.code == grpc.StatusCode.UNAVAILABLE
+def _retryable(idempotent: bool) -> Callable[[BaseException], bool]:
+    def check(error: BaseException) -> bool:
+        if not isinstance(error, RecalldError):
+            return False
+        return error.shed or (idempotent and error.code == grpc.StatusCode.UNAVAILABLE)
+
+    return check
 
 
 class RecalldClient:
@@ -104,16 +116,23 @@ class RecalldClient:
             except grpc.aio.AioRpcError as error:
                 raise RecalldError.from_rpc_error(error) from None
 
-        if not idempotent:
-            return await once()
+        backoff = wait_exponential_jitter(
+            multiplier=self._retry.initial_backoff_s,
+            max=self._retry.max_backoff_s,
+            jitter=self._retry.initial_backoff_s,
+        )
+        policy = self._retry
+
+        def wait(state: RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome else None
+            if isinstance(error, RecalldError) and error.retry_delay_s is not None:
+                return min(policy.max_backoff_s, error.retry_delay_s) * random.uniform(1.0, 1.2)
+            return float(backoff(state))
+
         async for attempt in AsyncRetrying(
-            retry=retry_if_exception(_is_unavailable),
+            retry=retry_if_exception(_retryable(idempotent)),
             stop=stop_after_attempt(self._retry.attempts),
-            wait=wait_exponential_jitter(
-                multiplier=self._retry.initial_backoff_s,
-                max=self._retry.max_backoff_s,
-                jitter=self._retry.initial_backoff_s,
-            ),
+            wait=wait,
             reraise=True,
         ):
             with attempt:

@@ -26,17 +26,29 @@ class RecalldError(Exception):
         message: str,
         reason: str = "",
         field_violations: tuple[FieldViolation, ...] = (),
+        retry_delay_s: float | None = None,
+        cause: str = "",
     ) -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
         self.message = message
         self.reason = reason
         self.field_violations = field_violations
+        self.retry_delay_s = retry_delay_s
+        """From google.rpc.RetryInfo: when the server advises trying again."""
+        self.cause = cause
+        """ErrorInfo's `cause` metadata (e.g. "server_overloaded")."""
+
+    @property
+    def shed(self) -> bool:
+        """The server refused the call at admission: it did nothing, any call may retry."""
+        return self.code == grpc.StatusCode.RESOURCE_EXHAUSTED and self.cause == "server_overloaded"
 
     @classmethod
     def from_rpc_error(cls, error: grpc.aio.AioRpcError) -> RecalldError:
         """Decodes google.rpc.Status details from the call's trailers."""
-        reason = ""
+        reason = cause = ""
+        retry_delay_s: float | None = None
         violations: list[FieldViolation] = []
         status = rpc_status.from_call(error)  # type: ignore[arg-type]
         if status is not None:
@@ -45,10 +57,17 @@ class RecalldError(Exception):
                     info = error_details_pb2.ErrorInfo()
                     detail.Unpack(info)
                     reason = info.reason
+                    cause = info.metadata.get("cause", "")
+                elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                    retry = error_details_pb2.RetryInfo()
+                    detail.Unpack(retry)
+                    retry_delay_s = retry.retry_delay.ToMilliseconds() / 1000
                 elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
                     bad = error_details_pb2.BadRequest()
                     detail.Unpack(bad)
                     violations.extend(
                         FieldViolation(v.field, v.description) for v in bad.field_violations
                     )
-        return cls(error.code(), error.details() or "", reason, tuple(violations))
+        return cls(
+            error.code(), error.details() or "", reason, tuple(violations), retry_delay_s, cause
+        )

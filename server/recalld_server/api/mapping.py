@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-from google.protobuf import json_format, struct_pb2, timestamp_pb2
+from google.protobuf import struct_pb2, timestamp_pb2
 
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_server.domain import model
@@ -65,8 +65,27 @@ def set_timestamp(target: timestamp_pb2.Timestamp, ms: int) -> None:
 
 
 def struct_to_dict(value: struct_pb2.Struct) -> dict[str, Any]:
-    """Struct -> plain JSON object."""
-    return json_format.MessageToDict(value)
+    """Struct -> plain JSON object, numbers as floats.
+
+    Not json_format.MessageToDict: that raises on NaN and infinities, which must
+    reach validation (and come back as INVALID_ARGUMENT), not fail the call.
+    """
+    return {key: _plain(item) for key, item in value.fields.items()}
+
+
+def _plain(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "struct_value":
+        return struct_to_dict(value.struct_value)
+    if kind == "list_value":
+        return [_plain(item) for item in value.list_value.values]
+    if kind == "number_value":
+        return value.number_value
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    return None  # null_value, or no kind set
 
 
 def new_memory_from_proto(

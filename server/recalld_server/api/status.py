@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -49,7 +49,16 @@ def to_status(error: Exception) -> grpc.Status:
         log.error("unexpected error while serving a call", exc_info=error)
         mapped, error = (code_pb2.INTERNAL, "INTERNAL"), Exception("internal error")
     code, reason = mapped
-    details = [_pack(error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN))]
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN)
+    details = [_pack(info)]
+    if isinstance(error, errors.ResourceExhaustedError):
+        if error.cause:
+            info.metadata["cause"] = error.cause
+            details[0] = _pack(info)
+        if error.retry_after_s is not None:
+            delay = duration_pb2.Duration()
+            delay.FromMilliseconds(max(1, round(error.retry_after_s * 1000)))
+            details.append(_pack(error_details_pb2.RetryInfo(retry_delay=delay)))
     if isinstance(error, errors.InvalidArgumentError):
         details.append(
             _pack(

@@ -13,6 +13,7 @@ from recalld_server.domain.errors import (
 )
 from recalld_server.domain.model import (
     Conflict,
+    Memory,
     MemoryFilter,
     Operation,
     Principal,
@@ -96,7 +97,12 @@ class Conflicts:
                 principal.tenant_id, sorted({c.supersedes_id for c in page if c.supersedes_id})
             )
         }
-        conflicts = [Conflict(c, existing.get(c.supersedes_id)) for c in page]
+        # The memory a conflict would replace may have moved to a scope the caller
+        # may not read since: then the conflict is listed without it.
+        conflicts = [
+            Conflict(c, _visible_or_none(principal, c.user_id, existing.get(c.supersedes_id)))
+            for c in page
+        ]
         token = paging.encode_page_token(page[-1].id, listing) if len(found) > size else ""
         return conflicts, token
 
@@ -142,3 +148,9 @@ class Conflicts:
             )
             await self._changes.commit(tenant, planner.batch)
             return Conflict(after, planner.batch.current(holder) if holder else None)
+
+
+def _visible_or_none(principal: Principal, user_id: str, memory: Memory | None) -> Memory | None:
+    if memory is None or not authorization.visible(principal, user_id, memory):
+        return None
+    return memory

@@ -15,6 +15,7 @@ import logging
 
 import numpy as np
 
+from recalld_server.domain import authorization
 from recalld_server.domain.changes import Change, bump, scan
 from recalld_server.domain.errors import FieldViolation, InvalidArgumentError, PermissionDeniedError
 from recalld_server.domain.lifecycle import (
@@ -81,7 +82,13 @@ class Consolidator:
             raise PermissionDeniedError("this credential is read-only")
         if not user_id and principal.role != "admin":
             raise PermissionDeniedError("consolidating a whole tenant needs an admin key")
-        return await self.run(principal.tenant_id, user_id or None, dry_run, purge_expired)
+        return await self.run(
+            principal.tenant_id,
+            user_id or None,
+            dry_run,
+            purge_expired,
+            authorization.readable_scopes(principal),
+        )
 
     async def run(
         self,
@@ -89,15 +96,24 @@ class Consolidator:
         user_id: str | None,
         dry_run: bool = False,
         purge_expired: bool = False,
+        scopes: frozenset[str] | None = None,
     ) -> ConsolidationReport:
-        """Consolidates without permission checks (the server's periodic job)."""
-        flushed = 0 if dry_run else await self.flush_access_stats(tenant_id)
-        users = [user_id] if user_id else await self._users(tenant_id)
+        """Consolidates without permission checks (the server's periodic job).
+
+        With `scopes` (a scoped caller's), only memories of those scopes are read,
+        reported or changed; tenant-wide upkeep (statistics, request records) is
+        left to unscoped callers and the periodic job.
+        """
+        tenant_wide = scopes is None
+        flushed = await self.flush_access_stats(tenant_id) if tenant_wide and not dry_run else 0
+        users = [user_id] if user_id else await self._users(tenant_id, scopes)
         report = ConsolidationReport(access_stats_flushed=flushed)
         for user in users:
             async with self._locks.hold(user_lock_key(tenant_id, user)):
-                await self._consolidate_user(tenant_id, user, dry_run, purge_expired, report)
-        if not dry_run and user_id is None:
+                await self._consolidate_user(
+                    tenant_id, user, dry_run, purge_expired, scopes, report
+                )
+        if not dry_run and user_id is None and tenant_wide:
             await self._requests.delete_older_than(
                 self._clock.now_ms() - REQUEST_RECORD_DAYS * DAY_MS
             )
@@ -105,11 +121,19 @@ class Consolidator:
         return report
 
     async def _consolidate_user(
-        self, tenant: str, user: str, dry_run: bool, purge: bool, report: ConsolidationReport
+        self,
+        tenant: str,
+        user: str,
+        dry_run: bool,
+        purge: bool,
+        scopes: frozenset[str] | None,
+        report: ConsolidationReport,
     ) -> None:
         now = self._clock.now_ms()
         policy = self._policy.lifecycle
-        live = MemoryFilter(tenant, user, statuses=frozenset({Status.ACTIVE, Status.DRAFT}))
+        live = MemoryFilter(
+            tenant, user, statuses=frozenset({Status.ACTIVE, Status.DRAFT}), scopes=scopes
+        )
 
         expired = await self._all(dataclasses.replace(live, expired_at=now))
         report.expired_ids.extend(m.id for m in expired)
@@ -135,6 +159,7 @@ class Consolidator:
                 tiers=frozenset({Tier.P1}),
                 tier_unused_before=unused_since,
                 unexpired_at=now,
+                scopes=scopes,
             )
         )
         report.demoted_ids.extend(m.id for m in stale)
@@ -147,7 +172,9 @@ class Consolidator:
             await self._save(tenant, demotions, now)
 
         active = await self._store.find_with_vectors(
-            MemoryFilter(tenant, user, statuses=frozenset({Status.ACTIVE}), unexpired_at=now),
+            MemoryFilter(
+                tenant, user, statuses=frozenset({Status.ACTIVE}), unexpired_at=now, scopes=scopes
+            ),
             MAX_MERGE_SCAN,
         )
         report.memories_scanned += len(active)
@@ -250,8 +277,9 @@ class Consolidator:
                 len(report.merged),
             )
 
-    async def _users(self, tenant: str) -> list[str]:
-        return sorted({m.user_id for m in await scan(self._store, MemoryFilter(tenant, None))})
+    async def _users(self, tenant: str, scopes: frozenset[str] | None = None) -> list[str]:
+        every = await scan(self._store, MemoryFilter(tenant, None, scopes=scopes))
+        return sorted({m.user_id for m in every})
 
     async def _all(self, memory_filter: MemoryFilter) -> list[Memory]:
         return await scan(self._store, memory_filter)

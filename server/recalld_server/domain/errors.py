@@ -17,12 +17,25 @@ class RecalldError(Exception):
     """Base of every error the domain raises on purpose."""
 
 
+MAX_REPORTED_VIOLATIONS = 20
+"""Field violations one error lists at most (the last one counts the rest)."""
+
+
 class InvalidArgumentError(RecalldError):
     """One or more request fields are invalid."""
 
     def __init__(self, violations: list[FieldViolation]) -> None:
+        # Bounded: every violation travels in the response trailers, and a request
+        # with thousands of bad fields must still get INVALID_ARGUMENT back, not a
+        # "metadata size exceeds limit" from the transport.
+        if len(violations) > MAX_REPORTED_VIOLATIONS:
+            hidden = len(violations) - MAX_REPORTED_VIOLATIONS + 1
+            violations = [
+                *violations[: MAX_REPORTED_VIOLATIONS - 1],
+                FieldViolation("request", f"{hidden} more violations not listed"),
+            ]
         self.violations = violations
-        super().__init__("; ".join(f"{v.field}: {v.description}" for v in violations))
+        super().__init__("; ".join(f"{v.field}: {v.description[:200]}" for v in violations))
 
     @classmethod
     def single(cls, field: str, description: str) -> InvalidArgumentError:
@@ -61,7 +74,18 @@ class PermissionDeniedError(RecalldError):
 
 
 class ResourceExhaustedError(RecalldError):
-    """A quota or rate limit was reached."""
+    """A quota or rate limit was reached, or the server is at capacity.
+
+    Attributes:
+        retry_after_s: When a retry may succeed (sent as google.rpc.RetryInfo);
+            None for a quota that waiting does not lift.
+        cause: What ran out, for ErrorInfo metadata (e.g. "server_overloaded").
+    """
+
+    def __init__(self, message: str, retry_after_s: float | None = None, cause: str = "") -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+        self.cause = cause
 
 
 class BackendUnavailableError(RecalldError):

@@ -75,7 +75,11 @@ class ForgetMemories:
             if dry_run:
                 return [m.id for m in memories]
             await self._forget_memories(tenant, memories, mode)
-            if mode is ForgetMode.HARD and target.all_of_user:
+            # Deleting a memory deletes its history. The user-wide sweep (history of
+            # memories deleted before, request records) is for callers who may see
+            # every scope: a scoped key must not erase another agent's audit trail.
+            unscoped = authorization.readable_scopes(principal) is None
+            if mode is ForgetMode.HARD and target.all_of_user and unscoped:
                 await self._history.delete_user(tenant, user_id)
                 await self._requests.delete_user(tenant, user_id)
             await self._access.drain(tenant)  # stats of deleted ids must not resurrect them

@@ -189,12 +189,16 @@ class HistoryStore(Protocol):
 class IdempotencyStore(Protocol):
     """Answers of Writes that carried a request_id, so retries are answered the same."""
 
-    async def get(self, tenant_id: str, request_id: str) -> StoredWrite | None:
-        """The stored answer, if any."""
+    async def get(self, tenant_id: str, user_id: str, request_id: str) -> StoredWrite | None:
+        """The stored answer to this user's request id, if any.
+
+        Request ids are per (tenant, user): another user's id is another record,
+        so reusing one tells nothing about other users.
+        """
         ...
 
     async def put(self, record: StoredWrite) -> None:
-        """Stores an answer."""
+        """Stores an answer (overwriting one with the same tenant, user and request id)."""
         ...
 
     async def delete_user(self, tenant_id: str, user_id: str | None) -> None:

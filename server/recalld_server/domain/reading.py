@@ -51,7 +51,13 @@ class ReadMemories:
         """Every version of a memory, oldest first."""
         validation.validate_one_id(user_id, memory_id, "id")
         await load_visible(self._store, principal, user_id, memory_id)
-        return await self._history.versions(principal.tenant_id, memory_id)
+        # A memory moved between scopes keeps its versions; the caller sees those
+        # from scopes it may read (the moves themselves show as a gap).
+        return [
+            entry
+            for entry in await self._history.versions(principal.tenant_id, memory_id)
+            if authorization.visible(principal, user_id, entry.memory)
+        ]
 
     async def list_page(
         self,

@@ -121,7 +121,7 @@ class WriteMemories:
     async def _replay(
         self, principal: Principal, user_id: str, request_id: str, fingerprint: str
     ) -> list[WriteResult] | None:
-        stored = await self._requests.get(principal.tenant_id, request_id)
+        stored = await self._requests.get(principal.tenant_id, user_id, request_id)
         if stored is None:
             return None
         if stored.fingerprint != fingerprint or stored.user_id != user_id:

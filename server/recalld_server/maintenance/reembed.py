@@ -42,6 +42,7 @@ from recalld_server.storage.active_collection import (
     describe_memory_collection,
     memory_collections,
 )
+from recalld_server.storage.expressions import quote
 from recalld_server.storage.milvus_store import (
     QUERY_LIMIT,
     SCALAR_FIELDS,
@@ -49,7 +50,6 @@ from recalld_server.storage.milvus_store import (
     StoreModelError,
     collection_name_for,
     ensure_collection,
-    quote,
 )
 
 log = logging.getLogger(__name__)

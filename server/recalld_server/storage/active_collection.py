@@ -24,13 +24,13 @@ from collections.abc import Iterable
 
 from pymilvus import DataType, MilvusClient, MilvusException
 
+from recalld_server.storage.expressions import quote
 from recalld_server.storage.milvus_features import is_local_uri
 from recalld_server.storage.milvus_store import (
     ALIAS,
     MEMORIES_PREFIX,
     StoreModelError,
     collection_name_for,
-    quote,
     vector_space,
 )
 

@@ -342,22 +342,23 @@ def _copy_write(record: StoredWrite) -> StoredWrite:
 class InMemoryIdempotencyStore:
     """The IdempotencyStore port in process memory (not durable).
 
-    Records are keyed by (tenant, request id): the same request id in two
-    tenants names two records.
+    Records are keyed by (tenant, user, request id): the same request id for two
+    users or in two tenants names two records.
     """
 
     def __init__(self) -> None:
-        self._records: dict[str, dict[str, StoredWrite]] = {}
-        """tenant -> request id -> record."""
+        self._records: dict[str, dict[tuple[str, str], StoredWrite]] = {}
+        """tenant -> (user id, request id) -> record."""
 
-    async def get(self, tenant_id: str, request_id: str) -> StoredWrite | None:
-        """The stored answer for this tenant's request id, if any."""
-        record = self._records.get(tenant_id, {}).get(request_id)
+    async def get(self, tenant_id: str, user_id: str, request_id: str) -> StoredWrite | None:
+        """The stored answer to this user's request id, if any."""
+        record = self._records.get(tenant_id, {}).get((user_id, request_id))
         return None if record is None else _copy_write(record)
 
     async def put(self, record: StoredWrite) -> None:
-        """Stores an answer (overwriting one with the same tenant and request id)."""
-        self._records.setdefault(record.tenant_id, {})[record.request_id] = _copy_write(record)
+        """Stores an answer (overwriting one with the same tenant, user and request id)."""
+        key = (record.user_id, record.request_id)
+        self._records.setdefault(record.tenant_id, {})[key] = _copy_write(record)
 
     async def delete_user(self, tenant_id: str, user_id: str | None) -> None:
         """Forgets a user's records in the tenant (the whole tenant's when None)."""
@@ -382,11 +383,11 @@ class InMemoryIdempotencyStore:
             self._drop(tenant_id, old)
         return dropped
 
-    def _drop(self, tenant_id: str, request_ids: Iterable[str]) -> None:
+    def _drop(self, tenant_id: str, keys: Iterable[tuple[str, str]]) -> None:
         records = self._records.get(tenant_id)
         if records is None:
             return
-        for request_id in list(request_ids):
-            records.pop(request_id, None)
+        for key in list(keys):
+            records.pop(key, None)
         if not records:
             del self._records[tenant_id]

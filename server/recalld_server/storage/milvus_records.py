@@ -9,6 +9,7 @@ never searched.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -25,8 +26,9 @@ from recalld_server.domain.model import (
     Tier,
     WriteOutcome,
 )
+from recalld_server.storage.expressions import quote
 from recalld_server.storage.milvus_features import detect
-from recalld_server.storage.milvus_store import QUERY_LIMIT, MilvusConfig, quote, translate_errors
+from recalld_server.storage.milvus_store import QUERY_LIMIT, MilvusConfig, translate_errors
 
 HISTORY = "recalld_history"
 REQUESTS = "recalld_requests"
@@ -190,15 +192,17 @@ class MilvusIdempotencyStore:
         self._client = client
 
     @staticmethod
-    def _key(tenant_id: str, request_id: str) -> str:
-        return json.dumps([tenant_id, request_id], ensure_ascii=False)
+    def _key(tenant_id: str, user_id: str, request_id: str) -> str:
+        # A digest: fixed length, hex only, so no request id can upset the expression.
+        raw = json.dumps([tenant_id, user_id, request_id], ensure_ascii=False)
+        return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
-    async def get(self, tenant_id: str, request_id: str) -> StoredWrite | None:
-        """The stored answer for this tenant's request id, if any."""
+    async def get(self, tenant_id: str, user_id: str, request_id: str) -> StoredWrite | None:
+        """The stored answer to this user's request id, if any."""
         with translate_errors("request lookup"):
             rows = await self._client.query(
                 REQUESTS,
-                filter=f"key == {quote(self._key(tenant_id, request_id))} "
+                filter=f"key == {quote(self._key(tenant_id, user_id, request_id))} "
                 f"and tenant_id == {quote(tenant_id)}",
                 output_fields=["user_id", "fingerprint", "results", "created_at"],
                 limit=1,
@@ -215,7 +219,7 @@ class MilvusIdempotencyStore:
     async def put(self, record: StoredWrite) -> None:
         """Stores an answer."""
         row = {
-            "key": self._key(record.tenant_id, record.request_id),
+            "key": self._key(record.tenant_id, record.user_id, record.request_id),
             "tenant_id": record.tenant_id,
             "user_id": record.user_id,
             "request_id": record.request_id,

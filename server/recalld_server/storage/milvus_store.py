@@ -38,6 +38,7 @@ from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status, Tier
 from recalld_server.domain.ports import Vector, Vectors
 from recalld_server.domain.user_set import LIVE
+from recalld_server.storage.expressions import quote
 from recalld_server.storage.keyword_analyzer import CONTENT_ANALYZER
 from recalld_server.storage.milvus_features import MilvusFeatures, detect
 
@@ -107,11 +108,6 @@ def collection_name_for(model_id: str) -> str:
     """Collection holding one embedding model's vector space."""
     slug = "".join(c if c.isalnum() else "_" for c in model_id.lower())[:48]
     return f"{MEMORIES_PREFIX}{slug}"
-
-
-def quote(value: str) -> str:
-    """A Milvus expression string literal (JSON escaping matches its grammar)."""
-    return json.dumps(value, ensure_ascii=False)
 
 
 def build_filter(memory_filter: MemoryFilter) -> str:

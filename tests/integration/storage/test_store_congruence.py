@@ -629,7 +629,7 @@ async def test_one_history_append_carries_several_tenants(backend: Backend) -> N
     assert await history.versions(t2, m2.id) == entries[1:]
 
 
-async def test_idempotency_records_are_kept_per_tenant(backend: Backend) -> None:
+async def test_idempotency_records_are_kept_per_tenant_and_user(backend: Backend) -> None:
     _, _, requests = backend
     t1, t2 = _tenant(), _tenant()
     a, b, c = new_id(NOW), new_id(NOW + 1), new_id(NOW + 2)
@@ -643,30 +643,35 @@ async def test_idempotency_records_are_kept_per_tenant(backend: Backend) -> None
     )
     r2 = StoredWrite(t1, "u2", "req-2", "fp2", [(c, WriteOutcome.DUPLICATE, a)], NOW)
     r3 = StoredWrite(t2, "u1", "req-1", "fp3", [], NOW)  # same request id, other tenant
-    for record in (r1, r2, r3):
+    r4 = StoredWrite(t1, "u2", "req-1", "fp4", [], NOW)  # same request id, other user
+    for record in (r1, r2, r3, r4):
         await requests.put(record)
+    assert await requests.get(t1, "u2", "req-1") == r4
+    await requests.delete_user(t1, "u2")
+    assert await requests.get(t1, "u2", "req-1") is None
+    await requests.put(r2)
 
-    assert await requests.get(t1, "req-1") == r1
-    assert await requests.get(t1, "req-2") == r2
-    assert await requests.get(t2, "req-1") == r3
-    assert await requests.get(t2, "req-2") is None
-    assert await requests.get(t1, "nope") is None
+    assert await requests.get(t1, "u1", "req-1") == r1
+    assert await requests.get(t1, "u2", "req-2") == r2
+    assert await requests.get(t2, "u1", "req-1") == r3
+    assert await requests.get(t2, "u2", "req-2") is None
+    assert await requests.get(t1, "u1", "nope") is None
 
     r1b = dataclasses.replace(r1, fingerprint="fp1b", results=[(a, WriteOutcome.DRAFT, "")])
     await requests.put(r1b)
-    assert await requests.get(t1, "req-1") == r1b
+    assert await requests.get(t1, "u1", "req-1") == r1b
 
     await requests.delete_user(t2, "u2")  # t1's u2 is untouched
-    assert await requests.get(t1, "req-2") == r2
+    assert await requests.get(t1, "u2", "req-2") == r2
     await requests.delete_user(t1, "u1")
-    assert await requests.get(t1, "req-1") is None
-    assert await requests.get(t1, "req-2") == r2
-    assert await requests.get(t2, "req-1") == r3
+    assert await requests.get(t1, "u1", "req-1") is None
+    assert await requests.get(t1, "u2", "req-2") == r2
+    assert await requests.get(t2, "u1", "req-1") == r3
     await requests.delete_user(t1, None)
-    assert await requests.get(t1, "req-2") is None
-    assert await requests.get(t2, "req-1") == r3
+    assert await requests.get(t1, "u2", "req-2") is None
+    assert await requests.get(t2, "u1", "req-1") == r3
     await requests.delete_user(t2, None)
-    assert await requests.get(t2, "req-1") is None
+    assert await requests.get(t2, "u1", "req-1") is None
 
 
 async def test_old_idempotency_records_expire_in_every_tenant(backend: Backend) -> None:
@@ -679,8 +684,8 @@ async def test_old_idempotency_records_expire_in_every_tenant(backend: Backend) 
         await requests.put(record)
 
     assert await requests.delete_older_than(10_000) == 2
-    assert await requests.get(t1, "old-1") is None
-    assert await requests.get(t2, "old-2") is None
-    assert await requests.get(t1, "fresh") == fresh
+    assert await requests.get(t1, "u", "old-1") is None
+    assert await requests.get(t2, "u", "old-2") is None
+    assert await requests.get(t1, "u", "fresh") == fresh
     assert await requests.delete_older_than(10_000) == 0
     await requests.delete_user(t1, None)

@@ -1,0 +1,166 @@
+"""Admission control: a bounded number of calls run, a bounded number wait, the rest are shed.
+
+Without it every call the transport accepts queues on the event loop: under
+1,000 concurrent calls each waited up to 20 s, and past gRPC's own limit calls
+came back CANCELLED with no detail. Here a call runs when one of `max_in_flight`
+slots is free, waits (first come, first served) while fewer than `max_queued`
+others wait, and is answered at once with RESOURCE_EXHAUSTED and RetryInfo
+otherwise, or when it has waited `max_queue_wait_s`. A shed call did nothing,
+so every client may retry it after the advised delay.
+
+Health checks and reflection are never shed: only MemoryService calls pass here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+from recalld_server.api.status import to_status
+from recalld_server.domain.errors import ResourceExhaustedError
+
+SERVICE_PREFIX = "/recalld.v1.MemoryService/"
+MIN_RETRY_S = 0.05
+MAX_RETRY_S = 5.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AdmissionLimits:
+    """How many calls run at once, how many may wait, and for how long."""
+
+    max_in_flight: int = 64
+    max_queued: int = 512
+    max_queue_wait_s: float = 2.0
+
+
+class Admission:
+    """Slots for running calls plus a bounded FIFO of waiting ones."""
+
+    def __init__(self, limits: AdmissionLimits) -> None:
+        self._limits = limits
+        self._running = 0
+        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._service_s = 0.01  # moving average of a call's run time, for RetryInfo
+        self._last_activity = time.monotonic()
+        self.shed = 0
+
+    def quiet_for(self) -> float:
+        """Seconds since a call last started or finished; 0 while any runs or waits."""
+        if self._running or self._waiting:
+            return 0.0
+        return time.monotonic() - self._last_activity
+
+    @property
+    def running(self) -> int:
+        """Calls holding a slot now."""
+        return self._running
+
+    @property
+    def waiting(self) -> int:
+        """Calls queued for a slot now."""
+        return len(self._waiting)
+
+    def retry_after_s(self) -> float:
+        """About how long the calls ahead of a new one take to drain."""
+        backlog = self._running + len(self._waiting)
+        estimate = backlog / max(1, self._limits.max_in_flight) * self._service_s
+        return min(MAX_RETRY_S, max(MIN_RETRY_S, estimate))
+
+    def _overloaded(self, what: str) -> ResourceExhaustedError:
+        self.shed += 1
+        return ResourceExhaustedError(
+            f"the server is at capacity ({what}); retry after the advised delay",
+            retry_after_s=self.retry_after_s(),
+            cause="server_overloaded",
+        )
+
+    async def acquire(self) -> None:
+        """Takes a slot, waiting in line if needed; raises ResourceExhaustedError when shed."""
+        self._last_activity = time.monotonic()
+        if self._running < self._limits.max_in_flight and not self._waiting:
+            self._running += 1
+            return
+        if len(self._waiting) >= self._limits.max_queued:
+            raise self._overloaded(f"{self._limits.max_queued} calls already waiting")
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(turn)
+        try:
+            await asyncio.wait_for(asyncio.shield(turn), self._limits.max_queue_wait_s)
+        except TimeoutError:
+            if turn.done() and not turn.cancelled():
+                return  # the slot arrived as the wait ended: keep it
+            self._withdraw(turn)
+            raise self._overloaded(
+                f"waited {self._limits.max_queue_wait_s:g} s for a slot"
+            ) from None
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.release(0.0)  # handed a slot while being cancelled: pass it on
+            else:
+                self._withdraw(turn)
+            raise
+
+    def _withdraw(self, turn: asyncio.Future[None]) -> None:
+        turn.cancel()
+        with contextlib.suppress(ValueError):  # already handed on by release()
+            self._waiting.remove(turn)
+
+    def release(self, ran_s: float) -> None:
+        """Returns a slot: the first live waiter gets it, else it frees."""
+        self._last_activity = time.monotonic()
+        if ran_s > 0:
+            self._service_s = 0.9 * self._service_s + 0.1 * ran_s
+        while self._waiting:
+            turn = self._waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)  # the slot passes on; running stays the same
+                return
+        self._running -= 1
+
+
+class AdmissionInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generic in stubs only
+    """Applies an `Admission` to every unary MemoryService call."""
+
+    def __init__(self, admission: Admission) -> None:
+        self._admission = admission
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Any],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Any:
+        """Wraps MemoryService unary handlers; health and reflection pass unchanged."""
+        handler = await continuation(handler_call_details)
+        if (
+            handler is None
+            or handler.unary_unary is None
+            or not handler_call_details.method.startswith(SERVICE_PREFIX)
+        ):
+            return handler
+        behavior = handler.unary_unary
+        admission = self._admission
+
+        async def admitted(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            try:
+                await admission.acquire()
+            except ResourceExhaustedError as error:
+                status = to_status(error)
+                await context.abort(status.code, status.details, status.trailing_metadata)
+            started = time.monotonic()
+            try:
+                return await behavior(request, context)
+            finally:
+                admission.release(time.monotonic() - started)
+
+        return grpc.unary_unary_rpc_method_handler(
+            admitted,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )

@@ -1,0 +1,113 @@
+"""Overload and shutdown: calls are shed with RESOURCE_EXHAUSTED + RetryInfo, never
+CANCELLED or left hanging, and SIGTERM lets every accepted call finish."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from recalld.v1 import memory_service_pb2, memory_service_pb2_grpc
+from recalld_client import RecalldClient, RecalldError
+from recalld_server.app import RunningServer, start_server
+from recalld_server.config import ServerConfig
+from recalld_server.embedding.batching import MicroBatchingEmbedder
+from tests.e2e.helpers import memory
+from tests.e2e.server_process import ServerProcess
+
+TENANT = (("x-recalld-tenant", "overload"),)
+
+
+@pytest.fixture(scope="module")
+async def small_server(
+    tmp_path_factory: pytest.TempPathFactory, embedder: MicroBatchingEmbedder
+) -> AsyncIterator[RunningServer]:
+    """One call runs at a time, two may wait (the in-memory backend: fast, no disk)."""
+    running = await start_server(
+        ServerConfig(
+            port=0,
+            storage="memory",
+            data_dir=tmp_path_factory.mktemp("overload"),
+            max_in_flight=1,
+            max_queued=2,
+            max_queue_wait_s=5,
+        ),
+        embedder=embedder,
+    )
+    yield running
+    await running.stop(grace_s=1)
+
+
+async def test_a_burst_beyond_the_queue_is_shed_with_retry_info(
+    small_server: RunningServer,
+) -> None:
+    address = f"127.0.0.1:{small_server.port}"
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        health = health_pb2_grpc.HealthStub(channel)
+
+        async def recall(i: int) -> str:
+            request = memory_service_pb2.RecallRequest(user_id=f"u{i}", query=f"question {i}")
+            try:
+                await stub.Recall(request, timeout=30, metadata=TENANT)
+            except grpc.aio.AioRpcError as error:
+                if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    shed = RecalldError.from_rpc_error(error)
+                    assert shed.shed and shed.retry_delay_s is not None
+                    assert 0 < shed.retry_delay_s <= 5
+                return error.code().name
+            return "OK"
+
+        calls = [asyncio.create_task(recall(i)) for i in range(40)]
+        # Health is never shed, even with every slot and queue place taken.
+        probe = await health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+        assert probe.status == health_pb2.HealthCheckResponse.SERVING
+        codes = Counter(await asyncio.gather(*calls))
+    assert set(codes) <= {"OK", "RESOURCE_EXHAUSTED"}, codes
+    assert codes["RESOURCE_EXHAUSTED"] > 0 and codes["OK"] >= 3
+
+
+async def test_the_client_retries_shed_calls_even_writes(
+    small_server: RunningServer, user_id: str
+) -> None:
+    async with RecalldClient(f"127.0.0.1:{small_server.port}", tenant="overload") as client:
+        written = await asyncio.gather(
+            *(client.write(user_id, [memory(f"Burst memory number {i}")]) for i in range(8))
+        )
+        listed = await client.list(user_id, page_size=50)
+    assert len({r.results[0].id for r in written}) == 8
+    assert len(listed.memories) == 8
+
+
+async def test_sigterm_lets_accepted_calls_finish(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "data", "--shutdown-grace", "30").start()
+    try:
+        async with RecalldClient(server.address, tenant="drain") as client:
+            writes = [
+                asyncio.create_task(client.write(f"user-{i % 4}", [memory(f"Drained write {i}")]))
+                for i in range(40)
+            ]
+            await asyncio.sleep(0.05)  # every call is on the wire before the signal
+            assert server.process is not None
+            server.process.send_signal(signal.SIGTERM)
+            results = await asyncio.gather(*writes, return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException)]
+        assert failures == [], failures
+        assert server.process.wait(60) == 0
+    finally:
+        if server.process is not None and server.process.poll() is None:
+            server.kill()
+    # Everything acknowledged is there after a restart.
+    again = ServerProcess(tmp_path / "data").start()
+    try:
+        async with RecalldClient(again.address, tenant="drain") as client:
+            stored = [len((await client.list(f"user-{u}")).memories) for u in range(4)]
+        assert sum(stored) == 40
+    finally:
+        again.terminate()
