@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
@@ -21,6 +22,7 @@ from recalld.v1 import memory_service_pb2, memory_service_pb2_grpc
 from recalld_server.api.admission import Admission, AdmissionInterceptor, AdmissionLimits
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.decoding import RequestDecodingInterceptor
+from recalld_server.api.reflection_guard import ReflectionGuardInterceptor
 from recalld_server.api.servicer import MemoryServicer
 from recalld_server.config import ServerConfig
 from recalld_server.domain.consolidation import Consolidator
@@ -175,6 +177,37 @@ async def _every(interval_s: float, job: Callable[[], Awaitable[object]], name: 
             log.exception("background job %s failed", name)
 
 
+def _authenticator(config: ServerConfig) -> Authenticator:
+    """The keys file's credentials (open access without one); a bad file stops start-up."""
+    if config.keys_file is None:
+        return Authenticator.open_access()
+    try:
+        return Authenticator.from_file(config.keys_file)
+    except (OSError, ValueError, TypeError, AttributeError) as error:
+        raise SystemExit(f"recalld: cannot use keys file {config.keys_file}: {error}") from error
+
+
+def _tls_credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
+    """TLS credentials, checked before use.
+
+    A certificate that does not match its key would otherwise only surface as
+    gRPC's "Failed to bind to address".
+    """
+    if config.tls_cert_file is None or config.tls_key_file is None:
+        return None
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
+            config.tls_cert_file, config.tls_key_file
+        )
+        chain, key = config.tls_cert_file.read_bytes(), config.tls_key_file.read_bytes()
+    except (OSError, ssl.SSLError) as error:
+        raise SystemExit(
+            f"recalld: cannot use TLS certificate {config.tls_cert_file} with key "
+            f"{config.tls_key_file}: {error}"
+        ) from error
+    return grpc.ssl_server_credentials([(key, chain)])
+
+
 def _serving_model(config: ServerConfig, requested: str) -> tuple[EmbeddingModelSpec, bool]:
     """The model this store is served with (see `resolve_serving_model`)."""
     uri = config.effective_milvus_uri
@@ -273,11 +306,8 @@ async def start_server(
     requested model or the default.
     """
     environ = environ or {}
-    authenticator = (
-        Authenticator.from_file(config.keys_file)
-        if config.keys_file
-        else Authenticator.open_access()
-    )
+    authenticator = _authenticator(config)
+    credentials = _tls_credentials(config)
     requested = config.embedding_model or (embedder.model_id if embedder is not None else "")
     if embedder is not None and config.embedding_model not in ("", embedder.model_id):
         raise SystemExit(
@@ -362,6 +392,11 @@ async def start_server(
             ServerTracingInterceptor(tracer),
             RequestDecodingInterceptor(),
             AdmissionInterceptor(admission),
+            *(
+                [ReflectionGuardInterceptor(authenticator)]
+                if config.effective_reflection == "authenticated"
+                else []
+            ),
         ],
         maximum_concurrent_rpcs=max(
             config.max_concurrent_rpcs, 2 * (config.max_in_flight + config.max_queued)
@@ -373,18 +408,25 @@ async def start_server(
     )
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        [SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], server
-    )
+    if config.effective_reflection != "off":
+        reflection.enable_server_reflection(
+            [SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], server
+        )
 
     address = f"{config.host}:{config.port}"
-    if config.tls_cert_file and config.tls_key_file:
-        credentials = grpc.ssl_server_credentials(
-            [(config.tls_key_file.read_bytes(), config.tls_cert_file.read_bytes())]
+    try:
+        if credentials is not None:
+            port = server.add_secure_port(address, credentials)
+        else:
+            port = server.add_insecure_port(address)
+    except RuntimeError as error:  # gRPC's "Failed to bind to address"
+        raise SystemExit(f"recalld: cannot listen on {address}: {error}") from error
+    if config.keys_file and credentials is None and not config.is_loopback():
+        log.warning(
+            "API keys travel in clear text on %s (--allow-plaintext): "
+            "only run this behind a proxy that terminates TLS",
+            address,
         )
-        port = server.add_secure_port(address, credentials)
-    else:
-        port = server.add_insecure_port(address)
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)

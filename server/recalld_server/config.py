@@ -31,6 +31,10 @@ class ServerConfig:
         allow_unauthenticated: Serve without keys on a non-loopback bind.
         tls_cert_file: PEM certificate chain; with tls_key_file enables TLS.
         tls_key_file: PEM private key.
+        allow_plaintext: Serve API keys without TLS on a non-loopback bind (only
+            behind a proxy that terminates TLS); refused otherwise.
+        reflection: Server reflection: "on", "off" or "authenticated" (a valid API
+            key needed); "" picks "on" without a keys file, "authenticated" with one.
         max_concurrent_rpcs: The transport's hard cap on open calls (gRPC rejects
             beyond it without detail); kept well above admission control's limits.
         max_in_flight: MemoryService calls running at once (admission control).
@@ -70,6 +74,8 @@ class ServerConfig:
     allow_unauthenticated: bool = False
     tls_cert_file: Path | None = None
     tls_key_file: Path | None = None
+    allow_plaintext: bool = False
+    reflection: str = ""
     max_concurrent_rpcs: int = 8192
     max_in_flight: int = 64
     max_queued: int = 512
@@ -85,6 +91,11 @@ class ServerConfig:
     consolidate_interval_s: float = 3600.0
     working_set_mb: int = 1024
     working_set_max_user_memories: int = 10_000
+
+    @property
+    def effective_reflection(self) -> str:
+        """The reflection mode, with the default resolved."""
+        return self.reflection or ("authenticated" if self.keys_file else "on")
 
     @property
     def effective_milvus_uri(self) -> str:
@@ -146,6 +157,18 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     p.add_argument("--tls-cert-file", type=Path, default=env("TLS_CERT_FILE", None))
     p.add_argument("--tls-key-file", type=Path, default=env("TLS_KEY_FILE", None))
+    p.add_argument(
+        "--allow-plaintext",
+        action="store_true",
+        default=env("ALLOW_PLAINTEXT", "") in ("1", "true", "yes"),
+        help="serve API keys without TLS on a non-loopback bind (behind a TLS proxy only)",
+    )
+    p.add_argument(
+        "--reflection",
+        choices=["on", "off", "authenticated"],
+        default=env("REFLECTION", None),
+        help="gRPC server reflection (default: on without keys, authenticated with keys)",
+    )
     p.add_argument(
         "--max-concurrent-rpcs",
         type=int,
@@ -227,6 +250,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         allow_unauthenticated=bool(args.allow_unauthenticated),
         tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,
         tls_key_file=Path(args.tls_key_file) if args.tls_key_file else None,
+        allow_plaintext=bool(args.allow_plaintext),
+        reflection=str(args.reflection or ""),
         max_concurrent_rpcs=int(args.max_concurrent_rpcs),
         max_in_flight=int(args.max_in_flight),
         max_queued=int(args.max_queued),
@@ -250,6 +275,15 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         )
     if bool(config.tls_cert_file) != bool(config.tls_key_file):
         raise SystemExit("recalld: --tls-cert-file and --tls-key-file go together")
+    if config.reflection not in ("", "on", "off", "authenticated"):
+        raise SystemExit("recalld: --reflection must be on, off or authenticated")
+    plaintext_keys = config.keys_file is not None and config.tls_cert_file is None
+    if plaintext_keys and not config.is_loopback() and not config.allow_plaintext:
+        raise SystemExit(
+            f"recalld: refusing to accept API keys in clear text on {config.host}; "
+            "give --tls-cert-file and --tls-key-file, or --allow-plaintext behind a "
+            "proxy that terminates TLS"
+        )
     if config.keys_file is None and not config.is_loopback() and not config.allow_unauthenticated:
         raise SystemExit(
             f"recalld: refusing to serve {config.host} without credentials; "

@@ -79,8 +79,8 @@ async def test_key_decides_tenant_and_header_cannot_override(
         assert await _code(globex.get(user_id, memory_id)) == grpc.StatusCode.NOT_FOUND
         hits = await globex.recall(user_id, "confidential roadmap", min_score=-1)
         assert list(hits.items) == []
-        assert await _code(spoofer.get(user_id, memory_id)) == grpc.StatusCode.PERMISSION_DENIED
-        assert await _code(spoofer.recall(user_id, "roadmap")) == grpc.StatusCode.PERMISSION_DENIED
+        assert await _code(spoofer.get(user_id, memory_id)) == grpc.StatusCode.UNAUTHENTICATED
+        assert await _code(spoofer.recall(user_id, "roadmap")) == grpc.StatusCode.UNAUTHENTICATED
 
 
 async def test_reader_key_reads_but_cannot_change(
@@ -157,7 +157,8 @@ def test_non_loopback_bind_requires_keys(tmp_path: Path) -> None:
     assert load_config(["--host", "0.0.0.0", "--allow-unauthenticated"], {}).host == "0.0.0.0"
     keys = tmp_path / "k.json"
     keys.write_text(json.dumps(KEYS))
-    assert load_config(["--host", "0.0.0.0", "--keys-file", str(keys)], {}).keys_file == keys
+    keyed = load_config(["--host", "0.0.0.0", "--keys-file", str(keys), "--allow-plaintext"], {})
+    assert keyed.keys_file == keys
     assert load_config([], {"RECALLD_PORT": "6000"}).port == 6000
     assert load_config(["--port", "7000"], {"RECALLD_PORT": "6000"}).port == 7000
 

@@ -25,7 +25,6 @@ from pathlib import Path
 
 from recalld_server.domain.errors import (
     InvalidArgumentError,
-    PermissionDeniedError,
     UnauthenticatedError,
 )
 from recalld_server.domain.model import Principal
@@ -81,17 +80,32 @@ class Authenticator:
             raise ValueError("the keys file lists no keys")
         return cls(entries)
 
-    def authenticate(self, metadata: Mapping[str, str]) -> Principal:
-        """The caller's Principal; raises UnauthenticatedError or InvalidArgumentError."""
+    def authenticate(
+        self, metadata: Mapping[str, str] | Iterable[tuple[str, str | bytes]]
+    ) -> Principal:
+        """The caller's Principal; raises UnauthenticatedError or InvalidArgumentError.
+
+        Metadata comes as the call's (key, value) pairs, so a repeated header is
+        seen: two credentials, or two tenants, are ambiguous and refused rather
+        than resolved by whichever came last.
+        """
+        values: dict[str, list[str]] = {}
+        for name, value in metadata.items() if isinstance(metadata, Mapping) else metadata:
+            if isinstance(value, str):
+                values.setdefault(name.lower(), []).append(value)
+        tenants = values.get(TENANT_HEADER, [])
+        if len(set(tenants)) > 1:
+            raise UnauthenticatedError(f"ambiguous credentials: {len(tenants)} {TENANT_HEADER}")
+        claimed = tenants[0] if tenants else None
         if self._entries is None:
-            tenant = metadata.get(TENANT_HEADER, DEFAULT_TENANT)
+            tenant = claimed if claimed is not None else DEFAULT_TENANT
             if not _TENANT.match(tenant):
                 raise InvalidArgumentError.single(
                     TENANT_HEADER, "tenant ids are 1-128 characters of A-Z a-z 0-9 . _ -"
                 )
             # Open access is for loopback development: the caller owns its tenant.
             return Principal(tenant_id=tenant, role="admin")
-        key = _key_from(metadata)
+        key = _key_from(values)
         if not key:
             raise UnauthenticatedError(
                 "missing API key: send 'authorization: Bearer <key>' or 'x-api-key'"
@@ -99,17 +113,25 @@ class Authenticator:
         digest = hashlib.sha256(key.encode()).digest()
         for entry in self._entries:
             if hmac.compare_digest(entry.digest, digest):
-                claimed = metadata.get(TENANT_HEADER)
                 if claimed is not None and claimed != entry.principal.tenant_id:
-                    raise PermissionDeniedError(
-                        "x-recalld-tenant names another tenant than the API key's"
+                    raise UnauthenticatedError(
+                        "ambiguous credentials: x-recalld-tenant names another tenant "
+                        "than the API key's"
                     )
                 return entry.principal
         raise UnauthenticatedError("unknown API key")
 
 
-def _key_from(metadata: Mapping[str, str]) -> str:
-    auth = metadata.get("authorization", "")
-    if auth.lower().startswith("bearer "):
-        return auth[7:].strip()
-    return metadata.get("x-api-key", "").strip()
+def _key_from(values: Mapping[str, list[str]]) -> str:
+    """The one API key the call carries ("" for none); several different ones are refused."""
+    keys = {
+        auth[7:].strip()
+        for auth in values.get("authorization", ())
+        if auth[:7].lower() == "bearer "
+    }
+    keys.update(k.strip() for k in values.get("x-api-key", ()))
+    keys.discard("")
+    presented = len(values.get("authorization", ())) + len(values.get("x-api-key", ()))
+    if len(keys) > 1 or presented > 1:
+        raise UnauthenticatedError("ambiguous credentials: more than one API key in the call")
+    return keys.pop() if keys else ""

@@ -35,8 +35,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         call: Callable[[Principal], Awaitable[Resp]],
     ) -> Resp:
         try:
-            metadata = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
-            principal = self._auth.authenticate(metadata)
+            principal = self._auth.authenticate(context.invocation_metadata() or ())
             return await call(principal)
         except Exception as error:
             status = to_status(error)

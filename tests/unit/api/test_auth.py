@@ -7,7 +7,6 @@ import pytest
 from recalld_server.api.auth import Authenticator
 from recalld_server.domain.errors import (
     InvalidArgumentError,
-    PermissionDeniedError,
     UnauthenticatedError,
 )
 
@@ -46,11 +45,42 @@ def test_keys_resolve_tenant_role_and_scopes(tmp_path: Path) -> None:
         auth.authenticate({"authorization": "Bearer k1", "x-recalld-tenant": "acme"}).tenant_id
         == "acme"
     )
-    with pytest.raises(PermissionDeniedError):
-        auth.authenticate({"authorization": "Bearer k1", "x-recalld-tenant": "globex"})
-    for metadata in ({}, {"authorization": "Bearer nope"}, {"authorization": "Basic k1"}):
+    for metadata in (
+        {},
+        {"authorization": "Bearer nope"},
+        {"authorization": "Basic k1"},
+        {"authorization": "Bearer k1", "x-recalld-tenant": "globex"},  # conflicting tenant
+    ):
         with pytest.raises(UnauthenticatedError):
             auth.authenticate(metadata)
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        [("authorization", "Bearer k1"), ("authorization", "Bearer k2")],
+        [("authorization", "Bearer k2"), ("authorization", "Bearer k1")],  # not "last wins"
+        [("authorization", "Bearer k1"), ("authorization", "Bearer k1")],
+        [("authorization", "Bearer k1"), ("x-api-key", "k2")],
+        [("x-api-key", "k1"), ("x-api-key", "k1")],
+        [("authorization", "Bearer k1"), ("x-recalld-tenant", "acme"), ("x-recalld-tenant", "b")],
+    ],
+)
+def test_ambiguous_credentials_are_refused(tmp_path: Path, metadata: list[tuple[str, str]]) -> None:
+    auth = Authenticator.from_file(
+        _keys(tmp_path, [{"key": "k1", "tenant": "acme"}, {"key": "k2", "tenant": "globex"}])
+    )
+    with pytest.raises(UnauthenticatedError, match="ambiguous"):
+        auth.authenticate(metadata)
+
+
+def test_open_access_refuses_two_tenants() -> None:
+    auth = Authenticator.open_access()
+    with pytest.raises(UnauthenticatedError):
+        auth.authenticate([("x-recalld-tenant", "a"), ("x-recalld-tenant", "b")])
+    assert (
+        auth.authenticate([("x-recalld-tenant", "a"), ("x-recalld-tenant", "a")]).tenant_id == "a"
+    )
 
 
 @pytest.mark.parametrize(
