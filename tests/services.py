@@ -26,14 +26,20 @@ def free_port() -> int:
 class RedisProcess:
     """A real redis-server on loopback, restartable on the same port."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, data_dir: Path | None = None) -> None:
         self.port = port
+        self.data_dir = data_dir
+        """With a directory, an append-only file there (fsync always): a restart keeps
+        the data, as a production Redis with AOF does."""
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         """redis:// URL of database 0."""
         return f"redis://127.0.0.1:{self.port}/0"
+
+    def _aof(self) -> list[str]:
+        return ["--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.data_dir)]
 
     def start(self) -> None:
         binary = shutil.which("redis-server")
@@ -47,8 +53,18 @@ class RedisProcess:
                 "127.0.0.1",
                 "--save",
                 "",
-                "--appendonly",
-                "no",
+                *(
+                    ["--appendonly", "no"]
+                    if self.data_dir is None
+                    else [
+                        "--appendonly",
+                        "yes",
+                        "--appendfsync",
+                        "always",
+                        "--dir",
+                        str(self.data_dir),
+                    ]
+                ),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

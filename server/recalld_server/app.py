@@ -48,6 +48,7 @@ from recalld_server.embedding.registry import (
     model_spec,
 )
 from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
+from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 from recalld_server.storage.local import (
     LocalAccessTracker,
@@ -325,8 +326,10 @@ async def start_server(
         storage = await _milvus_storage(config, model, claim_pointer)
     store, history, requests = storage
     profile_cache: LocalProfileCache | RedisProfileCache
+    # One breaker for every Redis client: a frozen Redis fails them all at once.
+    redis_circuit = CircuitBreaker("redis")
     if config.redis_url:
-        profile_cache = RedisProfileCache.from_url(config.redis_url)
+        profile_cache = RedisProfileCache.from_url(config.redis_url, circuit=redis_circuit)
         if not await profile_cache.ping():
             log.warning(
                 "redis at %s does not answer yet; recall degrades until it does", config.redis_url
@@ -336,14 +339,18 @@ async def start_server(
     clock = SystemClock()
     locks: LocalLockManager | RedisLockManager = LocalLockManager()
     access: LocalAccessTracker | RedisAccessTracker = (
-        RedisAccessTracker.from_url(config.redis_url) if config.redis_url else LocalAccessTracker()
+        RedisAccessTracker.from_url(config.redis_url, redis_circuit)
+        if config.redis_url
+        else LocalAccessTracker()
     )
     if config.redis_locks:
         if not config.redis_url:
             raise SystemExit("recalld: --redis-locks needs --redis-url")
-        locks = RedisLockManager.from_url(config.redis_url)
+        locks = RedisLockManager.from_url(config.redis_url, redis_circuit)
     generations: LocalGenerations | RedisGenerations = (
-        RedisGenerations.from_url(config.redis_url) if config.redis_url else LocalGenerations()
+        RedisGenerations.from_url(config.redis_url, redis_circuit)
+        if config.redis_url
+        else LocalGenerations()
     )
     analyzer = JiebaAnalyzer()
     await asyncio.to_thread(analyzer.warm)

@@ -8,12 +8,13 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 import redis.asyncio as redis_asyncio
 from opentelemetry.sdk.trace import TracerProvider
 
 from recalld.v1 import memory_pb2
-from recalld_client import RecalldClient
+from recalld_client import RecalldClient, RecalldError
 from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
@@ -101,27 +102,32 @@ async def test_recall_survives_redis_going_away_and_recovers(
         down = await rclient.recall(user_id, "What tea does the user like?")
         assert "profile_cache" in down.degraded_stages
         assert down.items[0].memory.content == "The user prefers oolong tea"
-        # A change while Redis is down cannot be invalidated there ...
-        await rclient.write(
-            user_id,
-            [
-                memory(
-                    "The user now prefers jasmine tea",
-                    memory_pb2.MEMORY_TYPE_PREFERENCE,
-                    topic_key="tea",
-                )
-            ],
+        # A change while Redis is down could not reach the other replicas (or this one
+        # after a restart): it is refused, and nothing is stored.
+        change = memory(
+            "The user now prefers jasmine tea", memory_pb2.MEMORY_TYPE_PREFERENCE, topic_key="tea"
         )
+        with pytest.raises(RecalldError) as refused:
+            await rclient.write(user_id, [change], request_id=f"{user_id}-jasmine")
+        assert refused.value.code == grpc.StatusCode.UNAVAILABLE
     finally:
         redis_server.start()
-    # ... so the stale cached profile must not be served once Redis is back.
     for _ in range(50):
         recovered = await rclient.recall(user_id, "What tea does the user like?")
         if not recovered.degraded_stages:
             break
         await asyncio.sleep(0.2)
     assert list(recovered.degraded_stages) == []
-    assert [m.content for m in recovered.profile.memories] == ["The user now prefers jasmine tea"]
+    assert [m.content for m in recovered.profile.memories] == ["The user prefers oolong tea"]
+    # The retry goes through once Redis is back, and the profile follows it.
+    for _ in range(50):
+        try:
+            await rclient.write(user_id, [change], request_id=f"{user_id}-jasmine")
+            break
+        except RecalldError:
+            await asyncio.sleep(0.2)
+    after = await rclient.recall(user_id, "What tea does the user like?")
+    assert [m.content for m in after.profile.memories] == ["The user now prefers jasmine tea"]
     again = await rclient.recall(user_id, "What tea does the user like?")
     assert again.profile.from_cache and not again.degraded_stages
 

@@ -203,12 +203,10 @@ class WorkingSet:
         (the write failed, another change interleaved, counters unreachable).
         """
         users = sorted(set(user_ids))
-        try:
-            begun: dict[str, int] | None = await self._generations.begin(tenant_id, users)
-        except BackendUnavailableError:
-            log.warning("generation counters unreachable; %d users served from storage", len(users))
-            begun = None
-            self._dirty.update((tenant_id, u) for u in users)
+        # No change without its bump: when the counters cannot be reached the change is
+        # refused (UNAVAILABLE, nothing stored), since replicas holding these users
+        # could not learn of it, before or after a Redis or replica restart.
+        begun = await self._generations.begin(tenant_id, users)
         change = PendingChange()
         stored = False
         try:
@@ -216,14 +214,13 @@ class WorkingSet:
             stored = True
         finally:
             ended: dict[str, int] | None = None
-            if begun is not None:
-                try:
-                    ended = await self._generations.end(tenant_id, users)
-                except BackendUnavailableError:
-                    self._dirty.update((tenant_id, u) for u in users)
+            try:
+                ended = await self._generations.end(tenant_id, users)
+            except BackendUnavailableError:
+                self._dirty.update((tenant_id, u) for u in users)
             for user_id in users:
                 key = (tenant_id, user_id)
-                if stored and begun is not None and ended is not None:
+                if stored and ended is not None:
                     self._apply(key, begun[user_id], ended[user_id], change)
                 else:
                     self._drop(key)

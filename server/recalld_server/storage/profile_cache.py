@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import redis.asyncio as redis_asyncio
 from redis.exceptions import RedisError
 
-from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.domain.model import Memory
+from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.milvus_records import memory_from_json, memory_to_json
 
 DEFAULT_TTL_S = 300
@@ -100,12 +100,20 @@ class RedisProfileCache:
     invalidation bumps it, so such an entry is never served.
     """
 
-    def __init__(self, client: redis_asyncio.Redis, ttl_s: int = DEFAULT_TTL_S) -> None:
+    def __init__(
+        self,
+        client: redis_asyncio.Redis,
+        ttl_s: int = DEFAULT_TTL_S,
+        circuit: CircuitBreaker | None = None,
+    ) -> None:
         self._client = client
         self._ttl_s = ttl_s
+        self._circuit = circuit or CircuitBreaker("profile cache")
 
     @classmethod
-    def from_url(cls, url: str, timeout_s: float = 0.5) -> RedisProfileCache:
+    def from_url(
+        cls, url: str, timeout_s: float = 0.5, circuit: CircuitBreaker | None = None
+    ) -> RedisProfileCache:
         """Connects lazily; short timeouts, because a slow cache must not slow recall."""
         client = redis_asyncio.Redis.from_url(
             url,
@@ -113,18 +121,16 @@ class RedisProfileCache:
             socket_connect_timeout=timeout_s,
             health_check_interval=10,
         )
-        return cls(client)
+        return cls(client, circuit=circuit)
 
     async def get(
         self, tenant_id: str, user_id: str, variant: str
     ) -> tuple[list[Memory] | None, int]:
         """A cached profile (or None) and the user's cache generation."""
-        try:
+        with self._circuit.guard():
             generation, raw = await self._client.hmget(
                 profile_key(tenant_id, user_id), [_GENERATION, variant]
             )
-        except (RedisError, OSError) as error:
-            raise BackendUnavailableError("profile cache unavailable") from error
         current = int(generation or 0)
         if raw is None:
             return None, current
@@ -146,18 +152,16 @@ class RedisProfileCache:
         entry = json.dumps(
             {"generation": generation, "profile": _encode(tenant_id, user_id, memories)}
         )
-        try:
+        with self._circuit.guard():
             async with self._client.pipeline(transaction=True) as pipe:
                 pipe.hset(key, variant, entry)
                 pipe.expire(key, self._ttl_s)
                 await pipe.execute()
-        except (RedisError, OSError) as error:
-            raise BackendUnavailableError("profile cache unavailable") from error
 
     async def invalidate(self, tenant_id: str, user_id: str) -> None:
         """Bumps the user's generation and drops the cached variants."""
         key = profile_key(tenant_id, user_id)
-        try:
+        with self._circuit.guard():
             async with self._client.pipeline(transaction=True) as pipe:
                 pipe.hgetall(key)
                 pipe.hincrby(key, _GENERATION, 1)
@@ -166,8 +170,6 @@ class RedisProfileCache:
             stale = [f for f in fields if f not in (_GENERATION, _GENERATION.encode())]
             if stale:
                 await self._client.hdel(key, *stale)
-        except (RedisError, OSError) as error:
-            raise BackendUnavailableError("profile cache unavailable") from error
 
     async def ping(self) -> bool:
         """Whether Redis answers (for start-up logs)."""

@@ -20,12 +20,23 @@ import redis.asyncio as redis_asyncio
 from redis.exceptions import RedisError
 
 from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.local import LocalAccessTracker
 
 _TENANTS = "recalld:v1:access:tenants"
 
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+# KEYS[1] the lock; ARGV[1] this Redis run's id, ARGV[2] the new value (run:owner),
+# ARGV[3] the TTL. A value from another run is a lock restored after a restart.
+_ACQUIRE = """
+local held = redis.call('get', KEYS[1])
+if held and string.sub(held, 1, string.len(ARGV[1]) + 1) ~= ARGV[1] .. ':' then
+  redis.call('del', KEYS[1])
+end
+if redis.call('set', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[3]) then return 1 end
 return 0
 """
 _RENEW = """
@@ -62,28 +73,28 @@ def generation_key(tenant_id: str, user_id: str) -> str:
 class RedisGenerations:
     """Per-user change counters in Redis, read by every replica before it trusts its cache."""
 
-    def __init__(self, client: redis_asyncio.Redis) -> None:
+    def __init__(self, client: redis_asyncio.Redis, circuit: CircuitBreaker | None = None) -> None:
         self._client = client
+        self._circuit = circuit or CircuitBreaker("generation counters")
         self._step_script = client.register_script(_STEP)
 
     @classmethod
-    def from_url(cls, url: str) -> RedisGenerations:
+    def from_url(cls, url: str, circuit: CircuitBreaker | None = None) -> RedisGenerations:
         """Counters on the Redis at `url` (short timeouts: a recall falls back to storage)."""
         return cls(
-            redis_asyncio.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+            redis_asyncio.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5),
+            circuit,
         )
 
     async def current(self, tenant_id: str, user_id: str) -> int:
         """The user's counter (0 when it has none)."""
-        try:
+        with self._circuit.guard():
             value = await self._client.get(generation_key(tenant_id, user_id))
-        except (RedisError, OSError) as error:
-            raise BackendUnavailableError("generation counters unavailable") from error
         return int(value or 0)
 
     async def _step(self, tenant_id: str, user_ids: Sequence[str], parity: int) -> dict[str, int]:
         users = list(dict.fromkeys(user_ids))
-        try:
+        with self._circuit.guard():
             async with self._client.pipeline(transaction=False) as pipe:
                 for user_id in users:
                     await self._step_script(
@@ -92,8 +103,6 @@ class RedisGenerations:
                         client=pipe,
                     )
                 values = await pipe.execute()
-        except (RedisError, OSError) as error:
-            raise BackendUnavailableError("generation counters unavailable") from error
         return {user_id: int(value) for user_id, value in zip(users, values, strict=True)}
 
     async def begin(self, tenant_id: str, user_ids: Sequence[str]) -> dict[str, int]:
@@ -110,53 +119,76 @@ class RedisGenerations:
 
 
 class RedisLockManager:
-    """Distributed per-key locks (single Redis primary; fencing is the TTL)."""
+    """Distributed per-key locks (single Redis primary; fencing is the TTL).
+
+    A lock's value names the Redis run it was taken under (INFO's run_id) and
+    its owner. A lock left over from an earlier run, restored from the AOF after
+    a restart, names a run that is gone, and so do its owner's renewals: the next
+    writer takes it at once instead of waiting out its TTL.
+    """
 
     def __init__(
-        self, client: redis_asyncio.Redis, ttl_ms: int = 30_000, acquire_timeout_s: float = 30.0
+        self,
+        client: redis_asyncio.Redis,
+        ttl_ms: int = 30_000,
+        acquire_timeout_s: float = 30.0,
+        circuit: CircuitBreaker | None = None,
     ) -> None:
         self._client = client
         self._ttl_ms = ttl_ms
         self._acquire_timeout_s = acquire_timeout_s
+        self._circuit = circuit or CircuitBreaker("lock service")
+        self._acquire = client.register_script(_ACQUIRE)
+        self._run_id = ""
 
     @classmethod
-    def from_url(cls, url: str) -> RedisLockManager:
+    def from_url(cls, url: str, circuit: CircuitBreaker | None = None) -> RedisLockManager:
         """Locks on the Redis at `url`."""
         return cls(
-            redis_asyncio.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0)
+            redis_asyncio.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0),
+            circuit=circuit,
         )
+
+    async def _current_run(self) -> str:
+        if not self._run_id:
+            info = await self._client.info("server")
+            self._run_id = str(info["run_id"])
+        return self._run_id
 
     @contextlib.asynccontextmanager
     async def hold(self, key: str) -> AsyncIterator[None]:
         """Waits for the lock (polling with backoff), holds and renews it, releases it."""
         name = "recalld:v1:lock:" + key
-        token = os.urandom(16).hex()
         delay = 0.005
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._acquire_timeout_s
         try:
-            while not await self._client.set(name, token, nx=True, px=self._ttl_ms):
-                if loop.time() > deadline:
-                    raise BackendUnavailableError("timed out waiting for a user lock")
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 0.1)
-        except RedisError as error:
-            raise BackendUnavailableError("lock service unavailable") from error
-        renewer = asyncio.create_task(self._renew(name, token))
+            with self._circuit.guard():
+                run = await self._current_run()
+                value = f"{run}:{os.urandom(16).hex()}"
+                while not await self._acquire(keys=[name], args=[run, value, self._ttl_ms]):
+                    if loop.time() > deadline:
+                        raise BackendUnavailableError("timed out waiting for a user lock")
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 0.1)
+        except BackendUnavailableError:
+            self._run_id = ""  # Redis may have restarted: ask again next time
+            raise
+        renewer = asyncio.create_task(self._renew(name, value))
         try:
             yield
         finally:
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
-            with contextlib.suppress(RedisError):
-                await self._client.eval(_RELEASE, 1, name, token)
+            with contextlib.suppress(RedisError, OSError):
+                await self._client.eval(_RELEASE, 1, name, value)
 
-    async def _renew(self, name: str, token: str) -> None:
+    async def _renew(self, name: str, value: str) -> None:
         while True:
             await asyncio.sleep(self._ttl_ms / 3000)
-            with contextlib.suppress(RedisError):
-                await self._client.eval(_RENEW, 1, name, token, self._ttl_ms)
+            with contextlib.suppress(RedisError, OSError):
+                await self._client.eval(_RENEW, 1, name, value, self._ttl_ms)
 
     async def close(self) -> None:
         """Closes the connection pool."""
@@ -176,16 +208,18 @@ class RedisAccessTracker:
 
     PUSH_INTERVAL_S = 1.0
 
-    def __init__(self, client: redis_asyncio.Redis) -> None:
+    def __init__(self, client: redis_asyncio.Redis, circuit: CircuitBreaker | None = None) -> None:
         self._client = client
+        self._circuit = circuit or CircuitBreaker("recall statistics")
         self._fallback = LocalAccessTracker()
         self._pusher: asyncio.Task[None] | None = None
 
     @classmethod
-    def from_url(cls, url: str) -> RedisAccessTracker:
+    def from_url(cls, url: str, circuit: CircuitBreaker | None = None) -> RedisAccessTracker:
         """Statistics on the Redis at `url` (short timeouts: never slow a recall)."""
         return cls(
-            redis_asyncio.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+            redis_asyncio.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5),
+            circuit,
         )
 
     @staticmethod
@@ -213,14 +247,15 @@ class RedisAccessTracker:
         if not pending:
             return False
         try:
-            async with self._client.pipeline(transaction=True) as pipe:
-                for (tenant, memory_id), (count, last) in pending.items():
-                    count_key, last_key = self._keys(tenant)
-                    pipe.sadd(_TENANTS, tenant)
-                    pipe.hincrby(count_key, memory_id, count)
-                    pipe.hset(last_key, memory_id, last)
-                await pipe.execute()
-        except (RedisError, OSError):
+            with self._circuit.guard():
+                async with self._client.pipeline(transaction=True) as pipe:
+                    for (tenant, memory_id), (count, last) in pending.items():
+                        count_key, last_key = self._keys(tenant)
+                        pipe.sadd(_TENANTS, tenant)
+                        pipe.hincrby(count_key, memory_id, count)
+                        pipe.hset(last_key, memory_id, last)
+                    await pipe.execute()
+        except BackendUnavailableError:
             self._fallback.merge(pending)  # back into the buffer for the next push
         return True
 
