@@ -76,14 +76,18 @@ def reembed_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     return parser
 
 
+def _print_models(serving: str) -> None:
+    print("models:")
+    for spec in embedding_models().values():
+        mark = "*" if spec.model_id == serving else " "
+        print(f" {mark} {spec.model_id:<28} dim {spec.dimension:<4} {spec.summary}")
+
+
 def _list(client: MilvusClient, uri: str) -> int:
     models = embedding_models()
     active = ActivePointer(client, uri).get()
     serving = describe_memory_collection(client, active, models).model_id if active else ""
-    print("models:")
-    for spec in models.values():
-        mark = "*" if spec.model_id == serving else " "
-        print(f" {mark} {spec.model_id:<28} dim {spec.dimension:<4} {spec.summary}")
+    _print_models(serving)
     print("collections:")
     for collection in memory_collections(client, models):
         state = "serving" if collection.name == active else "not serving"
@@ -102,6 +106,10 @@ def main_reembed(argv: Sequence[str], environ: Mapping[str, str]) -> int:
         return 2
     uri = args.milvus_uri or str(args.data_dir / "milvus.db")
     if is_local_uri(uri) and not Path(uri).exists():
+        if args.list:  # the models are worth listing before any store exists
+            _print_models("")
+            print(f"collections: none (no store at {uri})")
+            return 0
         print(f"recalld reembed: no store at {uri}", file=sys.stderr)
         return 2
     try:
