@@ -16,7 +16,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 from opentelemetry.sdk.trace import TracerProvider
-from pymilvus import MilvusClient
+from pymilvus import MilvusClient, MilvusException
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
 
 from recalld.v1 import memory_service_pb2, memory_service_pb2_grpc
 from recalld_server.api.admission import Admission, AdmissionInterceptor, AdmissionLimits
@@ -209,12 +210,41 @@ def _tls_credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
     return grpc.ssl_server_credentials([(key, chain)])
 
 
+def _connect_milvus(config: ServerConfig, uri: str) -> MilvusClient:
+    """A client of the store, retried while a Milvus server is still starting.
+
+    A server started beside recalld (compose, Kubernetes) may refuse connections
+    for a while: retry with backoff for up to `startup_timeout_s`, then stop
+    with a message rather than a traceback. Milvus Lite is opened once.
+    """
+    if not config.milvus_uri:
+        return MilvusClient(uri=uri, token=config.milvus_token)
+    try:
+        for attempt in Retrying(
+            retry=retry_if_exception_type(MilvusException),
+            stop=stop_after_delay(config.startup_timeout_s),
+            wait=wait_exponential_jitter(initial=0.5, max=5.0),
+            before_sleep=lambda state: log.warning(
+                "milvus at %s not reachable yet (attempt %d); retrying", uri, state.attempt_number
+            ),
+            reraise=True,
+        ):
+            with attempt:
+                return MilvusClient(uri=uri, token=config.milvus_token, timeout=10)
+    except MilvusException as error:
+        raise SystemExit(
+            f"recalld: milvus at {uri} unreachable for {config.startup_timeout_s:g} s: "
+            f"{error.message}"
+        ) from error
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def _serving_model(config: ServerConfig, requested: str) -> tuple[EmbeddingModelSpec, bool]:
     """The model this store is served with (see `resolve_serving_model`)."""
     uri = config.effective_milvus_uri
     if not config.milvus_uri:
         config.data_dir.mkdir(parents=True, exist_ok=True)
-    client = MilvusClient(uri=uri, token=config.milvus_token)
+    client = _connect_milvus(config, uri)
     try:
         model_id, claim = resolve_serving_model(
             client, uri, requested, DEFAULT_MODEL_ID, embedding_models()

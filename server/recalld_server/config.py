@@ -41,6 +41,8 @@ class ServerConfig:
         max_queued: Calls waiting for a running slot; more are shed at once with
             RESOURCE_EXHAUSTED and RetryInfo.
         max_queue_wait_s: Longest wait for a slot before the call is shed.
+        startup_timeout_s: How long start-up retries a Milvus server that refuses
+            connections (one starting beside recalld) before giving up.
         shutdown_grace_s: On SIGTERM, how long in-flight and queued calls get to
             finish after the server stops accepting new ones.
         embed_batch: Most texts one embedding call takes.
@@ -81,6 +83,7 @@ class ServerConfig:
     max_queued: int = 512
     max_queue_wait_s: float = 2.0
     shutdown_grace_s: float = 20.0
+    startup_timeout_s: float = 120.0
     embed_batch: int = 64
     embedding_model: str = ""
     redis_url: str = ""
@@ -194,6 +197,12 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         help="seconds a call may wait for a slot before it is shed",
     )
     p.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=env("STARTUP_TIMEOUT", defaults.startup_timeout_s),
+        help="seconds to keep retrying a Milvus server that refuses connections at start",
+    )
+    p.add_argument(
         "--shutdown-grace",
         type=float,
         default=env("SHUTDOWN_GRACE", defaults.shutdown_grace_s),
@@ -257,6 +266,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         max_queued=int(args.max_queued),
         max_queue_wait_s=float(args.max_queue_wait),
         shutdown_grace_s=float(args.shutdown_grace),
+        startup_timeout_s=float(args.startup_timeout),
         embed_batch=int(args.embed_batch),
         embedding_model=str(args.embedding_model or ""),
         access_flush_interval_s=float(args.access_flush_interval),
