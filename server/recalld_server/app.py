@@ -51,6 +51,7 @@ from recalld_server.embedding.registry import (
 from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
+from recalld_server.storage.leases import Leases, LocalLeases, RedisLeases
 from recalld_server.storage.local import (
     LocalAccessTracker,
     LocalGenerations,
@@ -133,6 +134,7 @@ class RunningServer:
     generations: LocalGenerations | RedisGenerations
     memories: UserMemories
     admission: Admission
+    leases: LocalLeases | RedisLeases
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Drains in-flight calls, writes pending access statistics, closes storage."""
@@ -160,6 +162,8 @@ class RunningServer:
             await self.access.close()
         if isinstance(self.generations, RedisGenerations):
             await self.generations.close()
+        if isinstance(self.leases, RedisLeases):
+            await self.leases.close()
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
         close = getattr(self.embedder, "close", None)
@@ -167,12 +171,16 @@ class RunningServer:
             await close()
 
 
-async def _every(interval_s: float, job: Callable[[], Awaitable[object]], name: str) -> None:
-    """Runs a job periodically; a failure is logged and retried next time."""
+async def _every(
+    interval_s: float, job: Callable[[], Awaitable[object]], name: str, leases: Leases
+) -> None:
+    """Runs a job periodically, on one replica at a time; a failure is retried next time."""
     while True:
         await asyncio.sleep(interval_s)
         try:
-            await job()
+            async with leases.hold(name) as mine:
+                if mine:
+                    await job()
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -467,19 +475,25 @@ async def start_server(
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    leases: LocalLeases | RedisLeases = (
+        RedisLeases.from_url(config.redis_url, redis_circuit) if config.redis_url else LocalLeases()
+    )
     background = []
     if config.access_flush_interval_s > 0:
         background.append(
             asyncio.create_task(
                 _every(
-                    config.access_flush_interval_s, consolidator.flush_access_stats, "access-flush"
+                    config.access_flush_interval_s,
+                    consolidator.flush_access_stats,
+                    "access-flush",
+                    leases,
                 )
             )
         )
     if config.consolidate_interval_s > 0:
         background.append(
             asyncio.create_task(
-                _every(config.consolidate_interval_s, consolidator.run_all, "consolidation")
+                _every(config.consolidate_interval_s, consolidator.run_all, "consolidation", leases)
             )
         )
     log.info(
@@ -506,6 +520,7 @@ async def start_server(
         generations,
         memories,
         admission,
+        leases,
     )
 
 
