@@ -96,14 +96,17 @@ type Client struct {
 	cfg  config
 }
 
-// New creates a client for address ("host:port"). It does not connect until
-// the first call.
+// New creates a client for address: "host:port", or "dns:///host:port" to spread
+// calls over every address the name resolves to (round_robin: one connection per
+// replica behind a headless Service, each call to the next). It does not connect
+// until the first call.
 func New(address string, opts ...Option) (*Client, error) {
 	cfg := config{timeout: DefaultTimeout, recallTimeout: DefaultRecallTimeout, retry: DefaultRetryPolicy}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	host, _, err := net.SplitHostPort(address)
+	hostPort, balanced := strings.CutPrefix(address, "dns:///")
+	host, _, err := net.SplitHostPort(hostPort)
 	if err != nil {
 		return nil, fmt.Errorf("recalld: address must be host:port: %w", err)
 	}
@@ -124,17 +127,25 @@ func New(address string, opts ...Option) (*Client, error) {
 	if cfg.tls != nil {
 		creds = credentials.NewTLS(cfg.tls)
 	}
-	dial := append([]grpc.DialOption{
+	dial := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithUserAgent("recalld-go/" + Version),
 		grpc.WithChainUnaryInterceptor(metadataInterceptor(md, cfg.propagator)),
-	}, cfg.dialOptions...)
+	}
+	if balanced {
+		dial = append(dial, grpc.WithDefaultServiceConfig(RoundRobinServiceConfig))
+	}
+	dial = append(dial, cfg.dialOptions...)
 	conn, err := grpc.NewClient(address, dial...)
 	if err != nil {
 		return nil, fmt.Errorf("recalld: %w", err)
 	}
 	return &Client{conn: conn, raw: recalldv1.NewMemoryServiceClient(conn), cfg: cfg}, nil
 }
+
+// RoundRobinServiceConfig balances calls over every resolved address; New uses it
+// for "dns:///" targets.
+const RoundRobinServiceConfig = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 
 // Version is the client version, sent in the user agent.
 const Version = "0.1.0"

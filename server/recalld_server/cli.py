@@ -48,15 +48,38 @@ def _reembed(argv: Sequence[str]) -> int:
     return main_reembed(argv, os.environ)
 
 
+def _health(argv: Sequence[str]) -> int:
+    """Exit 0 when the server answers SERVING (container and compose health checks)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    parser = argparse.ArgumentParser(prog="recalld health", description=_health.__doc__)
+    parser.add_argument("--address", default="127.0.0.1:50051")
+    parser.add_argument("--timeout", type=float, default=3.0)
+    args = parser.parse_args(list(argv))
+    try:
+        with grpc.insecure_channel(args.address) as channel:
+            answer = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=args.timeout
+            )
+    except grpc.RpcError as error:
+        print(f"recalld health: {args.address}: {error.code().name}", file=sys.stderr)
+        return 1
+    serving = answer.status == health_pb2.HealthCheckResponse.SERVING
+    print(health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status))
+    return 0 if serving else 1
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: `recalld serve|import|export|reembed [flags]`."""
+    """Entry point: `recalld serve|import|export|reembed|health [flags]`."""
     args = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="recalld", description="recalld memory backend")
     parser.add_argument(
         "command",
-        choices=["serve", "import", "export", "reembed"],
+        choices=["serve", "import", "export", "reembed", "health"],
         help="serve: run the server; import / export: migrate memories (docs/migration.md); "
-        "reembed: switch the embedding model (docs/lifecycle.md)",
+        "reembed: switch the embedding model (docs/lifecycle.md); "
+        "health: exit 0 when a server answers SERVING (container health checks)",
     )
     parsed = parser.parse_args(args[:1])
     logging.basicConfig(
@@ -67,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         asyncio.run(_serve(args[1:]))
     elif parsed.command == "reembed":
         sys.exit(_reembed(args[1:]))
+    elif parsed.command == "health":
+        sys.exit(_health(args[1:]))
     else:
         sys.exit(_migrate(parsed.command, args[1:]))
 

@@ -52,11 +52,28 @@ def _retryable(idempotent: bool) -> Callable[[BaseException], bool]:
     return check
 
 
+BALANCED_SCHEMES = ("dns:", "ipv4:", "ipv6:")
+"""Targets that may name several replicas: calls are spread over all of them."""
+
+
+def balancing_options(address: str) -> list[tuple[str, Any]]:
+    """Channel options for an address.
+
+    Round robin over every resolved replica for `dns:///host:port` (a headless
+    Service) or an `ipv4:`/`ipv6:` list, so each call goes to the next replica
+    instead of every call to the first.
+    """
+    if address.startswith(BALANCED_SCHEMES):
+        return [("grpc.lb_policy_name", "round_robin")]
+    return []
+
+
 class RecalldClient:
     """Async client for one recalld server.
 
     Args:
-        address: host:port of the server.
+        address: host:port of the server, or `dns:///host:port` to balance calls
+            over every replica the name resolves to (round_robin).
         api_key: Sent as `authorization: Bearer <key>`; the key decides the tenant.
         tenant: Without a key (loopback development servers), the tenant to use.
         tls: Use TLS (system roots unless root_certificates is given).
@@ -76,12 +93,13 @@ class RecalldClient:
         channel: grpc.aio.Channel | None = None,
     ) -> None:
         if channel is None:
+            options = balancing_options(address)
             if tls:
                 channel = grpc.aio.secure_channel(
-                    address, grpc.ssl_channel_credentials(root_certificates)
+                    address, grpc.ssl_channel_credentials(root_certificates), options
                 )
             else:
-                channel = grpc.aio.insecure_channel(address)
+                channel = grpc.aio.insecure_channel(address, options)
         self._channel = channel
         self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
         self._metadata: list[tuple[str, str]] = []
