@@ -28,6 +28,7 @@ from recalld_server.api.servicer import MemoryServicer
 from recalld_server.config import ServerConfig
 from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.lifecycle import LifecyclePolicy
+from recalld_server.domain.limits import RateLimiter, RateLimits
 from recalld_server.domain.policy import Policy
 from recalld_server.domain.ports import (
     Backends,
@@ -74,6 +75,7 @@ from recalld_server.storage.milvus_store import (
     StoreModelError,
 )
 from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
+from recalld_server.storage.rate_buckets import LocalRateBuckets, RedisRateBuckets
 from recalld_server.storage.redis_coordination import (
     RedisAccessTracker,
     RedisGenerations,
@@ -135,6 +137,7 @@ class RunningServer:
     memories: UserMemories
     admission: Admission
     leases: LocalLeases | RedisLeases
+    rate_buckets: LocalRateBuckets | RedisRateBuckets
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Drains in-flight calls, writes pending access statistics, closes storage."""
@@ -164,6 +167,8 @@ class RunningServer:
             await self.generations.close()
         if isinstance(self.leases, RedisLeases):
             await self.leases.close()
+        if isinstance(self.rate_buckets, RedisRateBuckets):
+            await self.rate_buckets.close()
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
         close = getattr(self.embedder, "close", None)
@@ -329,6 +334,7 @@ def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> Policy:
             default_min_score=spec.default_min_score,
             duplicate_similarity=spec.near_duplicate_similarity,
         ),
+        max_memories_per_user=config.max_memories_per_user,
     )
 
 
@@ -448,8 +454,14 @@ async def start_server(
         ),
         options=TRANSPORT_OPTIONS,
     )
+    rate_buckets: LocalRateBuckets | RedisRateBuckets = (
+        RedisRateBuckets.from_url(config.redis_url, redis_circuit)
+        if config.redis_url
+        else LocalRateBuckets()
+    )
+    limiter = RateLimiter(rate_buckets, RateLimits(config.tenant_rate_limit))
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
-        MemoryServicer(service, consolidator, authenticator), server
+        MemoryServicer(service, consolidator, authenticator, limiter), server
     )
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -521,6 +533,7 @@ async def start_server(
         memories,
         admission,
         leases,
+        rate_buckets,
     )
 
 

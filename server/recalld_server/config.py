@@ -41,6 +41,10 @@ class ServerConfig:
         max_queued: Calls waiting for a running slot; more are shed at once with
             RESOURCE_EXHAUSTED and RetryInfo.
         max_queue_wait_s: Longest wait for a slot before the call is shed.
+        tenant_rate_limit: Calls per second each tenant may make, across replicas
+            with --redis-url (0: none); per-key limits are in the keys file.
+        max_memories_per_user: Live memories one user may hold (0: no quota); a
+            Write beyond it is RESOURCE_EXHAUSTED.
         startup_timeout_s: How long start-up retries a Milvus server that refuses
             connections (one starting beside recalld) before giving up.
         shutdown_grace_s: On SIGTERM, how long in-flight and queued calls get to
@@ -84,6 +88,8 @@ class ServerConfig:
     max_queue_wait_s: float = 2.0
     shutdown_grace_s: float = 20.0
     startup_timeout_s: float = 120.0
+    tenant_rate_limit: float = 0.0
+    max_memories_per_user: int = 100_000
     embed_batch: int = 64
     embedding_model: str = ""
     redis_url: str = ""
@@ -197,6 +203,18 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         help="seconds a call may wait for a slot before it is shed",
     )
     p.add_argument(
+        "--tenant-rate-limit",
+        type=float,
+        default=env("TENANT_RATE_LIMIT", defaults.tenant_rate_limit),
+        help="calls per second per tenant, shared by replicas through Redis (0: none)",
+    )
+    p.add_argument(
+        "--max-memories-per-user",
+        type=int,
+        default=env("MAX_MEMORIES_PER_USER", defaults.max_memories_per_user),
+        help="live memories one user may hold (0: no quota)",
+    )
+    p.add_argument(
         "--startup-timeout",
         type=float,
         default=env("STARTUP_TIMEOUT", defaults.startup_timeout_s),
@@ -267,6 +285,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         max_queue_wait_s=float(args.max_queue_wait),
         shutdown_grace_s=float(args.shutdown_grace),
         startup_timeout_s=float(args.startup_timeout),
+        tenant_rate_limit=float(args.tenant_rate_limit),
+        max_memories_per_user=int(args.max_memories_per_user),
         embed_batch=int(args.embed_batch),
         embedding_model=str(args.embedding_model or ""),
         access_flush_interval_s=float(args.access_flush_interval),
@@ -279,6 +299,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
             "recalld: --working-set-mb must be >= 0 and "
             "--working-set-max-user-memories between 1 and 16383"
         )
+    if config.tenant_rate_limit < 0 or config.max_memories_per_user < 0:
+        raise SystemExit("recalld: --tenant-rate-limit and --max-memories-per-user must be >= 0")
     if config.max_in_flight < 1 or config.max_queued < 0 or config.max_queue_wait_s <= 0:
         raise SystemExit(
             "recalld: --max-in-flight must be >= 1, --max-queued >= 0, --max-queue-wait > 0"

@@ -17,6 +17,10 @@ class FieldViolation:
     description: str
 
 
+SHED_CAUSES = frozenset({"server_overloaded", "rate_limited"})
+"""ErrorInfo causes of calls refused before any work."""
+
+
 class RecalldError(Exception):
     """A failed call, with the gRPC code and the server's structured details."""
 
@@ -41,8 +45,11 @@ class RecalldError(Exception):
 
     @property
     def shed(self) -> bool:
-        """The server refused the call at admission: it did nothing, any call may retry."""
-        return self.code == grpc.StatusCode.RESOURCE_EXHAUSTED and self.cause == "server_overloaded"
+        """The server refused the call before doing anything.
+
+        At capacity, or over a rate limit: any call may be retried after `retry_delay_s`.
+        """
+        return self.code == grpc.StatusCode.RESOURCE_EXHAUSTED and self.cause in SHED_CAUSES
 
     @classmethod
     def from_rpc_error(cls, error: grpc.aio.AioRpcError) -> RecalldError:

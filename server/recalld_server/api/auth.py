@@ -3,12 +3,14 @@
 The keys file is JSON:
 
     {"keys": [
-      {"key": "s3cret", "tenant": "acme", "role": "writer", "scopes": ["*"]},
+      {"key": "s3cret", "tenant": "acme", "role": "writer", "scopes": ["*"],
+       "rate_limit": 50},
       {"key_sha256": "<hex sha256 of the key>", "tenant": "acme", "role": "reader",
        "scopes": ["support-bot"]}
     ]}
 
 Roles: "reader" (Recall/Get/List), "writer" (also Write/Update/Forget), "admin".
+`rate_limit` (optional): calls per second for the key, with bursts of twice that.
 With no keys file (allowed only on a loopback bind) every caller is an admin of
 the tenant named by metadata `x-recalld-tenant` (default "default").
 """
@@ -75,7 +77,11 @@ class Authenticator:
             if role not in ROLES:
                 raise ValueError(f"keys[{i}].role: must be one of {ROLES}")
             scopes = frozenset(item.get("scopes", ["*"]))
-            entries.append((digest, Principal(tenant, role, scopes)))
+            rate_limit = item.get("rate_limit", 0)
+            if not isinstance(rate_limit, int | float) or rate_limit < 0:
+                raise ValueError(f"keys[{i}].rate_limit: calls per second, a number >= 0")
+            principal = Principal(tenant, role, scopes, digest.hex()[:12], float(rate_limit))
+            entries.append((digest, principal))
         if not entries:
             raise ValueError("the keys file lists no keys")
         return cls(entries)

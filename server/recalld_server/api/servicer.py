@@ -13,6 +13,7 @@ from recalld_server.api import mapping
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.status import to_status
 from recalld_server.domain.consolidation import Consolidator
+from recalld_server.domain.limits import RateLimiter
 from recalld_server.domain.model import Principal
 from recalld_server.domain.service import MemoryService
 
@@ -23,11 +24,16 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     """Thin edge over MemoryService; every error leaves through `status.to_status`."""
 
     def __init__(
-        self, service: MemoryService, consolidator: Consolidator, authenticator: Authenticator
+        self,
+        service: MemoryService,
+        consolidator: Consolidator,
+        authenticator: Authenticator,
+        limiter: RateLimiter,
     ) -> None:
         self._service = service
         self._consolidator = consolidator
         self._auth = authenticator
+        self._limiter = limiter
 
     async def _serve(
         self,
@@ -36,6 +42,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> Resp:
         try:
             principal = self._auth.authenticate(context.invocation_metadata() or ())
+            await self._limiter.admit(principal)
             return await call(principal)
         except Exception as error:
             status = to_status(error)

@@ -88,11 +88,15 @@ class Principal:
         tenant_id: The tenant every storage call is confined to.
         role: "admin", "writer" or "reader".
         allowed_scopes: Agent scopes this caller may read and write; "*" allows all.
+        key_id: Names the credential for per-key limits (a digest prefix, never the key).
+        rate_limit: Calls per second this key may make (0: no per-key limit).
     """
 
     tenant_id: str
     role: str = "writer"
     allowed_scopes: frozenset[str] = frozenset({"*"})
+    key_id: str = ""
+    rate_limit: float = 0.0
 
     def may_write(self) -> bool:
         """Readers may only read."""

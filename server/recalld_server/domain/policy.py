@@ -17,11 +17,14 @@ class Policy:
         lifecycle: Duplicate, draft, tier and consolidation thresholds.
         recall: Ranking, fusion and relevance knobs of the recall pipeline.
         default_importance: Importance of a memory written without one.
+        max_memories_per_user: Live (active and draft) memories one user may hold;
+            0 means no quota.
     """
 
     lifecycle: LifecyclePolicy = dataclasses.field(default_factory=LifecyclePolicy)
     recall: RecallPolicy = dataclasses.field(default_factory=RecallPolicy)
     default_importance: float = 0.5
+    max_memories_per_user: int = 0
 
 
 def user_lock_key(tenant_id: str, user_id: str) -> str:

@@ -13,7 +13,11 @@ import json
 from collections.abc import Sequence
 
 from recalld_server.domain import authorization, validation
-from recalld_server.domain.errors import BackendUnavailableError, RequestIdReusedError
+from recalld_server.domain.errors import (
+    BackendUnavailableError,
+    RequestIdReusedError,
+    ResourceExhaustedError,
+)
 from recalld_server.domain.model import (
     Memory,
     MemoryFilter,
@@ -30,7 +34,7 @@ from recalld_server.domain.ports import Backends, Vectors, VectorStore
 from recalld_server.domain.stages import Stages
 from recalld_server.domain.text import content_hash
 from recalld_server.domain.user_memories import UserMemories
-from recalld_server.domain.user_set import LIVE
+from recalld_server.domain.user_set import LIVE, UserSet
 from recalld_server.domain.write_planner import (
     StoredFacts,
     WritePlanner,
@@ -85,7 +89,7 @@ class WriteMemories:
                 if replay is not None:
                     return replay
             with self._stages.stage("decide") as record:
-                stored, source = await self._facts(tenant, user_id, memories, vectors)
+                stored, source, user_set = await self._facts(tenant, user_id, memories, vectors)
                 record.set("source", source)
                 planner = WritePlanner(
                     tenant,
@@ -101,6 +105,7 @@ class WriteMemories:
                 ]
                 for outcome in WriteOutcome:
                     record.set(outcome.name.lower(), sum(r.outcome is outcome for r in results))
+            await self._check_quota(tenant, user_id, planner, user_set)
             with self._stages.stage("store") as record:
                 await self._memories.changes.commit(tenant, planner.batch)
                 record.set("new", len(planner.batch.new))
@@ -151,7 +156,7 @@ class WriteMemories:
 
     async def _facts(
         self, tenant: str, user_id: str, memories: Sequence[NewMemory], vectors: Vectors
-    ) -> tuple[StoredFacts, str]:
+    ) -> tuple[StoredFacts, str, UserSet | None]:
         """From the user's working set, or read from storage when it cannot serve."""
         now = self._clock.now_ms()
         try:
@@ -159,8 +164,31 @@ class WriteMemories:
         except BackendUnavailableError:
             user_set = None
         if user_set is not None:
-            return facts_from_set(user_set, memories, vectors, now), "working_set"
-        return await self._prefetch(tenant, user_id, memories, vectors, now), "storage"
+            return facts_from_set(user_set, memories, vectors, now), "working_set", user_set
+        facts = await self._prefetch(tenant, user_id, memories, vectors, now)
+        return facts, "storage", None
+
+    async def _check_quota(
+        self, tenant: str, user_id: str, planner: WritePlanner, user_set: UserSet | None
+    ) -> None:
+        """Refuses a Write that would take the user past its live-memory quota."""
+        quota = self._policy.max_memories_per_user
+        added = sum(m.status in LIVE for m, _ in planner.batch.new.values()) - sum(
+            m.status not in LIVE for m in planner.batch.changed.values()
+        )
+        if quota <= 0 or added <= 0:
+            return
+        if user_set is not None:
+            held = len(user_set)
+        else:
+            live = MemoryFilter(tenant, user_id, statuses=LIVE)
+            held = len(await self._store.list_ids(live, "", quota + 1))
+        if held + added > quota:
+            raise ResourceExhaustedError(
+                f"user {user_id!r} holds {held} live memories; {added} more would pass "
+                f"the quota of {quota} (forget or consolidate some first)",
+                cause="quota_memories_per_user",
+            )
 
     async def _prefetch(
         self,
