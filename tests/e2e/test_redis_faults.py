@@ -13,6 +13,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+import redis.asyncio as redis_asyncio
 
 from recalld.v1 import memory_pb2
 from recalld_client import RecalldClient, RecalldError
@@ -57,8 +58,8 @@ async def test_a_lock_restored_after_a_redis_restart_does_not_block_writes(
     recalld: RunningServer, redis_aof: RedisProcess, tenant: str, user_id: str
 ) -> None:
     # A writer holds the user's lock when Redis dies; the AOF brings the lock back
-    # with most of its 30 s TTL, but its owner's renewals died with the old run.
-    holder = RedisLockManager.from_url(redis_aof.url)
+    # with most of its (here 60 s) lease, but its owner's renewals died with the run.
+    holder = RedisLockManager(redis_asyncio.Redis.from_url(redis_aof.url), ttl_ms=60_000)
     async with holder.hold(user_lock_key(tenant, user_id)):
         redis_aof.kill()
     await holder.close()

@@ -8,18 +8,26 @@ user lock keeps their read-then-write topic rule in agreement.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import grpc
 import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2
-from recalld_client import RecalldClient
+from recalld_client import RecalldClient, RecalldError
 from tests.e2e.helpers import memory
 from tests.e2e.server_process import ServerProcess
 from tests.services import MilvusServerProcess, RedisProcess, free_port
 
 pytestmark = pytest.mark.slow
+
+ACTIVE = memory_pb2.MEMORY_STATUS_ACTIVE
+CREATED = memory_service_pb2.WRITE_OUTCOME_CREATED
+SUPERSEDED = memory_service_pb2.WRITE_OUTCOME_SUPERSEDED
+LIVE_AND_PAST = [ACTIVE, memory_pb2.MEMORY_STATUS_SUPERSEDED, memory_pb2.MEMORY_STATUS_DRAFT]
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +107,112 @@ async def test_a_topic_race_across_replicas_leaves_one_active_memory(
             assert len(superseded.memories) == 7
             recalled = await client.recall(user_id, "What is the user's current project?")
             assert [i.memory.id for i in recalled.items][:1] == [active.memories[0].id]
+
+
+class _Ledger:
+    """What the load acknowledged, to check against what storage holds afterwards."""
+
+    def __init__(self) -> None:
+        # request id -> (user, content, memory id, outcome)
+        self.acknowledged: dict[str, tuple[str, str, str, int]] = {}
+        self.topics: dict[tuple[str, str], int] = {}  # (user, topic) -> acknowledged writes
+        self.calls = 0
+        self.failovers = 0
+        self.stale_reads: list[str] = []
+
+
+async def _failover(clients: list[RecalldClient], first: int, call: Any) -> Any:
+    """Runs `call(client)` on one replica, and on the other when that one is gone."""
+    order = [clients[first % 2], clients[(first + 1) % 2]]
+    for attempt, client in enumerate(order):
+        try:
+            return await call(client)
+        except RecalldError as error:
+            if error.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+                raise
+            if attempt == 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def _worker(
+    index: int, clients: list[RecalldClient], ledger: _Ledger, deadline: float
+) -> None:
+    user = f"load-user-{index}"
+    step = 0
+    while time.monotonic() < deadline:
+        step += 1
+        ledger.calls += 1
+        via = index + step
+        if step % 3 == 0:  # a write, acknowledged through one replica ...
+            request_id = f"w-{index}-{step}"
+            content = f"Worker {index} learned fact number {step}"
+            topic = f"topic.{step % 4}" if step % 2 else ""
+            written = await _failover(
+                clients,
+                via,
+                lambda c, rid=request_id, text=content, key=topic: c.write(
+                    user, [memory(text, topic_key=key)], request_id=rid, timeout=40
+                ),
+            )
+            result = written.results[0]
+            ledger.acknowledged[request_id] = (user, content, result.id, result.outcome)
+            if topic:
+                ledger.topics[(user, topic)] = ledger.topics.get((user, topic), 0) + 1
+            # ... is read through the other at once (read-your-writes across replicas).
+            memory_id = written.results[0].id
+            got = await _failover(
+                clients, via + 1, lambda c, i=memory_id: c.get(user, i, timeout=40)
+            )
+            if got.id != memory_id:
+                ledger.stale_reads.append(memory_id)
+        else:
+            await _failover(
+                clients, via, lambda c: c.recall(user, "What did the worker learn?", top_k=5)
+            )
+
+
+async def test_mixed_load_through_two_replicas_with_one_killed_keeps_every_invariant(
+    tmp_path: Path, milvus_server: MilvusServerProcess, redis: RedisProcess
+) -> None:
+    """60 s of mixed load over two replicas sharing Milvus and Redis; one is killed
+    (SIGKILL) halfway; clients move to the other and retry with the same request ids."""
+    args = ("--milvus-uri", milvus_server.uri, "--redis-url", redis.url, "--redis-locks",
+            "--consolidate-interval", "0")  # fmt: skip
+    replicas = [ServerProcess(tmp_path / f"r{i}", *args).start(timeout_s=120) for i in range(2)]
+    ledger = _Ledger()
+    try:
+        async with (
+            RecalldClient(replicas[0].address, tenant="mixed") as a,
+            RecalldClient(replicas[1].address, tenant="mixed") as b,
+        ):
+            clients = [a, b]
+            deadline = time.monotonic() + 60
+            workers = [asyncio.create_task(_worker(i, clients, ledger, deadline)) for i in range(8)]
+            await asyncio.sleep(30)
+            replicas[1].kill()  # mid-load, calls in flight
+            await asyncio.gather(*workers)
+
+            assert ledger.calls > 100 and len(ledger.acknowledged) > 30
+            assert ledger.stale_reads == []
+            # Every acknowledged write is there exactly once, read through the survivor.
+            by_user: dict[str, list[memory_pb2.Memory]] = {}
+            for user, _, _, _ in ledger.acknowledged.values():
+                if user not in by_user:
+                    listed = await a.list(user, page_size=1000, statuses=LIVE_AND_PAST)
+                    by_user[user] = list(listed.memories)
+            for user, content, memory_id, outcome in ledger.acknowledged.values():
+                stored = by_user[user]
+                assert [m.id for m in stored].count(memory_id) == 1, (user, content, outcome)
+                if outcome in (CREATED, SUPERSEDED):  # stored as written, once
+                    assert [m.content for m in stored].count(content) == 1, (user, content)
+            # Every topic raced over by the workers has exactly one active holder.
+            for (user, topic), writes in ledger.topics.items():
+                active = await a.list(user, page_size=1000, statuses=[ACTIVE])
+                holders = [m for m in active.memories if m.topic_key == topic]
+                assert len(holders) == 1, (user, topic, writes, holders)
+    finally:
+        for process in replicas:
+            if process.process is not None and process.process.poll() is None:
+                process.terminate()
+    assert milvus_server.alive()

@@ -121,6 +121,9 @@ class RedisGenerations:
 class RedisLockManager:
     """Distributed per-key locks (single Redis primary; fencing is the TTL).
 
+    The lease is 10 s, renewed every third of it while held: a replica that dies
+    holding a user's lock blocks that user's writes for at most 10 s.
+
     A lock's value names the Redis run it was taken under (INFO's run_id) and
     its owner. A lock left over from an earlier run, restored from the AOF after
     a restart, names a run that is gone, and so do its owner's renewals: the next
@@ -130,7 +133,7 @@ class RedisLockManager:
     def __init__(
         self,
         client: redis_asyncio.Redis,
-        ttl_ms: int = 30_000,
+        ttl_ms: int = 10_000,
         acquire_timeout_s: float = 30.0,
         circuit: CircuitBreaker | None = None,
     ) -> None:
