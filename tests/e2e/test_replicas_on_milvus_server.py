@@ -199,7 +199,8 @@ async def test_mixed_load_through_two_replicas_with_one_killed_keeps_every_invar
             by_user: dict[str, list[memory_pb2.Memory]] = {}
             for user, _, _, _ in ledger.acknowledged.values():
                 if user not in by_user:
-                    listed = await a.list(user, page_size=1000, statuses=LIVE_AND_PAST)
+                    listed = await a.list(user, page_size=500, statuses=LIVE_AND_PAST)
+                    assert not listed.next_page_token  # one page holds the user
                     by_user[user] = list(listed.memories)
             for user, content, memory_id, outcome in ledger.acknowledged.values():
                 stored = by_user[user]
@@ -208,7 +209,7 @@ async def test_mixed_load_through_two_replicas_with_one_killed_keeps_every_invar
                     assert [m.content for m in stored].count(content) == 1, (user, content)
             # Every topic raced over by the workers has exactly one active holder.
             for (user, topic), writes in ledger.topics.items():
-                active = await a.list(user, page_size=1000, statuses=[ACTIVE])
+                active = await a.list(user, page_size=500, statuses=[ACTIVE])
                 holders = [m for m in active.memories if m.topic_key == topic]
                 assert len(holders) == 1, (user, topic, writes, holders)
     finally:
