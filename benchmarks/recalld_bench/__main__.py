@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from benchmarks.recalld_bench import compare, quality, scenarios
+from benchmarks.recalld_bench import compare, quality, scenarios, soak
 
 
 def main() -> None:
@@ -13,6 +13,7 @@ def main() -> None:
     scenarios.add_arguments(sub)
     quality.add_arguments(sub)
     compare.add_arguments(sub)
+    soak.add_arguments(sub)
     args = parser.parse_args()
     args.func(args)
 
