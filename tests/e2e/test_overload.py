@@ -20,6 +20,7 @@ from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from tests.e2e.helpers import memory
 from tests.e2e.server_process import ServerProcess
+from tests.figures import record
 
 TENANT = (("x-recalld-tenant", "overload"),)
 
@@ -71,6 +72,7 @@ async def test_a_burst_beyond_the_queue_is_shed_with_retry_info(
         codes = Counter(await asyncio.gather(*calls))
     assert set(codes) <= {"OK", "RESOURCE_EXHAUSTED"}, codes
     assert codes["RESOURCE_EXHAUSTED"] > 0 and codes["OK"] >= 3
+    record("overload_burst", calls=40, max_in_flight=1, max_queued=2, **dict(codes))
 
 
 async def test_the_client_retries_shed_calls_even_writes(
@@ -99,6 +101,7 @@ async def test_sigterm_lets_accepted_calls_finish(tmp_path: Path) -> None:
             results = await asyncio.gather(*writes, return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
         assert failures == [], failures
+        record("sigterm_drain", calls_in_flight=40, cut=len(failures))
         assert server.process.wait(60) == 0
     finally:
         if server.process is not None and server.process.poll() is None:

@@ -23,6 +23,7 @@ from recalld_server.domain.policy import user_lock_key
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.redis_coordination import RedisLockManager
 from tests.e2e.helpers import memory
+from tests.figures import record
 from tests.services import RedisProcess, free_port
 
 
@@ -73,7 +74,9 @@ async def test_a_lock_restored_after_a_redis_restart_does_not_block_writes(
             except RecalldError as error:
                 assert error.code == grpc.StatusCode.UNAVAILABLE
                 await asyncio.sleep(0.2)
-        assert time.monotonic() - started < 15, "the restored lock was waited out"
+        took = time.monotonic() - started
+        assert took < 15, "the restored lock was waited out"
+        record("redis_restart_with_a_restored_lock", first_write_after_restart_s=round(took, 2))
         listed = await client.list(user_id)
     assert [m.content for m in listed.memories] == ["Written after the restart"]
 
@@ -99,12 +102,21 @@ async def test_a_frozen_redis_degrades_like_a_dead_one(
             assert statistics.median(took) < 0.3, took
         finally:
             redis_aof.process.send_signal(signal.SIGCONT)
+        resumed = time.monotonic()
         for _ in range(100):  # the circuit lets a trial through after its cooldown
             if not (await client.recall(user_id, "Which locker?")).degraded_stages:
                 break
             await asyncio.sleep(0.1)
         else:
             pytest.fail("recall stayed degraded after Redis resumed")
+        record(
+            "redis_frozen",
+            recalls=len(took),
+            answered=len(took),
+            recall_median_ms=round(statistics.median(took) * 1000, 1),
+            recall_max_ms=round(max(took) * 1000, 1),
+            recovered_after_resume_s=round(time.monotonic() - resumed, 2),
+        )
 
 
 async def test_no_stale_profile_after_redis_and_replica_restarts(
@@ -147,5 +159,8 @@ async def test_no_stale_profile_after_redis_and_replica_restarts(
                 profile = await client.get_profile(user_id)
                 contents = [m.content for m in profile.profile.memories]
                 assert contents == ["The user prefers jasmine tea"]
+            record(
+                "redis_and_replica_restart", stale_profiles_served=0, writes_refused_while_down=1
+            )
     finally:
         await second.stop(grace_s=1)

@@ -20,6 +20,7 @@ from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient, RecalldError
 from tests.e2e.helpers import memory
 from tests.e2e.server_process import ServerProcess
+from tests.figures import record
 from tests.services import MilvusServerProcess, RedisProcess, free_port
 
 pytestmark = pytest.mark.slow
@@ -121,7 +122,7 @@ class _Ledger:
         self.stale_reads: list[str] = []
 
 
-async def _failover(clients: list[RecalldClient], first: int, call: Any) -> Any:
+async def _failover(clients: list[RecalldClient], first: int, call: Any, ledger: _Ledger) -> Any:
     """Runs `call(client)` on one replica, and on the other when that one is gone."""
     order = [clients[first % 2], clients[(first + 1) % 2]]
     for attempt, client in enumerate(order):
@@ -132,6 +133,7 @@ async def _failover(clients: list[RecalldClient], first: int, call: Any) -> Any:
                 raise
             if attempt == 1:
                 raise
+            ledger.failovers += 1
     raise AssertionError("unreachable")
 
 
@@ -154,6 +156,7 @@ async def _worker(
                 lambda c, rid=request_id, text=content, key=topic: c.write(
                     user, [memory(text, topic_key=key)], request_id=rid, timeout=40
                 ),
+                ledger,
             )
             result = written.results[0]
             ledger.acknowledged[request_id] = (user, content, result.id, result.outcome)
@@ -162,13 +165,16 @@ async def _worker(
             # ... is read through the other at once (read-your-writes across replicas).
             memory_id = written.results[0].id
             got = await _failover(
-                clients, via + 1, lambda c, i=memory_id: c.get(user, i, timeout=40)
+                clients, via + 1, lambda c, i=memory_id: c.get(user, i, timeout=40), ledger
             )
             if got.id != memory_id:
                 ledger.stale_reads.append(memory_id)
         else:
             await _failover(
-                clients, via, lambda c: c.recall(user, "What did the worker learn?", top_k=5)
+                clients,
+                via,
+                lambda c: c.recall(user, "What did the worker learn?", top_k=5),
+                ledger,
             )
 
 
@@ -212,6 +218,15 @@ async def test_mixed_load_through_two_replicas_with_one_killed_keeps_every_invar
                 active = await a.list(user, page_size=500, statuses=[ACTIVE])
                 holders = [m for m in active.memories if m.topic_key == topic]
                 assert len(holders) == 1, (user, topic, writes, holders)
+            record(
+                "two_replicas_one_killed",
+                seconds=60,
+                calls=ledger.calls,
+                acknowledged_writes=len(ledger.acknowledged),
+                failovers=ledger.failovers,
+                stale_reads=len(ledger.stale_reads),
+                topics_with_one_holder=len(ledger.topics),
+            )
     finally:
         for process in replicas:
             if process.process is not None and process.process.poll() is None:
