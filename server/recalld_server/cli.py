@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from recalld_server.config import load_config
 
@@ -56,9 +57,17 @@ def _health(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="recalld health", description=_health.__doc__)
     parser.add_argument("--address", default="127.0.0.1:50051")
     parser.add_argument("--timeout", type=float, default=3.0)
+    parser.add_argument(
+        "--tls-ca", type=Path, default=None, help="PEM roots: check a TLS server with them"
+    )
     args = parser.parse_args(list(argv))
+    channel = (
+        grpc.secure_channel(args.address, grpc.ssl_channel_credentials(args.tls_ca.read_bytes()))
+        if args.tls_ca
+        else grpc.insecure_channel(args.address)
+    )
     try:
-        with grpc.insecure_channel(args.address) as channel:
+        with channel:
             answer = health_pb2_grpc.HealthStub(channel).Check(
                 health_pb2.HealthCheckRequest(), timeout=args.timeout
             )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -220,5 +222,12 @@ async def test_keys_over_tls(
             request = memory_service_pb2.ListRequest(user_id="tls-user")
             call = stub.List(request, metadata=(("authorization", "Bearer acme-key"),), timeout=5)
             assert await _code(call) == grpc.StatusCode.UNAVAILABLE  # no clear-text handshake
+        health = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "recalld_server", "health", "--address",
+             f"localhost:{running.port}", "--tls-ca", str(certificates / "server.crt")],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert health.returncode == 0 and health.stdout.strip() == "SERVING", health.stderr
     finally:
         await running.stop(grace_s=1)
