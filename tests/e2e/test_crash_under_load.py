@@ -63,7 +63,8 @@ async def test_acknowledged_writes_survive_kill_9_under_load(tmp_path: Path) -> 
         async with RecalldClient(server.address, tenant="crash") as client:
             # The callers retry what they never heard back about, with the same ids.
             for request_id in sorted(in_doubt):
-                cycle, writer, step = (int(p[1:]) for p in request_id.split("-"))
+                cycle_part, writer_part, step_part = request_id.split("-")  # c<n>-w<n>-<n>
+                cycle, writer, step = int(cycle_part[1:]), int(writer_part[1:]), int(step_part)
                 content = f"Crash cycle {cycle} writer {writer} fact {step}"
                 again = await client.write(
                     f"crash-user-{writer}", [memory(content)], request_id=request_id

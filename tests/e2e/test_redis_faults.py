@@ -159,8 +159,6 @@ async def test_no_stale_profile_after_redis_and_replica_restarts(
                 profile = await client.get_profile(user_id)
                 contents = [m.content for m in profile.profile.memories]
                 assert contents == ["The user prefers jasmine tea"]
-            record(
-                "redis_and_replica_restart", stale_profiles_served=0, writes_refused_while_down=1
-            )
+            record("redis_and_replica_restart", stale_profiles=0, refused_while_down=1)
     finally:
         await second.stop(grace_s=1)
