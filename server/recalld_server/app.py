@@ -335,6 +335,7 @@ def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> Policy:
             duplicate_similarity=spec.near_duplicate_similarity,
         ),
         max_memories_per_user=config.max_memories_per_user,
+        max_memories_per_tenant=config.max_memories_per_tenant,
     )
 
 

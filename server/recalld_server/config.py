@@ -45,6 +45,8 @@ class ServerConfig:
             with --redis-url (0: none); per-key limits are in the keys file.
         max_memories_per_user: Live memories one user may hold (0: no quota); a
             Write beyond it is RESOURCE_EXHAUSTED.
+        max_memories_per_tenant: Live memories one tenant may hold (0: no quota);
+            exact near the limit, within seconds of other replicas' writes elsewhere.
         startup_timeout_s: How long start-up retries a Milvus server that refuses
             connections (one starting beside recalld) before giving up.
         shutdown_grace_s: On SIGTERM, how long in-flight and queued calls get to
@@ -90,6 +92,7 @@ class ServerConfig:
     startup_timeout_s: float = 120.0
     tenant_rate_limit: float = 0.0
     max_memories_per_user: int = 100_000
+    max_memories_per_tenant: int = 0
     embed_batch: int = 64
     embedding_model: str = ""
     redis_url: str = ""
@@ -215,6 +218,12 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         help="live memories one user may hold (0: no quota)",
     )
     p.add_argument(
+        "--max-memories-per-tenant",
+        type=int,
+        default=env("MAX_MEMORIES_PER_TENANT", defaults.max_memories_per_tenant),
+        help="live memories one tenant may hold (0: no quota)",
+    )
+    p.add_argument(
         "--startup-timeout",
         type=float,
         default=env("STARTUP_TIMEOUT", defaults.startup_timeout_s),
@@ -287,6 +296,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         startup_timeout_s=float(args.startup_timeout),
         tenant_rate_limit=float(args.tenant_rate_limit),
         max_memories_per_user=int(args.max_memories_per_user),
+        max_memories_per_tenant=int(args.max_memories_per_tenant),
         embed_batch=int(args.embed_batch),
         embedding_model=str(args.embedding_model or ""),
         access_flush_interval_s=float(args.access_flush_interval),
@@ -299,7 +309,10 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
             "recalld: --working-set-mb must be >= 0 and "
             "--working-set-max-user-memories between 1 and 16383"
         )
-    if config.tenant_rate_limit < 0 or config.max_memories_per_user < 0:
+    if (
+        min(config.tenant_rate_limit, config.max_memories_per_user, config.max_memories_per_tenant)
+        < 0
+    ):
         raise SystemExit("recalld: --tenant-rate-limit and --max-memories-per-user must be >= 0")
     if config.max_in_flight < 1 or config.max_queued < 0 or config.max_queue_wait_s <= 0:
         raise SystemExit(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -85,3 +86,30 @@ async def test_the_memory_quota_refuses_writes_past_it_and_frees_with_forget(
         await client.forget(user_id, [written.results[0].id])
         await client.write(user_id, [memory("Fourth fact")])
         assert len((await client.list(user_id)).memories) == 3
+
+
+async def test_the_tenant_quota_counts_every_user_and_frees_with_forget(
+    tmp_path: Path, embedder: MicroBatchingEmbedder
+) -> None:
+    running = await start_server(
+        ServerConfig(port=0, storage="memory", data_dir=tmp_path, max_memories_per_tenant=4),
+        embedder=embedder,
+    )
+    try:
+        address = f"127.0.0.1:{running.port}"
+        async with (
+            RecalldClient(address, tenant="small") as client,
+            RecalldClient(address, tenant="other") as neighbour,
+        ):
+            first = await client.write("ann", [memory("Ann likes tea"), memory("Ann has a cat")])
+            await client.write("bob", [memory("Bob likes coffee"), memory("Bob has a dog")])
+            with pytest.raises(RecalldError) as refused:
+                await client.write("cid", [memory("Cid likes juice")])
+            assert refused.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert refused.value.cause == "quota_memories_per_tenant"
+            assert list((await client.list("cid")).memories) == []
+            await neighbour.write("ann", [memory("Another tenant's Ann")])  # its own quota
+            await client.forget("ann", [first.results[0].id])
+            await client.write("cid", [memory("Cid likes juice")])  # room again
+    finally:
+        await running.stop(grace_s=1)

@@ -19,12 +19,14 @@ class Policy:
         default_importance: Importance of a memory written without one.
         max_memories_per_user: Live (active and draft) memories one user may hold;
             0 means no quota.
+        max_memories_per_tenant: Live memories one tenant may hold; 0 means no quota.
     """
 
     lifecycle: LifecyclePolicy = dataclasses.field(default_factory=LifecyclePolicy)
     recall: RecallPolicy = dataclasses.field(default_factory=RecallPolicy)
     default_importance: float = 0.5
     max_memories_per_user: int = 0
+    max_memories_per_tenant: int = 0
 
 
 def user_lock_key(tenant_id: str, user_id: str) -> str:

@@ -153,6 +153,10 @@ class VectorStore(MemoryRows, SearchIndex, Protocol):
         """Like find, with each memory's stored vector."""
         ...
 
+    async def count(self, memory_filter: MemoryFilter) -> int:
+        """How many memories match the filter (quotas)."""
+        ...
+
     async def list_ids(self, memory_filter: MemoryFilter, before_id: str, limit: int) -> list[str]:
         """Ids matching the filter (and below `before_id` if given), newest first."""
         ...

@@ -30,7 +30,7 @@ from recalld_server.domain.model import (
     WriteResult,
 )
 from recalld_server.domain.policy import Policy, user_lock_key
-from recalld_server.domain.ports import Backends, Vectors, VectorStore
+from recalld_server.domain.ports import Backends, Clock, Vectors, VectorStore
 from recalld_server.domain.stages import Stages
 from recalld_server.domain.text import content_hash
 from recalld_server.domain.user_memories import UserMemories
@@ -43,6 +43,37 @@ from recalld_server.domain.write_planner import (
 )
 
 PREFETCH_LIMIT = 16_384
+TENANT_COUNT_TTL_MS = 10_000
+"""How long a tenant's live-memory count (for its quota) is trusted before a recount."""
+
+
+class TenantCounts:
+    """Live memories per tenant, for the tenant quota, without a count on every Write.
+
+    A count read from storage is trusted for `TENANT_COUNT_TTL_MS`, plus what this
+    process added since; within a tenth of the quota every Write recounts. Replicas
+    each keep their own, so across replicas the quota holds exactly near the limit
+    and within a few seconds of writes elsewhere.
+    """
+
+    def __init__(self, store: VectorStore, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+        self._counts: dict[str, tuple[int, int]] = {}  # tenant -> (count, counted at ms)
+
+    async def live(self, tenant: str, quota: int) -> int:
+        """The tenant's live memories (recounted when stale or near the quota)."""
+        now = self._clock.now_ms()
+        count, at = self._counts.get(tenant, (0, -TENANT_COUNT_TTL_MS - 1))
+        if now - at > TENANT_COUNT_TTL_MS or count >= quota - max(1, quota // 10):
+            count = await self._store.count(MemoryFilter(tenant, None, statuses=LIVE))
+            self._counts[tenant] = (count, now)
+        return count
+
+    def added(self, tenant: str, memories: int) -> None:
+        """Counts memories this process is about to store."""
+        count, at = self._counts.get(tenant, (0, 0))
+        self._counts[tenant] = (count + memories, at)
 
 
 class WriteMemories:
@@ -59,6 +90,7 @@ class WriteMemories:
         self._memories = memories
         self._policy = policy
         self._stages = stages
+        self._tenant_counts = TenantCounts(self._store, self._clock)
 
     async def __call__(
         self,
@@ -171,24 +203,34 @@ class WriteMemories:
     async def _check_quota(
         self, tenant: str, user_id: str, planner: WritePlanner, user_set: UserSet | None
     ) -> None:
-        """Refuses a Write that would take the user past its live-memory quota."""
-        quota = self._policy.max_memories_per_user
+        """Refuses a Write that would take the user or the tenant past a live-memory quota."""
         added = sum(m.status in LIVE for m, _ in planner.batch.new.values()) - sum(
             m.status not in LIVE for m in planner.batch.changed.values()
         )
-        if quota <= 0 or added <= 0:
+        if added <= 0:
             return
-        if user_set is not None:
-            held = len(user_set)
-        else:
-            live = MemoryFilter(tenant, user_id, statuses=LIVE)
-            held = len(await self._store.list_ids(live, "", quota + 1))
-        if held + added > quota:
-            raise ResourceExhaustedError(
-                f"user {user_id!r} holds {held} live memories; {added} more would pass "
-                f"the quota of {quota} (forget or consolidate some first)",
-                cause="quota_memories_per_user",
-            )
+        quota = self._policy.max_memories_per_user
+        if quota > 0:
+            if user_set is not None:
+                held = len(user_set)
+            else:
+                held = await self._store.count(MemoryFilter(tenant, user_id, statuses=LIVE))
+            if held + added > quota:
+                raise ResourceExhaustedError(
+                    f"user {user_id!r} holds {held} live memories; {added} more would pass "
+                    f"the quota of {quota} (forget or consolidate some first)",
+                    cause="quota_memories_per_user",
+                )
+        tenant_quota = self._policy.max_memories_per_tenant
+        if tenant_quota > 0:
+            held = await self._tenant_counts.live(tenant, tenant_quota)
+            if held + added > tenant_quota:
+                raise ResourceExhaustedError(
+                    f"the tenant holds {held} live memories; {added} more would pass its "
+                    f"quota of {tenant_quota}",
+                    cause="quota_memories_per_tenant",
+                )
+            self._tenant_counts.added(tenant, added)
 
     async def _prefetch(
         self,

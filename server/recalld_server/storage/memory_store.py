@@ -245,6 +245,10 @@ class InMemoryVectorStore:
         rows = self._matching(memory_filter)[: max(0, min(limit, QUERY_LIMIT))]
         return [(_copy_memory(r.memory), r.vector.copy()) for r in rows]
 
+    async def count(self, memory_filter: MemoryFilter) -> int:
+        """How many of the tenant's memories match the filter."""
+        return len(self._matching(memory_filter))
+
     async def list_ids(self, memory_filter: MemoryFilter, before_id: str, limit: int) -> list[str]:
         """The filter's ids below `before_id` (if given), newest (highest) first."""
         ids = [

@@ -379,6 +379,17 @@ class MilvusVectorStore:
             found.update(r["tenant_id"] for r in rows)
             after = max(r["id"] for r in rows)
 
+    async def count(self, memory_filter: MemoryFilter) -> int:
+        """How many memories match the filter (a count query: no rows fetched)."""
+        with translate_errors("count"):
+            rows = await self._client.query(
+                self._collection,
+                filter=_scoped(memory_filter.tenant_id, build_filter(memory_filter)),
+                output_fields=["count(*)"],
+                consistency_level="Strong",
+            )
+        return int(rows[0]["count(*)"]) if rows else 0
+
     async def list_ids(self, memory_filter: MemoryFilter, before_id: str, limit: int) -> list[str]:
         """Ids newest first; ids are time-ordered, so sorting them sorts by creation."""
         expression = build_filter(memory_filter)

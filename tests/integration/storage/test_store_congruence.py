@@ -515,6 +515,7 @@ async def test_every_filter_selects_exactly_what_matches_says(backend: Backend) 
         assert [m.id for m, _ in pairs] == expected, _mismatch(f, found, everything)
         listed = await store.list_ids(f, "", 1000)
         assert listed == expected[::-1], _mismatch(f, listed, everything)
+        assert await store.count(f) == len(expected), _mismatch(f, listed, everything)
         hits = [m.id for m, _ in await store.search(f, query, 1000)]
         assert sorted(hits) == expected, _mismatch(f, hits, everything)
         words = [m.id for m, _ in await store.keyword_search(f, KEYWORD, 1000)]
