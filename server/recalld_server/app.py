@@ -96,24 +96,30 @@ SERVICE_NAME = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].f
 DRAIN_QUIET_S = 0.3
 """On shutdown, how long no call may have run before the server stops accepting."""
 
-TRANSPORT_OPTIONS = [
-    ("grpc.max_receive_message_length", 16 * 1024 * 1024),
-    # HTTP/2 limits, so idle, silent or hoarding connections cannot pile up: streams
-    # per connection are advertised; idle connections close after 5 minutes; every
-    # connection is recycled after 30 (clients reconnect, possibly to another
-    # replica) with a minute for its calls to finish; a peer that stops answering
-    # keepalive pings is dropped.
-    ("grpc.max_concurrent_streams", 256),
-    ("grpc.max_connection_idle_ms", 5 * 60_000),
-    ("grpc.max_connection_age_ms", 30 * 60_000),
-    ("grpc.max_connection_age_grace_ms", 60_000),
-    ("grpc.keepalive_time_ms", 2 * 60_000),
-    ("grpc.keepalive_timeout_ms", 20_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-    # A client pinging more often than every 10 s without calls is told to stop.
-    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-    ("grpc.http2.max_ping_strikes", 2),
-]
+
+def transport_options(config: ServerConfig) -> list[tuple[str, int]]:
+    """HTTP/2 limits, so idle, silent or hoarding connections cannot pile up.
+
+    Streams per connection are advertised; a connection that never completes its
+    handshake is closed after `handshake_timeout_s`, an idle one after
+    `connection_idle_s`; every connection is recycled after 30 minutes (clients
+    reconnect, possibly to another replica) with a minute for its calls to finish;
+    a peer that stops answering keepalive pings is dropped.
+    """
+    return [
+        ("grpc.max_receive_message_length", 16 * 1024 * 1024),
+        ("grpc.max_concurrent_streams", 256),
+        ("grpc.server_handshake_timeout_ms", round(config.handshake_timeout_s * 1000)),
+        ("grpc.max_connection_idle_ms", round(config.connection_idle_s * 1000)),
+        ("grpc.max_connection_age_ms", 30 * 60_000),
+        ("grpc.max_connection_age_grace_ms", 60_000),
+        ("grpc.keepalive_time_ms", 2 * 60_000),
+        ("grpc.keepalive_timeout_ms", 20_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        # A client pinging more often than every 10 s without calls is told to stop.
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.http2.max_ping_strikes", 2),
+    ]
 
 
 @dataclasses.dataclass(slots=True)
@@ -453,7 +459,7 @@ async def start_server(
         maximum_concurrent_rpcs=max(
             config.max_concurrent_rpcs, 2 * (config.max_in_flight + config.max_queued)
         ),
-        options=TRANSPORT_OPTIONS,
+        options=transport_options(config),
     )
     rate_buckets: LocalRateBuckets | RedisRateBuckets = (
         RedisRateBuckets.from_url(config.redis_url, redis_circuit)

@@ -47,6 +47,9 @@ class ServerConfig:
             Write beyond it is RESOURCE_EXHAUSTED.
         max_memories_per_tenant: Live memories one tenant may hold (0: no quota);
             exact near the limit, within seconds of other replicas' writes elsewhere.
+        connection_idle_s: An HTTP/2 connection without calls this long is closed.
+        handshake_timeout_s: A connection that has not completed its HTTP/2 (or TLS)
+            handshake in this time is closed (silent sockets).
         startup_timeout_s: How long start-up retries a Milvus server that refuses
             connections (one starting beside recalld) before giving up.
         shutdown_grace_s: On SIGTERM, how long in-flight and queued calls get to
@@ -90,6 +93,8 @@ class ServerConfig:
     max_queue_wait_s: float = 2.0
     shutdown_grace_s: float = 20.0
     startup_timeout_s: float = 120.0
+    connection_idle_s: float = 300.0
+    handshake_timeout_s: float = 10.0
     tenant_rate_limit: float = 0.0
     max_memories_per_user: int = 100_000
     max_memories_per_tenant: int = 0
@@ -224,6 +229,18 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         help="live memories one tenant may hold (0: no quota)",
     )
     p.add_argument(
+        "--connection-idle",
+        type=float,
+        default=env("CONNECTION_IDLE", defaults.connection_idle_s),
+        help="seconds after which a connection without calls is closed",
+    )
+    p.add_argument(
+        "--handshake-timeout",
+        type=float,
+        default=env("HANDSHAKE_TIMEOUT", defaults.handshake_timeout_s),
+        help="seconds a new connection has to complete its handshake",
+    )
+    p.add_argument(
         "--startup-timeout",
         type=float,
         default=env("STARTUP_TIMEOUT", defaults.startup_timeout_s),
@@ -294,6 +311,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         max_queue_wait_s=float(args.max_queue_wait),
         shutdown_grace_s=float(args.shutdown_grace),
         startup_timeout_s=float(args.startup_timeout),
+        connection_idle_s=float(args.connection_idle),
+        handshake_timeout_s=float(args.handshake_timeout),
         tenant_rate_limit=float(args.tenant_rate_limit),
         max_memories_per_user=int(args.max_memories_per_user),
         max_memories_per_tenant=int(args.max_memories_per_tenant),

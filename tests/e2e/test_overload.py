@@ -4,7 +4,9 @@ CANCELLED or left hanging, and SIGTERM lets every accepted call finish."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -114,3 +116,47 @@ async def test_sigterm_lets_accepted_calls_finish(tmp_path: Path) -> None:
         assert sum(stored) == 40
     finally:
         again.terminate()
+
+
+async def test_silent_and_idle_connections_are_closed(
+    tmp_path: Path, embedder: MicroBatchingEmbedder
+) -> None:
+    """Connections that never speak, or stop calling, do not pile up."""
+    running = await start_server(
+        ServerConfig(
+            port=0,
+            storage="memory",
+            data_dir=tmp_path,
+            connection_idle_s=1.0,
+            handshake_timeout_s=1.0,
+        ),
+        embedder=embedder,
+    )
+    try:
+        silent = []
+        for _ in range(20):  # TCP connects, never sends the HTTP/2 preface
+            reader, writer = await asyncio.open_connection("127.0.0.1", running.port)
+            silent.append((reader, writer))
+        started = time.monotonic()
+        for reader, _ in silent:
+            await asyncio.wait_for(reader.read(), 10)  # read() returns only at EOF: closed
+        assert time.monotonic() - started < 8
+        for _, writer in silent:
+            writer.close()
+
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{running.port}") as channel:
+            stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+            request = memory_service_pb2.ListRequest(user_id="idle")
+            await stub.List(request, metadata=TENANT, timeout=10)
+            assert channel.get_state() == grpc.ChannelConnectivity.READY
+            # The server closes the idle connection (GOAWAY): the channel goes idle.
+            state = channel.get_state()
+            deadline = time.monotonic() + 8
+            while state == grpc.ChannelConnectivity.READY and time.monotonic() < deadline:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(channel.wait_for_state_change(state), 1)
+                state = channel.get_state()
+            assert state != grpc.ChannelConnectivity.READY
+            await stub.List(request, metadata=TENANT, timeout=10)  # and reconnects on use
+    finally:
+        await running.stop(grace_s=1)
