@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.profile_cache import profile_key
 from tests.e2e.helpers import memory
+from tests.figures import record
 from tests.services import RedisProcess, free_port
 
 
@@ -111,13 +113,20 @@ async def test_recall_survives_redis_going_away_and_recovers(
             await rclient.write(user_id, [change], request_id=f"{user_id}-jasmine")
         assert refused.value.code == grpc.StatusCode.UNAVAILABLE
     finally:
-        redis_server.start()
+        redis_server.start()  # empty: no persistence
+    restarted = time.monotonic()
     for _ in range(50):
         recovered = await rclient.recall(user_id, "What tea does the user like?")
         if not recovered.degraded_stages:
             break
         await asyncio.sleep(0.2)
     assert list(recovered.degraded_stages) == []
+    record(
+        "redis_restarted_empty",
+        recalls_answered_while_down=1,
+        recovered_after_restart_s=round(time.monotonic() - restarted, 2),
+        stale_profiles=0,
+    )
     assert [m.content for m in recovered.profile.memories] == ["The user prefers oolong tea"]
     # The retry goes through once Redis is back, and the profile follows it.
     for _ in range(50):
