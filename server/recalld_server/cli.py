@@ -14,6 +14,9 @@ from pathlib import Path
 
 from recalld_server.config import load_config
 
+SWITCH_INTERVAL_S = 0.0005
+"""How long a thread may hold the GIL before another that waits gets it."""
+
 
 async def _serve(argv: Sequence[str]) -> None:
     from recalld_server.app import start_server
@@ -25,6 +28,11 @@ async def _serve(argv: Sequence[str]) -> None:
     # all and stall every call in flight (~70 ms each, measured at 10k memories).
     gc.collect()
     gc.freeze()
+    # The event loop shares the GIL with the embedding thread and gRPC's pollers. At
+    # the default 5 ms switch interval a completed call can wait several slices to
+    # reach the loop: recall p99 at 8 callers 237-262 ms, at 0.5 ms 81-89 ms
+    # (benchmarks/README.md, same run, 10k store).
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     print(f"recalld listening on {config.host}:{running.port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
