@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -9,6 +10,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from pymilvus import MilvusClient
@@ -26,11 +28,15 @@ def free_port() -> int:
 class RedisProcess:
     """A real redis-server on loopback, restartable on the same port."""
 
-    def __init__(self, port: int, data_dir: Path | None = None) -> None:
+    def __init__(
+        self, port: int, data_dir: Path | None = None, replica_of: int | None = None
+    ) -> None:
         self.port = port
         self.data_dir = data_dir
         """With a directory, an append-only file there (fsync always): a restart keeps
         the data, as a production Redis with AOF does."""
+        self.replica_of = replica_of
+        """The port of a Redis on loopback this one replicates (asynchronously)."""
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -64,6 +70,11 @@ class RedisProcess:
                         "--dir",
                         str(self.data_dir),
                     ]
+                ),
+                *(
+                    []
+                    if self.replica_of is None
+                    else ["--replicaof", "127.0.0.1", str(self.replica_of)]
                 ),
             ],
             stdout=subprocess.DEVNULL,
@@ -174,3 +185,66 @@ class MilvusServerProcess:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(10)
+
+
+class SwitchableForwarder:
+    """A loopback TCP forwarder whose target can move, cutting what it forwarded: a
+    failover's virtual IP or DNS name moving to the promoted replica."""
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._open: set[asyncio.StreamWriter] = set()
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        writer.close()
+
+    async def _forward(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection(
+                "127.0.0.1", self.target
+            )
+        except OSError:
+            writer.close()
+            return
+        self._open.update((writer, upstream_writer))
+        try:
+            await asyncio.gather(
+                self._pipe(reader, upstream_writer), self._pipe(upstream_reader, writer)
+            )
+        finally:
+            self._open.difference_update((writer, upstream_writer))
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._forward, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    def switch(self, target: int) -> None:
+        self.target = target
+        for writer in list(self._open):
+            writer.close()
+
+    async def close(self) -> None:
+        self.switch(self.target)
+        if self._server is not None:
+            self._server.close()
+
+
+@contextlib.asynccontextmanager
+async def primary_and_replica() -> AsyncIterator[tuple[RedisProcess, RedisProcess]]:
+    """A Redis primary and a replica of it (asynchronous replication), on loopback."""
+    primary = RedisProcess(free_port())
+    primary.start()
+    replica = RedisProcess(free_port(), replica_of=primary.port)
+    replica.start()
+    try:
+        yield primary, replica
+    finally:
+        for process in (primary, replica):
+            if process.process is not None and process.process.poll() is None:
+                process.kill()

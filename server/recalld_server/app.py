@@ -81,6 +81,7 @@ from recalld_server.storage.redis_coordination import (
     RedisGenerations,
     RedisLockManager,
 )
+from recalld_server.storage.redis_runs import RedisRuns
 from recalld_server.telemetry.tracing import (
     OtelStages,
     ServerTracingInterceptor,
@@ -379,8 +380,12 @@ async def start_server(
     profile_cache: LocalProfileCache | RedisProfileCache
     # One breaker for every Redis client: a frozen Redis fails them all at once.
     redis_circuit = CircuitBreaker("redis")
+    # One record of the Redis run for everything cached on Redis's word.
+    redis_runs = RedisRuns()
     if config.redis_url:
-        profile_cache = RedisProfileCache.from_url(config.redis_url, circuit=redis_circuit)
+        profile_cache = RedisProfileCache.from_url(
+            config.redis_url, circuit=redis_circuit, runs=redis_runs
+        )
         if not await profile_cache.ping():
             log.warning(
                 "redis at %s does not answer yet; recall degrades until it does", config.redis_url
@@ -399,7 +404,7 @@ async def start_server(
             raise SystemExit("recalld: --redis-locks needs --redis-url")
         locks = RedisLockManager.from_url(config.redis_url, redis_circuit)
     generations: LocalGenerations | RedisGenerations = (
-        RedisGenerations.from_url(config.redis_url, redis_circuit)
+        RedisGenerations.from_url(config.redis_url, redis_circuit, redis_runs)
         if config.redis_url
         else LocalGenerations()
     )

@@ -19,6 +19,7 @@ from redis.exceptions import RedisError
 from recalld_server.domain.model import Memory
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.milvus_records import memory_from_json, memory_to_json
+from recalld_server.storage.redis_runs import RedisRuns
 
 DEFAULT_TTL_S = 300
 
@@ -90,6 +91,7 @@ class LocalProfileCache:
 
 
 _GENERATION = "__generation__"
+_LOW = (1 << 64) - 1
 
 
 class RedisProfileCache:
@@ -98,6 +100,10 @@ class RedisProfileCache:
     A profile built from storage while a write was invalidating could be stale;
     entries carry the user's generation at the time they were built, and an
     invalidation bumps it, so such an entry is never served.
+
+    Entries also carry the Redis run they were built under (`RedisRuns`): a restart
+    or a failover may lose an invalidation, and then an old entry would match its
+    old generation again; under another run it is never served.
     """
 
     def __init__(
@@ -105,23 +111,30 @@ class RedisProfileCache:
         client: redis_asyncio.Redis,
         ttl_s: int = DEFAULT_TTL_S,
         circuit: CircuitBreaker | None = None,
+        runs: RedisRuns | None = None,
     ) -> None:
         self._client = client
         self._ttl_s = ttl_s
         self._circuit = circuit or CircuitBreaker("profile cache")
+        self._runs = runs or RedisRuns()
 
     @classmethod
     def from_url(
-        cls, url: str, timeout_s: float = 0.5, circuit: CircuitBreaker | None = None
+        cls,
+        url: str,
+        timeout_s: float = 0.5,
+        circuit: CircuitBreaker | None = None,
+        runs: RedisRuns | None = None,
     ) -> RedisProfileCache:
         """Connects lazily; short timeouts, because a slow cache must not slow recall."""
-        client = redis_asyncio.Redis.from_url(
+        runs = runs or RedisRuns()
+        client = runs.client(
             url,
             socket_timeout=timeout_s,
             socket_connect_timeout=timeout_s,
             health_check_interval=10,
         )
-        return cls(client, circuit=circuit)
+        return cls(client, circuit=circuit, runs=runs)
 
     async def get(
         self, tenant_id: str, user_id: str, variant: str
@@ -131,11 +144,12 @@ class RedisProfileCache:
             generation, raw = await self._client.hmget(
                 profile_key(tenant_id, user_id), [_GENERATION, variant]
             )
-        current = int(generation or 0)
+        run, epoch = self._runs.run_id, self._runs.epoch  # read after the reply
+        current = (epoch << 64) | int(generation or 0)
         if raw is None:
             return None, current
         entry = json.loads(raw)
-        if entry.get("generation") != current:
+        if entry.get("generation") != current & _LOW or entry.get("run") != run:
             return None, current
         return _decode(tenant_id, user_id, entry["profile"]), current
 
@@ -147,10 +161,16 @@ class RedisProfileCache:
         memories: Sequence[Memory],
         generation: int,
     ) -> None:
-        """Caches a profile built at `generation`, with the TTL."""
+        """Caches a profile built at `generation` (as `get` returned it), with the TTL."""
+        if generation >> 64 != self._runs.epoch:
+            return  # read under an earlier Redis run: it may predate lost invalidations
         key = profile_key(tenant_id, user_id)
         entry = json.dumps(
-            {"generation": generation, "profile": _encode(tenant_id, user_id, memories)}
+            {
+                "generation": generation & _LOW,
+                "run": self._runs.run_id,
+                "profile": _encode(tenant_id, user_id, memories),
+            }
         )
         with self._circuit.guard():
             async with self._client.pipeline(transaction=True) as pipe:

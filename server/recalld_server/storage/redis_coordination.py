@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.local import LocalAccessTracker
+from recalld_server.storage.redis_runs import RedisRuns
 
 _TENANTS = "recalld:v1:access:tenants"
 
@@ -71,26 +72,43 @@ def generation_key(tenant_id: str, user_id: str) -> str:
 
 
 class RedisGenerations:
-    """Per-user change counters in Redis, read by every replica before it trusts its cache."""
+    """Per-user change counters in Redis, read by every replica before it trusts its cache.
 
-    def __init__(self, client: redis_asyncio.Redis, circuit: CircuitBreaker | None = None) -> None:
+    A counter is returned with the Redis run's epoch above its 64 bits (`RedisRuns`):
+    after a restart or a failover that lost recent bumps, a counter may come back to
+    a value some replica cached under, but never with the same epoch, so every cached
+    set read before is reloaded once. Parity and "one step later" are unchanged.
+    """
+
+    def __init__(
+        self,
+        client: redis_asyncio.Redis,
+        circuit: CircuitBreaker | None = None,
+        runs: RedisRuns | None = None,
+    ) -> None:
         self._client = client
         self._circuit = circuit or CircuitBreaker("generation counters")
+        self._runs = runs
         self._step_script = client.register_script(_STEP)
 
     @classmethod
-    def from_url(cls, url: str, circuit: CircuitBreaker | None = None) -> RedisGenerations:
+    def from_url(
+        cls, url: str, circuit: CircuitBreaker | None = None, runs: RedisRuns | None = None
+    ) -> RedisGenerations:
         """Counters on the Redis at `url` (short timeouts: a recall falls back to storage)."""
-        return cls(
-            redis_asyncio.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5),
-            circuit,
-        )
+        runs = runs or RedisRuns()
+        return cls(runs.client(url, socket_timeout=0.5, socket_connect_timeout=0.5), circuit, runs)
+
+    def _stamped(self, value: int) -> int:
+        # Read after the reply: a connection opened for it has already named its run.
+        epoch = self._runs.epoch if self._runs is not None else 0
+        return (epoch << 64) | value
 
     async def current(self, tenant_id: str, user_id: str) -> int:
-        """The user's counter (0 when it has none)."""
+        """The user's counter (0 when it has none), stamped with the Redis run."""
         with self._circuit.guard():
             value = await self._client.get(generation_key(tenant_id, user_id))
-        return int(value or 0)
+        return self._stamped(int(value or 0))
 
     async def _step(self, tenant_id: str, user_ids: Sequence[str], parity: int) -> dict[str, int]:
         users = list(dict.fromkeys(user_ids))
@@ -103,7 +121,9 @@ class RedisGenerations:
                         client=pipe,
                     )
                 values = await pipe.execute()
-        return {user_id: int(value) for user_id, value in zip(users, values, strict=True)}
+        return {
+            user_id: self._stamped(int(value)) for user_id, value in zip(users, values, strict=True)
+        }
 
     async def begin(self, tenant_id: str, user_ids: Sequence[str]) -> dict[str, int]:
         """Moves each user's counter to the next odd number."""
