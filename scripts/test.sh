@@ -66,5 +66,19 @@ for _ in $(seq 1 120); do
 done
 [[ -n "${port:-}" ]] || { echo "server did not start"; cat "$log"; exit 1; }
 export RECALLD_ADDR="127.0.0.1:$port"
+# A second replica on the same port of another loopback address, as a headless
+# Service's pods share a port: the Node client's dns:/// balancing test uses both.
+replica_log="$data_dir/replica.log"
+python -m recalld_server serve --host 127.0.0.2 --port "$port" --storage memory \
+  --consolidate-interval 0 >"$replica_log" 2>&1 &
+replica_pid=$!
+trap 'kill "$server_pid" "$replica_pid" 2>/dev/null; wait "$server_pid" "$replica_pid" 2>/dev/null; rm -rf "$data_dir"' EXIT
+for _ in $(seq 1 120); do
+  grep -q "listening on 127\.0\.0\.2:$port" "$replica_log" && break
+  kill -0 "$replica_pid" 2>/dev/null || { cat "$replica_log"; exit 1; }
+  sleep 0.5
+done
+grep -q "listening on 127\.0\.0\.2:$port" "$replica_log" || { cat "$replica_log"; exit 1; }
+export RECALLD_ADDR_REPLICA="127.0.0.2:$port"
 (cd clients/node && npm test)
 (cd clients/go && go vet ./... && go test -count=1 -timeout 600s ./...)

@@ -4,11 +4,13 @@ import {
   type CallOptions as ConnectCallOptions,
   type Client,
   type Interceptor,
+  type Transport,
   Code,
   createClient,
   createContextValues,
 } from "@connectrpc/connect";
 import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
+import { type AddressResolver, type Member, RoundRobinTransport } from "./balancing.js";
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from "@opentelemetry/api";
 import {
   type ForgetRequestSchema,
@@ -76,10 +78,17 @@ export interface TlsOptions {
 /** How to reach and talk to a recalld server. */
 export interface RecalldClientOptions extends MetadataOptions {
   /**
-   * `host:port` (for example `127.0.0.1:50051` or `[::1]:50051`), or a URL
-   * whose scheme (`http`/`https`) decides TLS.
+   * `host:port` (for example `127.0.0.1:50051` or `[::1]:50051`), a URL whose
+   * scheme (`http`/`https`) decides TLS, or `dns:///host:port` to spread calls
+   * round robin over every address the name resolves to (a headless Service's
+   * pods), re-resolved every 30 s.
    */
   address: string;
+  /**
+   * For `dns:///` addresses: how the name is resolved (default: the system
+   * resolver, IPv4 and IPv6). Service discovery other than DNS plugs in here.
+   */
+  resolveAddresses?: AddressResolver;
   /**
    * TLS: `true` (system CAs), TlsOptions, or `false` for plaintext. Default:
    * plaintext for loopback hosts, TLS for every other host.
@@ -109,6 +118,8 @@ export interface CallOptions {
 export interface Target {
   baseUrl: string;
   secure: boolean;
+  /** Set for `dns:///` addresses: calls go round robin over this name's addresses. */
+  balancedHost?: string;
 }
 
 /** Whether `host` (without port; IPv6 with or without brackets) is a loopback host. */
@@ -119,6 +130,14 @@ export function isLoopbackHost(host: string): boolean {
 
 /** Resolves `address` and the `tls` option into a base URL. */
 export function resolveTarget(address: string, tls?: boolean | TlsOptions): Target {
+  const balanced = /^dns:\/\/\/(.*)$/i.exec(address);
+  if (balanced) {
+    const target = resolveTarget(balanced[1]!, tls);
+    if (/^[a-z]+:\/\//i.test(balanced[1]!)) {
+      throw new TypeError(`recalld: dns:/// takes host:port, got ${JSON.stringify(address)}`);
+    }
+    return { ...target, balancedHost: new URL(target.baseUrl).hostname.replace(/^\[|\]$/g, "") };
+  }
   const schemeMatch = /^(https?):\/\//i.exec(address);
   if (schemeMatch) {
     const secure = schemeMatch[1]!.toLowerCase() === "https";
@@ -151,7 +170,7 @@ export class RecalldClient {
   /** The generated Connect client, for anything the wrapper does not cover. */
   readonly raw: Client<typeof MemoryService>;
   readonly target: Target;
-  private readonly sessionManager: Http2SessionManager;
+  private readonly closeTransport: () => void;
   private readonly timeoutMs: number;
   private readonly recallTimeoutMs: number;
   private readonly retry: RetryPolicy;
@@ -163,22 +182,41 @@ export class RecalldClient {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     if (!(this.retry.maxAttempts >= 1)) throw new TypeError("recalld: retry.maxAttempts must be at least 1");
     const tls = typeof options.tls === "object" ? options.tls : {};
-    this.sessionManager = new Http2SessionManager(
-      this.target.baseUrl,
-      { pingIntervalMs: 30_000, idleConnectionTimeoutMs: 5 * 60_000 },
-      this.target.secure
-        ? { ca: tls.ca, cert: tls.cert, key: tls.key, servername: tls.serverName }
-        : {},
-    );
-    const transport = createGrpcTransport({
-      baseUrl: this.target.baseUrl,
-      sessionManager: this.sessionManager,
-      interceptors: [
-        metadataInterceptor(options),
-        traceContextInterceptor(),
-        ...(options.interceptors ?? []),
-      ],
-    });
+    const interceptors = [metadataInterceptor(options), traceContextInterceptor(), ...(options.interceptors ?? [])];
+    const connectTo = (baseUrl: string, servername: string | undefined): Member => {
+      const sessionManager = new Http2SessionManager(
+        baseUrl,
+        { pingIntervalMs: 30_000, idleConnectionTimeoutMs: 5 * 60_000 },
+        this.target.secure ? { ca: tls.ca, cert: tls.cert, key: tls.key, servername } : {},
+      );
+      return {
+        address: baseUrl,
+        transport: createGrpcTransport({ baseUrl, sessionManager, interceptors }),
+        close: () => sessionManager.abort(),
+      };
+    };
+    let transport: Transport;
+    const { balancedHost } = this.target;
+    if (balancedHost !== undefined) {
+      const port = new URL(this.target.baseUrl).port;
+      const scheme = this.target.secure ? "https" : "http";
+      // Certificates name the host, not each pod's address.
+      const servername = tls.serverName ?? balancedHost;
+      const balancer = new RoundRobinTransport(
+        balancedHost,
+        (address) => {
+          const host = address.includes(":") ? `[${address}]` : address;
+          return { ...connectTo(`${scheme}://${host}:${port}`, servername), address };
+        },
+        options.resolveAddresses,
+      );
+      this.closeTransport = () => balancer.close();
+      transport = balancer;
+    } else {
+      const member = connectTo(this.target.baseUrl, tls.serverName);
+      this.closeTransport = member.close;
+      transport = member.transport;
+    }
     this.raw = createClient(MemoryService, transport);
   }
 
@@ -281,9 +319,9 @@ export class RecalldClient {
     return this.invoke("Consolidate", request, options, (r, o) => this.raw.consolidate(r, o));
   }
 
-  /** Closes the HTTP/2 connection; calls made afterwards reconnect. */
+  /** Closes the HTTP/2 connections; calls made afterwards reconnect. */
   close(): void {
-    this.sessionManager.abort();
+    this.closeTransport();
   }
 
   private async invoke<Req, Res>(

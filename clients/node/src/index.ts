@@ -16,6 +16,12 @@ export {
   type Target,
   type TlsOptions,
 } from "./client.js";
+export {
+  DEFAULT_RESOLVE_INTERVAL_MS,
+  RoundRobinTransport,
+  systemResolver,
+  type AddressResolver,
+} from "./balancing.js";
 export { RecalldError, RECALLD_ERROR_DOMAIN, codeName, type FieldViolation } from "./errors.js";
 export {
   AUTHORIZATION_HEADER,

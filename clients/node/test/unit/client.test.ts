@@ -59,6 +59,17 @@ describe("resolveTarget", () => {
     assert.throws(() => resolveTarget("http://h:1", true), TypeError);
     assert.throws(() => resolveTarget("no-port"), TypeError);
   });
+  it("balances dns:/// addresses over the name's addresses", () => {
+    assert.deepEqual(resolveTarget("dns:///recalld.prod.svc:50051"), {
+      baseUrl: "https://recalld.prod.svc:50051",
+      secure: true,
+      balancedHost: "recalld.prod.svc",
+    });
+    assert.equal(resolveTarget("dns:///localhost:50051").secure, false);
+    assert.equal(resolveTarget("dns:///[::1]:50051").balancedHost, "::1");
+    assert.throws(() => resolveTarget("dns:///no-port"), TypeError);
+    assert.throws(() => resolveTarget("dns:///https://h:1"), TypeError);
+  });
   it("recognises loopback hosts", () => {
     assert.ok(isLoopbackHost("127.1.2.3"));
     assert.ok(isLoopbackHost("[::1]"));
