@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import ssl
 import time
@@ -517,7 +518,16 @@ async def start_server(
     if config.consolidate_interval_s > 0:
         background.append(
             asyncio.create_task(
-                _every(config.consolidate_interval_s, consolidator.run_all, "consolidation", leases)
+                _every(
+                    config.consolidate_interval_s,
+                    # Twice the interval: one missed pass loses no merge.
+                    functools.partial(
+                        consolidator.run_all,
+                        changed_within_ms=int(2 * config.consolidate_interval_s * 1000),
+                    ),
+                    "consolidation",
+                    leases,
+                )
             )
         )
     log.info(

@@ -32,6 +32,7 @@ from recalld_server.domain.model import (
     Principal,
     Status,
     Tier,
+    Upkeep,
 )
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.ports import Backends
@@ -49,6 +50,8 @@ MAX_MERGE_SCAN = 5000
 """Most active memories of one user compared pairwise for merging per run."""
 REQUEST_RECORD_DAYS = 7
 """How long Write answers stay available for request_id retries."""
+DEFAULT_CHANGE_WINDOW_MS = 2 * 3600 * 1000
+"""Changes the periodic job looks back over for merges (twice the default hourly pass)."""
 
 
 class Consolidator:
@@ -98,27 +101,63 @@ class Consolidator:
         purge_expired: bool = False,
         scopes: frozenset[str] | None = None,
     ) -> ConsolidationReport:
-        """Consolidates without permission checks (the server's periodic job).
+        """Consolidates without permission checks (one user, or every user of a tenant).
 
         With `scopes` (a scoped caller's), only memories of those scopes are read,
         reported or changed; tenant-wide upkeep (statistics, request records) is
-        left to unscoped callers and the periodic job.
+        left to unscoped callers and the periodic job. A tenant-wide run visits the
+        users storage names as holding due memories (every user with an active one,
+        since a merge may be due anywhere), not every stored row.
         """
         tenant_wide = scopes is None
         flushed = await self.flush_access_stats(tenant_id) if tenant_wide and not dry_run else 0
-        users = [user_id] if user_id else await self._users(tenant_id, scopes)
-        report = ConsolidationReport(access_stats_flushed=flushed)
+        if user_id:
+            users = [user_id]
+        else:
+            due = await self._store.users_with_upkeep(
+                self._upkeep(changed_since=0, tenant_id=tenant_id, scopes=scopes)
+            )
+            users = sorted(due.get(tenant_id, set()))
+        report = await self._visit(tenant_id, users, dry_run, purge_expired, scopes)
+        report.access_stats_flushed = flushed
+        if not dry_run and user_id is None and tenant_wide:
+            await self._drop_old_request_records()
+        return report
+
+    def _upkeep(
+        self,
+        changed_since: int | None,
+        tenant_id: str | None = None,
+        scopes: frozenset[str] | None = None,
+    ) -> Upkeep:
+        now = self._clock.now_ms()
+        return Upkeep(
+            now=now,
+            unused_before=now - self._policy.lifecycle.demote_unused_days * DAY_MS,
+            changed_since=changed_since,
+            tenant_id=tenant_id,
+            scopes=scopes,
+        )
+
+    async def _visit(
+        self,
+        tenant_id: str,
+        users: list[str],
+        dry_run: bool,
+        purge_expired: bool,
+        scopes: frozenset[str] | None,
+    ) -> ConsolidationReport:
+        report = ConsolidationReport()
         for user in users:
             async with self._locks.hold(user_lock_key(tenant_id, user)):
                 await self._consolidate_user(
                     tenant_id, user, dry_run, purge_expired, scopes, report
                 )
-        if not dry_run and user_id is None and tenant_wide:
-            await self._requests.delete_older_than(
-                self._clock.now_ms() - REQUEST_RECORD_DAYS * DAY_MS
-            )
         report.users_scanned = len(users)
         return report
+
+    async def _drop_old_request_records(self) -> None:
+        await self._requests.delete_older_than(self._clock.now_ms() - REQUEST_RECORD_DAYS * DAY_MS)
 
     async def _consolidate_user(
         self,
@@ -264,22 +303,36 @@ class Consolidator:
                     written += len(changes)
         return written
 
-    async def run_all(self) -> None:
-        """The periodic job: every tenant, every user."""
+    async def run_all(
+        self, changed_within_ms: int = DEFAULT_CHANGE_WINDOW_MS
+    ) -> dict[str, ConsolidationReport]:
+        """The periodic job: every user with something due, in every tenant.
+
+        Storage names the users holding expired memories, unused P1 memories, or
+        memories changed within `changed_within_ms` (new near-duplicates to merge;
+        the scheduler passes twice its interval, so one missed pass loses nothing).
+        Users with nothing due are not read at all. Returns each visited tenant's report.
+        """
+        reports: dict[str, ConsolidationReport] = {}
         await self.flush_access_stats()
-        for tenant in await self._store.tenants():
-            report = await self.run(tenant, None)
+        now = self._clock.now_ms()
+        due = await self._store.users_with_upkeep(
+            self._upkeep(changed_since=now - changed_within_ms)
+        )
+        for tenant in sorted(due):
+            report = reports[tenant] = await self._visit(
+                tenant, sorted(due[tenant]), False, False, None
+            )
             log.info(
-                "consolidated tenant %s: %d expired, %d demoted, %d merged",
+                "consolidated tenant %s: %d users due, %d expired, %d demoted, %d merged",
                 tenant,
+                report.users_scanned,
                 len(report.expired_ids),
                 len(report.demoted_ids),
                 len(report.merged),
             )
-
-    async def _users(self, tenant: str, scopes: frozenset[str] | None = None) -> list[str]:
-        every = await scan(self._store, MemoryFilter(tenant, None, scopes=scopes))
-        return sorted({m.user_id for m in every})
+        await self._drop_old_request_records()
+        return reports
 
     async def _all(self, memory_filter: MemoryFilter) -> list[Memory]:
         return await scan(self._store, memory_filter)

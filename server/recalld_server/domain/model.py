@@ -367,6 +367,48 @@ class MemoryFilter:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Upkeep:
+    """Which memories the periodic upkeep (consolidation) has work for.
+
+    A memory is due when it is live (active or draft) and its expiry has passed by
+    `now`; or active, P1, unexpired and neither created nor recalled since
+    `unused_before` (to demote); or active and changed at or after `changed_since`
+    (near-duplicates to merge; 0 is every active memory, None none). Storage answers
+    with the users that hold due memories, so the job visits them and nobody else.
+    """
+
+    now: int
+    unused_before: int = 0
+    """0: nothing is demoted."""
+    changed_since: int | None = None
+    tenant_id: str | None = None
+    """One tenant, or every tenant."""
+    scopes: frozenset[str] | None = None
+    """Only these agent scopes (None: every scope)."""
+
+    def matches(self, m: Memory) -> bool:
+        """Whether a memory is due: the in-process meaning, which storage must match."""
+        if self.tenant_id is not None and m.tenant_id != self.tenant_id:
+            return False
+        if self.scopes is not None and m.agent_scope not in self.scopes:
+            return False
+        expired = 0 < m.expire_at <= self.now
+        if m.status is Status.DRAFT:
+            return expired
+        if m.status is not Status.ACTIVE:
+            return False
+        return (
+            expired
+            or (
+                m.tier is Tier.P1
+                and m.created_at < self.unused_before
+                and m.last_accessed_at < self.unused_before
+            )
+            or (self.changed_since is not None and m.updated_at >= self.changed_since)
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Page:
     """One page of a listing."""
 

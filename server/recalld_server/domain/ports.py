@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, StoredWrite
+from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, StoredWrite, Upkeep
 
 Vector = npt.NDArray[np.float32]
 """One embedding, shape (dim,)."""
@@ -159,6 +159,13 @@ class VectorStore(MemoryRows, SearchIndex, Protocol):
 
     async def list_ids(self, memory_filter: MemoryFilter, before_id: str, limit: int) -> list[str]:
         """Ids matching the filter (and below `before_id` if given), newest first."""
+        ...
+
+    async def users_with_upkeep(self, upkeep: Upkeep) -> dict[str, set[str]]:
+        """The users (by tenant) holding memories the upkeep has work for.
+
+        Storage selects the due memories itself; only their tenant and user come back.
+        """
         ...
 
     async def tenants(self) -> list[str]:

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recalld_server.domain.bm25 import Bm25Index
-from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, StoredWrite
+from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, StoredWrite, Upkeep
 from recalld_server.domain.ports import Vector, Vectors
 from recalld_server.domain.user_set import LIVE
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
@@ -270,6 +270,20 @@ class InMemoryVectorStore:
         if not rows:
             del self._rows[tenant_id]
             self._terms.pop(tenant_id, None)
+
+    async def users_with_upkeep(self, upkeep: Upkeep) -> dict[str, set[str]]:
+        """The users (by tenant) holding memories the upkeep has work for."""
+        tenants = (
+            self._rows
+            if upkeep.tenant_id is None
+            else {upkeep.tenant_id: self._rows.get(upkeep.tenant_id, {})}
+        )
+        found: dict[str, set[str]] = {}
+        for tenant, rows in tenants.items():
+            for row in rows.values():
+                if upkeep.matches(row.memory):
+                    found.setdefault(tenant, set()).add(row.memory.user_id)
+        return found
 
     async def tenants(self) -> list[str]:
         """Every tenant with at least one stored memory, sorted."""

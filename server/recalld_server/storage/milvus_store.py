@@ -35,7 +35,7 @@ from pymilvus import (
 )
 
 from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status, Tier
+from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status, Tier, Upkeep
 from recalld_server.domain.ports import Vector, Vectors
 from recalld_server.domain.user_set import LIVE
 from recalld_server.storage.expressions import quote
@@ -151,6 +151,32 @@ def build_filter(memory_filter: MemoryFilter) -> str:
         parts.append(f"(created_at < {cutoff} and last_accessed_at < {cutoff})")
     if f.after_id:
         parts.append(f"id > {quote(f.after_id)}")
+    return " and ".join(parts)
+
+
+def upkeep_filter(upkeep: Upkeep) -> str:
+    """The boolean expression for `Upkeep.matches` (the congruence suite holds them together)."""
+    u = upkeep
+    active, draft, p1 = int(Status.ACTIVE), int(Status.DRAFT), int(Tier.P1)
+    expired = f"(expire_at > 0 and expire_at <= {int(u.now)})"
+    due = [expired]
+    if u.unused_before:
+        cutoff = int(u.unused_before)
+        due.append(
+            f"(tier == {p1} and created_at < {cutoff} and last_accessed_at < {cutoff}"
+            f" and (expire_at == 0 or expire_at > {int(u.now)}))"
+        )
+    if u.changed_since is not None:
+        due.append(f"updated_at >= {int(u.changed_since)}")
+    parts = [
+        f"((status == {draft} and {expired}) or (status == {active} and ({' or '.join(due)})))"
+    ]
+    if u.tenant_id is not None:
+        parts.append(f"tenant_id == {quote(u.tenant_id)}")
+    if u.scopes is not None and not u.scopes:
+        parts.append('id == ""')
+    elif u.scopes is not None:
+        parts.append(f"agent_scope in [{', '.join(quote(s) for s in sorted(u.scopes))}]")
     return " and ".join(parts)
 
 
@@ -360,6 +386,26 @@ class MilvusVectorStore:
         )
         pairs = [(row_to_memory(r), np.asarray(r["embedding"], dtype=np.float32)) for r in rows]
         return sorted(pairs, key=lambda pair: pair[0].id)
+
+    async def users_with_upkeep(self, upkeep: Upkeep) -> dict[str, set[str]]:
+        """The users holding due memories: Milvus selects the rows, only names come back."""
+        expression = upkeep_filter(upkeep)
+        found: dict[str, set[str]] = {}
+        after = ""
+        while True:
+            with translate_errors("upkeep scan"):
+                rows = await self._client.query(
+                    self._collection,
+                    filter=f"id > {quote(after)} and {expression}",
+                    output_fields=["id", "tenant_id", "user_id"],
+                    limit=4096,
+                    consistency_level="Strong",
+                )
+            for row in rows:
+                found.setdefault(row["tenant_id"], set()).add(row["user_id"])
+            if len(rows) < 4096:
+                return found
+            after = max(r["id"] for r in rows)
 
     async def tenants(self) -> list[str]:
         """Every tenant with stored memories, by scanning ids in order."""

@@ -184,3 +184,39 @@ async def test_flush_writes_many_users_statistics_in_steps(world: World) -> None
         assert memory.last_accessed_at == (used_at + 1 if user == users[0] else used_at)
         assert memory.expire_at == memory.last_accessed_at + 90 * DAY_MS
         assert memory.version == written[user].version, "statistics are not versions"
+
+
+async def test_the_periodic_job_visits_only_users_with_something_due(world: World) -> None:
+    tenant = Principal("upkeep-tenant", role="admin")
+    world.clock.now = T0
+    await world.service.write(
+        tenant, "quiet", [NewMemory("The user's blood type is A", MemoryType.FACT, tier=Tier.P0)]
+    )
+    await world.service.write(
+        tenant, "steady", [NewMemory("The user's cat is called Miso", MemoryType.FACT)]
+    )
+    [lapsing] = await world.service.write(
+        tenant,
+        "lapsing",
+        [NewMemory("The user is in Lisbon this week", MemoryType.STATE, expire_at=T0 + DAY_MS)],
+    )
+    world.clock.now = T0 + 30 * DAY_MS - 3_600_000
+    await world.service.write(
+        tenant, "fresh", [NewMemory("The user started running", MemoryType.FACT)]
+    )
+    world.clock.now = T0 + 30 * DAY_MS
+
+    reports = await world.consolidator.run_all(changed_within_ms=2 * 3_600_000)
+
+    report = reports["upkeep-tenant"]
+    # lapsing (expired) and fresh (changed within the window); not quiet (P0, old) or
+    # steady (P1, used 30 days ago: 60 days short of demotion).
+    assert report.users_scanned == 2
+    assert report.expired_ids == [lapsing.memory.id]
+    [archived] = await world.store.get("upkeep-tenant", [lapsing.memory.id])
+    assert archived.status is Status.ARCHIVED
+    # Nothing is due any more but what changed in the window (the archive itself).
+    again = await world.consolidator.run_all(changed_within_ms=2 * 3_600_000)
+    assert again["upkeep-tenant"].expired_ids == []
+    world.clock.now = T0 + 31 * DAY_MS
+    assert "upkeep-tenant" not in await world.consolidator.run_all(changed_within_ms=3_600_000)

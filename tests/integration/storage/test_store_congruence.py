@@ -32,6 +32,7 @@ from recalld_server.domain.model import (
     Status,
     StoredWrite,
     Tier,
+    Upkeep,
     WriteOutcome,
 )
 from recalld_server.domain.ports import HistoryStore, IdempotencyStore, Vector, VectorStore
@@ -429,6 +430,7 @@ def _random_memories(rng: random.Random, tenant: str, count: int) -> list[Memory
                 content_hash=rng.choice(HASHES),
                 tags=rng.sample(TAGS, rng.randrange(len(TAGS) + 1)),
                 created_at=rng.choice(TIMES),
+                updated_at=rng.choice(TIMES),
                 occurred_at=rng.choice([0, *TIMES]),
                 expire_at=rng.choice([0, 0, 0, *TIMES]),
                 last_accessed_at=rng.choice([0, 0, *TIMES]),
@@ -523,6 +525,39 @@ async def test_every_filter_selects_exactly_what_matches_says(backend: Backend) 
 
     # The filters must discriminate, or the test above could not fail.
     assert selective >= len(filters) // 2, selective
+
+
+async def test_the_users_with_upkeep_due_are_exactly_those_matches_names(
+    backend: Backend,
+) -> None:
+    store, _, _ = backend
+    rng = random.Random(20261203)
+    tenant, neighbour = _tenant(), _tenant()
+    rows = _random_memories(rng, tenant, 60) + _random_memories(rng, neighbour, 30)
+    await store.insert(rows, _vectors(range(4000, 4090)))
+    upkeeps = [
+        Upkeep(
+            now=rng.choice(TIMES),
+            unused_before=rng.choice([0, *TIMES]),
+            changed_since=rng.choice([None, 0, *TIMES]),
+            tenant_id=rng.choice([None, tenant, neighbour]),
+            scopes=rng.choice([None, frozenset({""}), frozenset({"", "bot"}), frozenset()]),
+        )
+        for _ in range(40)
+    ]
+    selective = 0
+    for upkeep in upkeeps:
+        expected: dict[str, set[str]] = {}
+        for m in rows:
+            if upkeep.matches(m):
+                expected.setdefault(m.tenant_id, set()).add(m.user_id)
+        got = await store.users_with_upkeep(upkeep)
+        # Other tests' tenants share the store: compare this test's two.
+        mine = {t: users for t, users in got.items() if t in (tenant, neighbour)}
+        assert mine == expected, upkeep
+        due_rows = sum(upkeep.matches(m) for m in rows)
+        selective += 0 < due_rows < len(rows)
+    assert selective >= len(upkeeps) // 2, selective
 
 
 async def test_an_empty_scope_set_matches_nothing(backend: Backend) -> None:
