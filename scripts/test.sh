@@ -35,6 +35,13 @@ step "Node dependencies"
 (cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
 buf=clients/node/node_modules/.bin/buf
 
+step "Helm and an offline manifest checker (Go module proxy, into .tools/)"
+# tests/packaging/test_helm_chart.py lints and renders the chart with them.
+if [[ ! -x .tools/helm || ! -x .tools/kubecheck ]]; then
+  (cd deploy/tools && go build -o ../../.tools/helm helm.sh/helm/v4/cmd/helm \
+    && go build -o ../../.tools/kubecheck ./kubecheck)
+fi
+
 step "Contract: buf lint and format"
 "$buf" lint proto
 "$buf" format --diff --exit-code proto
@@ -81,4 +88,7 @@ done
 grep -q "listening on 127\.0\.0\.2:$port" "$replica_log" || { cat "$replica_log"; exit 1; }
 export RECALLD_ADDR_REPLICA="127.0.0.2:$port"
 (cd clients/node && npm test)
+unformatted=$(gofmt -l clients/go deploy/tools)
+[[ -z "$unformatted" ]] || { echo "gofmt would change: $unformatted"; exit 1; }
+(cd deploy/tools && go vet ./kubecheck)
 (cd clients/go && go vet ./... && go test -count=1 -timeout 600s ./...)

@@ -58,17 +58,3 @@ def test_the_image_is_pinned_non_root_built_from_the_wheel_and_health_checked() 
     assert "pip wheel" in dockerfile and "/wheels/*.whl" in dockerfile
     assert re.search(r"^USER 10001$", dockerfile, re.MULTILINE)
     assert re.search(r"^HEALTHCHECK .*\n.*recalld\", \"health\"", dockerfile, re.MULTILINE)
-
-
-def test_kubernetes_has_probes_a_disruption_budget_and_an_autoscaler() -> None:
-    documents = [d for d in yaml.safe_load_all((DEPLOY / "k8s" / "recalld.yaml").read_text()) if d]
-    kinds = {d["kind"]: d for d in documents}
-    assert {"Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler"} <= set(kinds)
-    [container] = kinds["Deployment"]["spec"]["template"]["spec"]["containers"]
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        assert container[probe]["grpc"]["port"] == 50051, probe
-    assert container["resources"]["requests"]["cpu"]
-    assert kinds["Service"]["spec"]["clusterIP"] == "None"  # per-call balancing by clients
-    hpa = kinds["HorizontalPodAutoscaler"]["spec"]
-    assert hpa["scaleTargetRef"]["name"] == "recalld"
-    assert hpa["metrics"][0]["resource"]["name"] == "cpu"
