@@ -35,11 +35,12 @@ step "Node dependencies"
 (cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
 buf=clients/node/node_modules/.bin/buf
 
-step "Helm and an offline manifest checker (Go module proxy, into .tools/)"
-# tests/packaging/test_helm_chart.py lints and renders the chart with them.
-if [[ ! -x .tools/helm || ! -x .tools/kubecheck ]]; then
+step "Deployment checkers: helm, kubecheck, composecheck (Go module proxy, into .tools/)"
+# tests/packaging lints and renders the chart and loads the compose file with them.
+if [[ ! -x .tools/helm || ! -x .tools/kubecheck || ! -x .tools/composecheck ]]; then
   (cd deploy/tools && go build -o ../../.tools/helm helm.sh/helm/v4/cmd/helm \
-    && go build -o ../../.tools/kubecheck ./kubecheck)
+    && go build -o ../../.tools/kubecheck ./kubecheck \
+    && go build -o ../../.tools/composecheck ./composecheck)
 fi
 
 step "Contract: buf lint and format"
@@ -90,5 +91,5 @@ export RECALLD_ADDR_REPLICA="127.0.0.2:$port"
 (cd clients/node && npm test)
 unformatted=$(gofmt -l clients/go deploy/tools)
 [[ -z "$unformatted" ]] || { echo "gofmt would change: $unformatted"; exit 1; }
-(cd deploy/tools && go vet ./kubecheck)
+(cd deploy/tools && go vet ./kubecheck ./composecheck)
 (cd clients/go && go vet ./... && go test -count=1 -timeout 600s ./...)

@@ -1,19 +1,25 @@
-"""The deployment files, checked offline (no Docker engine or cluster on CI machines).
+"""The deployment files, checked offline (no Docker engine on CI machines).
 
-`docker compose config` and `helm lint` cannot run here; these tests hold the
-files to what production needs: health checks and restart policies, start order
-on health, durable volumes, the lowered Milvus time tick, Redis AOF, a pinned
-non-root image built from the wheel, and probes, a disruption budget and an
-autoscaler on Kubernetes.
+The compose file is loaded by compose-go, the library behind `docker compose
+config` (`deploy/tools/composecheck`: the Compose Specification's schema,
+interpolation, references between services and volumes), and held to what
+production needs: health checks and restart policies, start order on health,
+durable volumes, the lowered Milvus time tick, Redis AOF. The image recipe is
+checked for a pinned non-root base built from the wheel. The Helm chart has its
+own tests (test_helm_chart.py).
 """
 
 from __future__ import annotations
 
+import json
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tests.packaging.tools import run, tool
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -39,6 +45,31 @@ def test_compose_services_have_health_checks_restart_policies_and_volumes() -> N
     assert recalld["depends_on"]["redis"]["condition"] == "service_healthy"
     assert recalld["healthcheck"]["test"][1:3] == ["recalld", "health"]
     assert recalld["environment"]["RECALLD_REDIS_LOCKS"] == "1"
+
+
+def test_compose_go_loads_the_file_and_resolves_every_reference() -> None:
+    loaded = run(tool("composecheck"), str(DEPLOY / "compose.yaml"))
+    assert loaded.returncode == 0, loaded.stderr
+    project = json.loads(loaded.stdout)
+    services = project["services"]
+    assert set(services) >= {"etcd", "minio", "milvus", "redis", "recalld"}
+    for name in ("etcd", "minio", "milvus", "redis"):
+        for volume in services[name]["volumes"]:
+            assert volume["type"] in ("volume", "bind"), (name, volume)
+    assert services["recalld"]["depends_on"]["milvus"]["condition"] == "service_healthy"
+    assert services["recalld"]["healthcheck"]["test"][1:3] == ["recalld", "health"]
+
+
+def test_compose_go_refuses_what_docker_compose_would() -> None:
+    broken = (
+        "services:\n  a:\n    image: x\n    depends_on:\n      b: {condition: service_healthy}\n"
+    )
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "compose.yaml"
+        path.write_text(broken)
+        refused = run(tool("composecheck"), str(path))
+    assert refused.returncode != 0
+    assert "undefined service" in refused.stderr
 
 
 def test_milvus_gets_the_lowered_time_tick_and_redis_an_append_only_file() -> None:

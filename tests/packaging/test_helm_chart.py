@@ -9,37 +9,24 @@ these tests are skipped, but never in CI (CI=true), where missing tools fail.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.packaging.tools import run, tool
+
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "deploy" / "helm" / "recalld"
 PRODUCTION = REPO / "deploy" / "helm" / "recalld-values-production.yaml"
 
 
-def _tool(name: str) -> str:
-    path = os.environ.get(f"RECALLD_{name.upper()}_BIN") or str(REPO / ".tools" / name)
-    if not os.access(path, os.X_OK):
-        if os.environ.get("CI"):
-            pytest.fail(f"{name} is required in CI (scripts/test.sh builds it into .tools/)")
-        pytest.skip(f"{name} not built (scripts/test.sh builds it into .tools/)")
-    return path
-
-
-def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=120)
-
-
 def _render(*flags: str) -> list[dict[str, Any]]:
     """The chart rendered with these flags, after kubecheck accepted every manifest."""
-    rendered = _run(_tool("helm"), "template", "recalld", str(CHART), *flags)
+    rendered = run(tool("helm"), "template", "recalld", str(CHART), *flags)
     assert rendered.returncode == 0, rendered.stderr
-    checked = _run(_tool("kubecheck"), stdin=rendered.stdout)
+    checked = run(tool("kubecheck"), stdin=rendered.stdout)
     assert checked.returncode == 0, checked.stderr
     return [d for d in yaml.safe_load_all(rendered.stdout) if d]
 
@@ -55,7 +42,7 @@ def _container(documents: list[dict[str, Any]]) -> dict[str, Any]:
 
 def test_the_chart_lints_strictly_with_default_and_production_values() -> None:
     for flags in ([], ["-f", str(PRODUCTION)]):
-        linted = _run(_tool("helm"), "lint", "--strict", str(CHART), *flags)
+        linted = run(tool("helm"), "lint", "--strict", str(CHART), *flags)
         assert linted.returncode == 0, linted.stdout + linted.stderr
 
 
@@ -118,8 +105,8 @@ def test_fixed_replicas_without_an_autoscaler_or_a_budget() -> None:
 
 
 def test_keys_in_clear_text_are_refused_at_render_time() -> None:
-    rendered = _run(
-        _tool("helm"), "template", "recalld", str(CHART), "--set", "tls.allowPlaintext=false"
+    rendered = run(
+        tool("helm"), "template", "recalld", str(CHART), "--set", "tls.allowPlaintext=false"
     )
     assert rendered.returncode != 0
     assert "clear text" in rendered.stderr
@@ -136,13 +123,13 @@ def test_keys_in_clear_text_are_refused_at_render_time() -> None:
     ],
 )
 def test_values_that_break_the_schema_are_refused(flag: str) -> None:
-    linted = _run(_tool("helm"), "lint", "--strict", str(CHART), "--set", flag)
+    linted = run(tool("helm"), "lint", "--strict", str(CHART), "--set", flag)
     assert linted.returncode != 0, flag
 
 
 def test_kubecheck_refuses_an_unknown_field() -> None:
     manifest = "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec:\n  portz: []\n"
-    checked = _run(_tool("kubecheck"), stdin=manifest)
+    checked = run(tool("kubecheck"), stdin=manifest)
     assert checked.returncode != 0
     assert "portz" in checked.stderr
 
