@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-import datetime
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -33,8 +32,8 @@ from recalld_server.domain.model import (
     ScoreBreakdown,
     ScoredMemory,
     Status,
-    Tier,
 )
+from recalld_server.domain.packing import pack, render_context
 from recalld_server.domain.ports import AccessTracker, Clock, Embedder, Vector, VectorStore
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.retrieval import (
@@ -44,7 +43,7 @@ from recalld_server.domain.retrieval import (
     active_filter,
 )
 from recalld_server.domain.stages import Stages
-from recalld_server.domain.text import token_cost, token_weight
+from recalld_server.domain.text import token_weight
 from recalld_server.domain.working_set import WorkingSet
 
 log = logging.getLogger(__name__)
@@ -441,58 +440,23 @@ class RecallPipeline:
         kept: list[tuple[Memory, ScoreBreakdown]],
         candidates: list[Candidate],
     ) -> tuple[list[ScoredMemory], str, int, list[Candidate]]:
-        """Fits profile and items into the budget by priority, then renders the context.
-
-        Priority: the profile (core first), then core (P0) items, then decisions and
-        preferences, then the rest by score. The returned items keep score order.
-        """
-        budget = query.token_budget or None
-        frame = token_cost(render_context([], [])) if budget else 0
-        if budget is not None and frame > budget:  # not even the empty block fits
-            over_all = [
-                dataclasses.replace(c, drop_reason=DropReason.OVER_BUDGET)
-                if c.drop_reason is None
-                else c
-                for c in candidates
-            ]
-            return [], "", 0, over_all
-        used = frame
-        # Lines are whole words, so the block's weight is the sum of its lines' weights.
-        weight = token_weight(render_context([], []))
-        profile_memories: list[Memory] = []
-        for memory in profile.memories if profile else []:
-            line_weight = self._weight(_profile_line(memory))
-            cost = math.ceil(line_weight)
-            if budget is None or used + cost <= budget:
-                profile_memories.append(memory)
-                used += cost
-                weight += line_weight
-        priority = sorted(
-            range(len(kept)),
-            key=lambda i: (
-                kept[i][0].tier is not Tier.P0,
-                kept[i][0].type not in (MemoryType.DECISION, MemoryType.PREFERENCE),
-                i,
-            ),
+        """Packs items and profile into the budget (`packing.pack`) and renders them."""
+        packed = pack(
+            query.token_budget or None,
+            profile.memories if profile else [],
+            [m for m, _ in kept],
+            self._weight,
         )
-        admitted: set[int] = set()
-        for i in priority:
-            line_weight = self._weight(_memory_line(kept[i][0]))
-            cost = math.ceil(line_weight)
-            if budget is None or used + cost <= budget:
-                admitted.add(i)
-                used += cost
-                weight += line_weight
-        over = {kept[i][0].id for i in range(len(kept)) if i not in admitted}
-        items = [ScoredMemory(m, b.final, b) for i, (m, b) in enumerate(kept) if i in admitted]
+        items = [ScoredMemory(m, b.final, b) for i, (m, b) in enumerate(kept) if i in packed.items]
+        over = {m.id for i, (m, _) in enumerate(kept) if i not in packed.items}
         candidates = [
             dataclasses.replace(c, drop_reason=DropReason.OVER_BUDGET)
             if c.memory.id in over and c.drop_reason is None
             else c
             for c in candidates
         ]
-        context = render_context(profile_memories, [i.memory for i in items])
-        return items, context, round(weight), candidates
+        context = render_context(packed.profile, [i.memory for i in items])
+        return items, context, round(packed.weight), candidates
 
 
 async def _nothing(value: T) -> T:
@@ -521,27 +485,3 @@ def _filter_reason(memory: Memory, strict: MemoryFilter, now: int) -> DropReason
     ):
         return DropReason.FILTERED
     return None
-
-
-def _date(ms: int) -> str:
-    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).strftime("%Y-%m-%d")
-
-
-def _profile_line(memory: Memory) -> str:
-    key = memory.topic_key or "core"
-    return f"- {key}: {memory.content}\n"
-
-
-def _memory_line(memory: Memory) -> str:
-    kind = memory.type.name.lower()
-    return f"- [{_date(memory.occurred_at)}] ({kind}) {memory.content}\n"
-
-
-def render_context(profile: list[Memory], memories: list[Memory]) -> str:
-    """The prompt block: delimited profile and memory sections."""
-    return (
-        "<user_profile>\n" + "".join(_profile_line(m) for m in profile) + "</user_profile>\n"
-        "<relevant_memories>\n"
-        + "".join(_memory_line(m) for m in memories)
-        + "</relevant_memories>\n"
-    )

@@ -802,7 +802,9 @@ type RecallResponse struct {
 	// The user's profile (unless skip_profile).
 	Profile *Profile `protobuf:"bytes,4,opt,name=profile,proto3" json:"profile,omitempty"`
 	// A block ready to paste into a prompt: delimited sections for the profile
-	// and the relevant memories, each memory with its date.
+	// and the relevant memories, each memory with its date. Within token_budget
+	// the memories come first and the profile takes at most 40% of the budget,
+	// from what the memories leave; a section with nothing in it is left out.
 	Context string `protobuf:"bytes,5,opt,name=context,proto3" json:"context,omitempty"`
 	// With explain: every candidate considered, best first, and why it was
 	// dropped (DROP_REASON_UNSPECIFIED for the ones returned).

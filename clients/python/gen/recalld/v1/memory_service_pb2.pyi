@@ -452,7 +452,9 @@ class RecallResponse(_message.Message):
     """
     context: _builtins.str
     """A block ready to paste into a prompt: delimited sections for the profile
-    and the relevant memories, each memory with its date.
+    and the relevant memories, each memory with its date. Within token_budget
+    the memories come first and the profile takes at most 40% of the budget,
+    from what the memories leave; a section with nothing in it is left out.
     """
     source: Global___RecallSource.ValueType
     """Which path served the recall: the user's working set in the server's

@@ -294,7 +294,9 @@ export type RecallResponse = Message<"recalld.v1.RecallResponse"> & {
 
   /**
    * A block ready to paste into a prompt: delimited sections for the profile
-   * and the relevant memories, each memory with its date.
+   * and the relevant memories, each memory with its date. Within token_budget
+   * the memories come first and the profile takes at most 40% of the budget,
+   * from what the memories leave; a section with nothing in it is left out.
    *
    * @generated from field: string context = 5;
    */
