@@ -46,6 +46,8 @@ fi
 step "Contract: buf lint and format"
 "$buf" lint proto
 "$buf" format --diff --exit-code proto
+# The contract only grows: compared with the last release kept in-tree.
+"$buf" breaking proto --against contract/released/0.1.0
 
 step "Generated code is fresh"
 bash scripts/gen-protos.sh --check
