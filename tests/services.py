@@ -94,6 +94,55 @@ class RedisProcess:
         self.process.wait(10)
 
 
+class SentinelProcess:
+    """A real Redis Sentinel (redis-server --sentinel) watching one primary, on loopback.
+
+    Quick to act, for tests: the primary is down after 1 s of silence, and one
+    Sentinel is a quorum.
+    """
+
+    def __init__(self, port: int, primary_port: int, service: str, work_dir: Path) -> None:
+        self.port = port
+        self.primary_port = primary_port
+        self.service = service
+        self.work_dir = work_dir
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The redis+sentinel:// URL of the service's primary, database 0."""
+        return f"redis+sentinel://127.0.0.1:{self.port}/{self.service}/0"
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        assert binary, "redis-server is required (scripts/test.sh installs it)"
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        config = self.work_dir / "sentinel.conf"  # Sentinel rewrites it: its own file
+        config.write_text(
+            f"port {self.port}\nbind 127.0.0.1\ndir {self.work_dir}\n"
+            f"sentinel monitor {self.service} 127.0.0.1 {self.primary_port} 1\n"
+            f"sentinel down-after-milliseconds {self.service} 1000\n"
+            f"sentinel failover-timeout {self.service} 5000\n"
+        )
+        self.process = subprocess.Popen(
+            [binary, str(config), "--sentinel"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise TimeoutError("redis sentinel did not start")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(10)
+
+
 def milvus_server_binary() -> str | None:
     """The PyPI `milvus` standalone (scripts/test.sh installs it into .venv-milvus)."""
     for candidate in (

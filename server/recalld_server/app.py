@@ -77,6 +77,7 @@ from recalld_server.storage.milvus_store import (
 )
 from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
 from recalld_server.storage.rate_buckets import LocalRateBuckets, RedisRateBuckets
+from recalld_server.storage.redis_connect import redacted, redis_client
 from recalld_server.storage.redis_coordination import (
     RedisAccessTracker,
     RedisGenerations,
@@ -381,6 +382,11 @@ async def start_server(
     profile_cache: LocalProfileCache | RedisProfileCache
     # One breaker for every Redis client: a frozen Redis fails them all at once.
     redis_circuit = CircuitBreaker("redis")
+    if config.redis_url:
+        try:
+            await redis_client(config.redis_url).aclose()  # parses the URL; connects lazily
+        except ValueError as error:
+            raise SystemExit(f"recalld: cannot use --redis-url: {error}") from error
     # One record of the Redis run for everything cached on Redis's word.
     redis_runs = RedisRuns()
     if config.redis_url:
@@ -389,7 +395,8 @@ async def start_server(
         )
         if not await profile_cache.ping():
             log.warning(
-                "redis at %s does not answer yet; recall degrades until it does", config.redis_url
+                "redis at %s does not answer yet; recall degrades until it does",
+                redacted(config.redis_url),
             )
     else:
         profile_cache = LocalProfileCache()

@@ -58,8 +58,10 @@ class ServerConfig:
         embedding_model: Model for a fresh store; on an existing store it must name the
             model its memories are in (empty: whatever the store uses, else the
             default). Changing models is `recalld reembed`.
-        redis_url: Redis for the profile cache (redis://host:port/db); empty keeps the
-            cache in process.
+        redis_url: Redis shared by replicas (profile cache, generations, locks, leases,
+            rate limits): redis://host:port/db, rediss:// for TLS, or
+            redis+sentinel://host:port[,host:port...]/service[/db] to follow the
+            primary Sentinel names; empty keeps all of it in process.
         recall_sequential: Run recall stages one after another (benchmarks only).
         recall_mode: "hybrid", "dense" or "keyword" retrieval (benchmarks only).
         redis_locks: Take the per-user write locks in Redis. Required when several
@@ -150,7 +152,12 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         default=env("STORAGE", defaults.storage),
         help="memory: the in-memory backend, nothing survives the process (tests, demos)",
     )
-    p.add_argument("--redis-url", default=env("REDIS_URL", ""))
+    p.add_argument(
+        "--redis-url",
+        default=env("REDIS_URL", ""),
+        help="redis://host:port/db, rediss://..., or "
+        "redis+sentinel://host:port[,host:port...]/service[/db] (Sentinel-managed primary)",
+    )
     p.add_argument(
         "--redis-locks", action="store_true", default=env("REDIS_LOCKS", "") in ("1", "true", "yes")
     )

@@ -90,6 +90,13 @@ def test_production_values_use_tls_secrets_and_tracing() -> None:
     assert {v["name"] for v in pod["volumes"]} >= {"keys", "tls"}
 
 
+def test_a_sentinel_url_reaches_the_server_unchanged() -> None:
+    url = "redis+sentinel://redis-node-0:26379,redis-node-1:26379/mymaster/0"
+    documents = _render("--set", "redis.url=" + url.replace(",", "\\,"))
+    env = {e["name"]: e.get("value") for e in _container(documents)["env"]}
+    assert env["RECALLD_REDIS_URL"] == url
+
+
 def test_fixed_replicas_without_an_autoscaler_or_a_budget() -> None:
     documents = _render(
         "--set",
@@ -119,6 +126,7 @@ def test_keys_in_clear_text_are_refused_at_render_time() -> None:
         "server.reflection=maybe",
         "server.port=70000",
         "milvus.uri=milvus:19530",  # no scheme
+        "redis.url=http://redis:6379",
         "autoscaling.targetCPUUtilizationPercentage=0",
     ],
 )

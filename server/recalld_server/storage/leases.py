@@ -21,6 +21,7 @@ import redis.asyncio as redis_asyncio
 
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
+from recalld_server.storage.redis_connect import redis_client
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class RedisLeases:
     def from_url(cls, url: str, circuit: CircuitBreaker | None = None) -> RedisLeases:
         """Leases on the Redis at `url`."""
         return cls(
-            redis_asyncio.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0),
+            redis_client(url, socket_timeout=2.0, socket_connect_timeout=2.0),
             circuit=circuit,
         )
 

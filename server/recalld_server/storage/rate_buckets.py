@@ -8,6 +8,7 @@ from collections.abc import Callable
 import redis.asyncio as redis_asyncio
 
 from recalld_server.storage.circuit import CircuitBreaker
+from recalld_server.storage.redis_connect import redis_client
 
 MAX_LOCAL_BUCKETS = 100_000
 
@@ -73,7 +74,7 @@ class RedisRateBuckets:
     def from_url(cls, url: str, circuit: CircuitBreaker | None = None) -> RedisRateBuckets:
         """Buckets on the Redis at `url` (short timeouts: a limit must not slow a call)."""
         return cls(
-            redis_asyncio.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5),
+            redis_client(url, socket_timeout=0.5, socket_connect_timeout=0.5),
             circuit,
         )
 

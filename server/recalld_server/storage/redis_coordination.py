@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.local import LocalAccessTracker
+from recalld_server.storage.redis_connect import redis_client
 from recalld_server.storage.redis_runs import RedisRuns
 
 _TENANTS = "recalld:v1:access:tenants"
@@ -168,7 +169,7 @@ class RedisLockManager:
     def from_url(cls, url: str, circuit: CircuitBreaker | None = None) -> RedisLockManager:
         """Locks on the Redis at `url`."""
         return cls(
-            redis_asyncio.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0),
+            redis_client(url, socket_timeout=2.0, socket_connect_timeout=2.0),
             circuit=circuit,
         )
 
@@ -241,7 +242,7 @@ class RedisAccessTracker:
     def from_url(cls, url: str, circuit: CircuitBreaker | None = None) -> RedisAccessTracker:
         """Statistics on the Redis at `url` (short timeouts: never slow a recall)."""
         return cls(
-            redis_asyncio.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5),
+            redis_client(url, socket_timeout=0.5, socket_connect_timeout=0.5),
             circuit,
         )
 

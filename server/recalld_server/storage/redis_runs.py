@@ -27,6 +27,8 @@ import redis.asyncio as redis_asyncio
 from redis.asyncio.connection import Connection
 from redis.exceptions import ResponseError
 
+from recalld_server.storage.redis_connect import redis_client
+
 log = logging.getLogger(__name__)
 
 
@@ -74,5 +76,5 @@ class RedisRuns:
             self.epoch += 1
 
     def client(self, url: str, **options: Any) -> redis_asyncio.Redis:
-        """A client on `url` whose every new connection checks the run."""
-        return redis_asyncio.Redis.from_url(url, redis_connect_func=self.on_connect, **options)
+        """A client on `url` (a server, or Sentinel's primary) checking each connection's run."""
+        return redis_client(url, redis_connect_func=self.on_connect, **options)
