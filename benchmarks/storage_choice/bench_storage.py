@@ -50,11 +50,54 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 LAYOUTS = ("filter_only", "partition_per_tenant", "partition_key")
-OPS = ("dense", "bm25", "get", "insert1", "insert100", "dense_unflushed", "dense_bounded")
+OPS = (
+    "dense",
+    "bm25",
+    "get",
+    "insert1",
+    "insert100",
+    "dense_unflushed",
+    "dense_bounded",
+    "user_load",
+)
+# Dense index of the server variants (--server-index): build params, search params.
+SERVER_INDEXES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "FLAT": ({}, {}),
+    "IVF_FLAT": ({"nlist": 1024}, {"nprobe": 32}),
+    "HNSW": ({"M": 16, "efConstruction": 128}, {"ef": 64}),
+}
 DIM = 512
 NOW_MS = 1_767_225_600_000  # fixed "now" (2026-01-01T00:00:00Z) so runs are reproducible
 DAY_MS = 86_400_000
 OUTPUT_FIELDS = ["id", "content", "type", "tier", "importance", "created_at"]
+# user_load: every scalar field (no vector), as recalld reads a user's working set.
+SCALAR_FIELDS = [
+    "id",
+    "tenant_id",
+    "user_id",
+    "agent_scope",
+    "session_id",
+    "type",
+    "tier",
+    "status",
+    "topic_key",
+    "content",
+    "content_hash",
+    "importance",
+    "confidence",
+    "source",
+    "tags",
+    "metadata",
+    "created_at",
+    "occurred_at",
+    "updated_at",
+    "expire_at",
+    "valid_to",
+    "supersedes_id",
+    "superseded_by_id",
+    "version",
+    "embedding_model",
+]
 COLLECTION = "memories"
 MARK = "@@"  # prefix of protocol lines on a worker's stdout
 
@@ -349,12 +392,17 @@ class DataGen:
 
 
 def build_schema(
-    client: Any, layout: str, tenant_index: bool = False, dense_only: bool = False
+    client: Any,
+    layout: str,
+    tenant_index: bool = False,
+    dense_only: bool = False,
+    index_type: str = "FLAT",
 ) -> tuple[Any, Any]:
     """recalld's memory schema; `dense_only` drops what a Milvus 2.3 server lacks.
 
     Dense-only: no analyzer on `content`, no `sparse` field, no BM25 function and no
     INVERTED index on `user_id` (2.3 has no INVERTED scalar index), on every variant.
+    `index_type` is the dense index (`SERVER_INDEXES`; FLAT everywhere but the server).
     """
     from pymilvus import DataType, Function, FunctionType, MilvusClient
 
@@ -396,7 +444,13 @@ def build_schema(
     schema.add_field("embedding_model", DataType.VARCHAR, max_length=64)
     schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=DIM)
     index_params = client.prepare_index_params()
-    index_params.add_index(field_name="embedding", index_type="FLAT", metric_type="COSINE")
+    build_params = SERVER_INDEXES[index_type][0]
+    index_params.add_index(
+        field_name="embedding",
+        index_type=index_type,
+        metric_type="COSINE",
+        **({"params": build_params} if build_params else {}),
+    )
     if dense_only:
         return schema, index_params
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
@@ -418,9 +472,14 @@ def build_schema(
 
 
 def create_collection(
-    client: Any, name: str, layout: str, tenant_index: bool = False, dense_only: bool = False
+    client: Any,
+    name: str,
+    layout: str,
+    tenant_index: bool = False,
+    dense_only: bool = False,
+    index_type: str = "FLAT",
 ) -> None:
-    schema, index_params = build_schema(client, layout, tenant_index, dense_only)
+    schema, index_params = build_schema(client, layout, tenant_index, dense_only, index_type)
     client.create_collection(
         collection_name=name,
         schema=schema,
@@ -527,6 +586,10 @@ class Worker:
         self.coll: str = cfg.get("collection", COLLECTION)
         self.dense_only: bool = cfg.get("dense_only", False)
         self.server_pid: int | None = cfg.get("server_pid")
+        self.index_type: str = cfg.get("index_type", "FLAT")
+        self.search_params: dict[str, Any] = {"metric_type": "COSINE"}
+        if SERVER_INDEXES[self.index_type][1]:
+            self.search_params["params"] = SERVER_INDEXES[self.index_type][1]
         self.gen = DataGen(cfg["seed"], cfg["rows"], cfg["tenants"], cfg["users"])
         self.pool = self.gen.queries(cfg.get("query_pool", 600))
         self.rss_baseline = self.rss()  # interpreter + pymilvus + numpy + data generator
@@ -574,7 +637,12 @@ class Worker:
         if self.uri and self.coll in c.list_collections():
             c.drop_collection(self.coll)  # a server keeps collections between runs
         create_collection(
-            c, self.coll, self.layout, self.cfg.get("tenant_index", False), self.dense_only
+            c,
+            self.coll,
+            self.layout,
+            self.cfg.get("tenant_index", False),
+            self.dense_only,
+            self.index_type,
         )
         if self.layout == "partition_per_tenant":
             try:
@@ -590,37 +658,64 @@ class Worker:
         t_start = time.perf_counter()
         progress_at = t_start
         inserted = 0
-        for t in range(gen.tenants):
-            idx = gen.rows_by_tenant.get(t, [])
-            for k in range(0, len(idx), batch):
-                g0 = time.perf_counter()
-                rows = gen.rows_for(idx[k : k + batch])
-                g1 = time.perf_counter()
-                c.insert(self.coll, rows, **self.ikw(tenant_name(t)))
-                g2 = time.perf_counter()
-                gen_s += g1 - g0
-                ins_s += g2 - g1
-                inserted += len(rows)
-                if inserted == len(rows):
-                    # Preflight: if the hot-path search does not work on this layout and
-                    # version, say so instead of loading everything.
-                    try:
-                        self.dense(self.pool[0])
-                    except Exception as e:
-                        res["unsupported"] = short_err(e)
-                        res["rows"] = inserted
-                        return res
+        batches = [
+            (t, gen.rows_by_tenant.get(t, [])[k : k + batch])
+            for t in range(gen.tenants)
+            for k in range(0, len(gen.rows_by_tenant.get(t, [])), batch)
+        ]
+
+        def make(idx: list[int]) -> tuple[list[dict[str, Any]], float]:
+            g0 = time.perf_counter()
+            return gen.rows_for(idx), time.perf_counter() - g0
+
+        # Generate the next batch in a thread while the current one is inserted (with
+        # --prefetch; the generator's time is then partly hidden behind the server's).
+        prefetch = self.cfg.get("prefetch", False)
+        ex = ThreadPoolExecutor(1) if prefetch else None
+        nxt = ex.submit(make, batches[0][1]) if ex and batches else None
+        for b, (t, part) in enumerate(batches):
+            if nxt is not None:
+                rows, g = nxt.result()
+                nxt = ex.submit(make, batches[b + 1][1]) if ex and b + 1 < len(batches) else None
+            else:
+                rows, g = make(part)
+            g1 = time.perf_counter()
+            c.insert(self.coll, rows, **self.ikw(tenant_name(t)))
+            g2 = time.perf_counter()
+            gen_s += g
+            ins_s += g2 - g1
+            inserted += len(rows)
+            if inserted == len(rows):
+                # Preflight: if the hot-path search does not work on this layout and
+                # version, say so instead of loading everything.
+                try:
+                    self.dense(self.pool[0])
+                except Exception as e:
+                    res["unsupported"] = short_err(e)
+                    res["rows"] = inserted
+                    if ex:
+                        ex.shutdown(cancel_futures=True)
+                    return res
             if time.perf_counter() - progress_at > 30:
                 progress_at = time.perf_counter()
                 log(f"[{self.cfg['name']}] loaded {inserted}/{gen.rows} rows, insert {ins_s:.1f}s")
+        if ex:
+            ex.shutdown()
         res["insert_s"] = ins_s
         res["datagen_s"] = gen_s
+        res["prefetch"] = bool(prefetch)
+        res["insert_wall_s"] = time.perf_counter() - t_start
         f0 = time.perf_counter()
         c.flush(self.coll)
         res["flush_s"] = time.perf_counter() - f0
         res["load_s"] = res["create_s"] + ins_s + res["flush_s"]
         res["rows"] = inserted
         res["rows_per_s"] = inserted / ins_s if ins_s else None
+        res["rows_per_s_wall"] = inserted / res["insert_wall_s"] if res["insert_wall_s"] else None
+        res["since_create_s"] = time.perf_counter() - t0
+        if self.uri:
+            res["index"] = self.wait_index(inserted)
+            res["since_create_s"] = time.perf_counter() - t0
         # first search after load (warm-up; includes any lazy index build)
         q = self.pool[0]
         w0 = time.perf_counter()
@@ -642,6 +737,69 @@ class Worker:
             res["partitions_error"] = short_err(e)
         return res
 
+    def wait_index(self, rows: int) -> dict[str, Any]:
+        """A server builds the dense index per sealed segment, in the background, while
+        the rows arrive; wait (after the flush) until every row is indexed and every
+        segment the query node serves carries the index, so the timed ops see it.
+
+        `wait_s` is the time after the flush; the build of segments sealed earlier
+        overlaps the load (compare `since_create_s` across index types).
+        """
+        c = self.client
+        timeout = float(self.cfg.get("index_timeout", 1800))
+        grace = float(self.cfg.get("index_serve_grace", 5))
+        out: dict[str, Any] = {"type": self.index_type, "params": SERVER_INDEXES[self.index_type]}
+        t0 = time.perf_counter()
+        last_log = t0
+        desc: dict[str, Any] = {}
+        while True:
+            desc = {}
+            try:
+                desc = c.describe_index(self.coll, "embedding") or {}
+            except Exception as e:
+                out["describe_error"] = short_err(e)
+            built = (
+                desc.get("state") == "Finished"
+                and desc.get("indexed_rows", 0) >= desc.get("total_rows", 0) >= rows
+                and not desc.get("pending_index_rows")
+            )
+            if built and "built_s" not in out:
+                out["built_s"] = time.perf_counter() - t0
+            served = None
+            if built:
+                try:
+                    infos = c._get_connection().get_query_segment_info(self.coll)
+                    served = sum(i.num_rows for i in infos if i.indexID)
+                    out["segments"] = len(infos)
+                    out["segments_indexed"] = sum(1 for i in infos if i.indexID)
+                    out["rows_served_indexed"] = served
+                except Exception as e:
+                    out["segment_info_error"] = short_err(e)
+                    served = rows
+            if built and served is not None and served >= rows:
+                break
+            now = time.perf_counter()
+            if built and now - t0 - out["built_s"] > grace:
+                # 2.3.5 reports indexID 0 for served segments even when they are indexed
+                out["served_unconfirmed"] = True
+                break
+            if now - t0 > timeout:
+                out["timeout"] = True
+                break
+            if now - last_log > 30:
+                last_log = now
+                log(
+                    f"[{self.cfg['name']}] index: {desc.get('indexed_rows')}/"
+                    f"{desc.get('total_rows')} rows, pending {desc.get('pending_index_rows')}, "
+                    f"served indexed {served}"
+                )
+            time.sleep(1.0)
+        out["wait_s"] = time.perf_counter() - t0
+        out["describe"] = {
+            k: desc.get(k) for k in ("state", "total_rows", "indexed_rows", "pending_index_rows")
+        }
+        return out
+
     def dense(self, q: dict[str, Any], consistency: str = "Strong") -> int:
         r = self.client.search(
             self.coll,
@@ -650,7 +808,7 @@ class Worker:
             limit=10,
             filter=hot_filter(q["tenant"], q["user"]),
             output_fields=OUTPUT_FIELDS,
-            search_params={"metric_type": "COSINE"},
+            search_params=self.search_params,
             consistency_level=consistency,
             **self.pkw(q["tenant"]),
         )
@@ -669,6 +827,18 @@ class Worker:
             **self.pkw(q["tenant"]),
         )
         return len(r[0])
+
+    def user_load(self, q: dict[str, Any]) -> int:
+        """Every scalar field of every row of one (tenant, user): recalld loading a user's
+        working set on a server."""
+        r = self.client.query(
+            self.coll,
+            filter=f'tenant_id == "{q["tenant"]}" and user_id == "{q["user"]}"',
+            output_fields=SCALAR_FIELDS,
+            consistency_level="Strong",
+            **self.pkw(q["tenant"]),
+        )
+        return len(r)
 
     def get(self, q: dict[str, Any]) -> int:
         ids = ", ".join(f'"{i}"' for i in q["ids"])
@@ -709,6 +879,8 @@ class Worker:
             fn = self.bm25
         elif op == "get":
             fn = self.get
+        elif op == "user_load":
+            fn = self.user_load
         elif op == "insert1":
             fn = lambda q: self.insert(q, 1)  # noqa: E731
         elif op == "insert100":
@@ -778,9 +950,22 @@ class Worker:
         return out
 
     def verify(self, n: int) -> dict[str, Any]:
-        """Ids returned for the first n pool queries (dense and BM25) to compare variants."""
-        out: dict[str, Any] = {"dense": [], "bm25": [], "errors": []}
+        """Ids returned for the first n pool queries (dense, BM25, user_load) to compare
+        variants; a FLAT variant's dense ids are the true top-10 for the ANN ones."""
+        out: dict[str, Any] = {"dense": [], "bm25": [], "user_load": [], "errors": []}
         for q in self.pool[:n]:
+            try:
+                r0 = self.client.query(
+                    self.coll,
+                    filter=f'tenant_id == "{q["tenant"]}" and user_id == "{q["user"]}"',
+                    output_fields=["id"],
+                    consistency_level="Strong",
+                    **self.pkw(q["tenant"]),
+                )
+                out["user_load"].append(sorted(h["id"] for h in r0))
+            except Exception as e:
+                out["user_load"].append(None)
+                out["errors"].append(short_err(e))
             kinds = [("dense", "embedding", q["vec"], "COSINE")]
             if not self.dense_only:
                 kinds.append(("bm25", "sparse", q["text"], "BM25"))
@@ -793,7 +978,9 @@ class Worker:
                         limit=10,
                         filter=hot_filter(q["tenant"], q["user"]),
                         output_fields=["id"],
-                        search_params={"metric_type": metric},
+                        search_params=self.search_params
+                        if kind == "dense"
+                        else {"metric_type": metric},
                         consistency_level="Strong",
                         **self.pkw(q["tenant"]),
                     )
@@ -1592,6 +1779,30 @@ def main() -> None:
         help="layouts to run on --server-uri",
     )
     ap.add_argument(
+        "--server-index",
+        nargs="+",
+        default=["FLAT"],
+        choices=list(SERVER_INDEXES),
+        help="dense index(es) of the server variants (one variant per layout x index): FLAT; "
+        "IVF_FLAT nlist 1024, nprobe 32; HNSW M 16, efConstruction 128, ef 64",
+    )
+    ap.add_argument(
+        "--prefetch",
+        action="store_true",
+        help="generate the next load batch in a thread while the current one is inserted",
+    )
+    ap.add_argument(
+        "--rounds-deadline",
+        metavar="HH:MM",
+        help="start no further round after this UTC time (the rounds run so far are kept)",
+    )
+    ap.add_argument(
+        "--index-timeout",
+        type=float,
+        default=1800.0,
+        help="seconds to wait after a server load for the index to be built and served",
+    )
+    ap.add_argument(
         "--server-python",
         default=sys.executable,
         help="interpreter (pymilvus) for the server variants' workers",
@@ -1675,7 +1886,7 @@ def main() -> None:
             finish(results, args.out)
             return
 
-    def worker_cfg(name: str, lay: str) -> dict[str, Any]:
+    def worker_cfg(name: str, lay: str, index: str) -> dict[str, Any]:
         dbdir = os.path.join(args.workdir, name.replace("/", "_"))
         cfg: dict[str, Any] = {
             "name": name,
@@ -1687,39 +1898,46 @@ def main() -> None:
             "users": args.users_per_tenant,
             "tenant_index": args.tenant_index,
             "dense_only": args.dense_only,
+            "prefetch": args.prefetch,
         }
         if name.startswith("server-"):
             cfg.update(
                 uri=args.server_uri,
-                collection=f"{COLLECTION}_{lay}",
+                collection=f"{COLLECTION}_{lay}" + ("" if index == "FLAT" else f"_{index.lower()}"),
                 dbpath=args.server_data or dbdir,
                 server_pid=args.server_pid or None,
+                index_type=index,
+                index_timeout=args.index_timeout,
             )
         return cfg
 
     suffix = ("+tenant_index" if args.tenant_index else "") + (
         "+dense_only" if args.dense_only else ""
     )
-    variants: list[tuple[str, str, str]] = []  # (name, python, layout)
+    variants: list[tuple[str, str, str, str]] = []  # (name, python, layout, dense index)
     for py, ver in versions.items():
         for lay in layouts:
             name = f"{ver}/{lay}{suffix}"
             if name not in args.skip:
-                variants.append((name, py, lay))
+                variants.append((name, py, lay, "FLAT"))
     if args.server_uri:
+        # The index goes into the name unless every server variant is FLAT (older runs).
+        tag = args.server_index != ["FLAT"]
         for lay in args.server_layout:
-            name = f"server-{results['server']['version'].lstrip('v')}/{lay}{suffix}"
-            if name not in args.skip:
-                variants.append((name, args.server_python, lay))
+            for index in args.server_index:
+                name = f"server-{results['server']['version'].lstrip('v')}/{lay}"
+                name += (f"+{index}" if tag else "") + suffix
+                if name not in args.skip:
+                    variants.append((name, args.server_python, lay, index))
     results["variants"] = [v[0] for v in variants]
     workers: dict[str, WorkerProc] = {}
     results["load"] = {}
     try:
-        for name, py, lay in variants:
+        for name, py, lay, index in variants:
             dbdir = os.path.join(args.workdir, name.replace("/", "_"))
             shutil.rmtree(dbdir, ignore_errors=True)
             os.makedirs(dbdir)
-            cfg = worker_cfg(name, lay)
+            cfg = worker_cfg(name, lay, index)
             log(f"starting worker {name}")
             w = WorkerProc(
                 name,
@@ -1759,6 +1977,13 @@ def main() -> None:
         raw: dict[str, dict[str, list[dict[str, Any]]]] = {n: {} for n in names}
         results["load_average"]["ops_start"] = os.getloadavg()
         for rnd in range(args.rounds):
+            if rnd and args.rounds_deadline:
+                hh, mm = (int(x) for x in args.rounds_deadline.split(":"))
+                now = dt.datetime.now(dt.UTC)
+                if (now.hour, now.minute) >= (hh, mm):
+                    results["rounds_cut"] = {"run": rnd, "asked": args.rounds, "at": str(now)}
+                    log(f"rounds deadline {args.rounds_deadline} UTC passed: {rnd} round(s) run")
+                    break
             results["load_average"][f"round_{rnd}"] = os.getloadavg()
             for op in ops:
                 concs = [1] if op == "dense_unflushed" else args.concurrency
@@ -1796,10 +2021,10 @@ def main() -> None:
         for w in workers.values():
             w.stop()
         results["reopen"] = {}
-        for name, py, lay in variants:
+        for name, py, lay, index in variants:
             if name not in workers:
                 continue
-            cfg = worker_cfg(name, lay)
+            cfg = worker_cfg(name, lay, index)
             log(f"reopening {name}")
             w = WorkerProc(
                 name,
@@ -1816,11 +2041,12 @@ def main() -> None:
             with contextlib.suppress(Exception):
                 w.stop()
         if not args.keep:
-            for name, _py, _lay in variants:
+            for name, _py, _lay, _index in variants:
                 shutil.rmtree(
                     os.path.join(args.workdir, name.replace("/", "_")), ignore_errors=True
                 )
     results["summary"] = summarise(results)
+    results["summary"]["verify"] = verify_summary(results.get("verify", {}))
     results["finished_utc"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     finish(results, args.out)
 
@@ -1895,9 +2121,9 @@ def markdown(results: dict[str, Any]) -> str:
         lines += [
             "After loading, and at the end of the run (rows inserted by the timed ops included):",
             "",
-            "| variant | rows | insert s | rows/s | flush s | disk MiB | RSS MiB (self+child) "
-            "| rows at end | disk MiB at end | RSS MiB at end |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| variant | rows | insert s | rows/s | flush s | index wait s | create to served s "
+            "| disk MiB | RSS MiB (self+child) | rows at end | disk MiB at end | RSS MiB at end |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         raw = results.get("raw", {})
         for name, r in load.items():
@@ -1920,9 +2146,14 @@ def markdown(results: dict[str, Any]) -> str:
             fd = (fin.get("disk") or {}).get("allocated_bytes")
             fr = fin.get("rss") or {}
             fr_tot = (fr["self_bytes"] + fr["children_bytes"]) / mib if fr else None
+            wall = f" (wall {fmt(r['rows_per_s_wall'], 0)})" if r.get("rows_per_s_wall") else ""
+            idx = r.get("index") or {}
+            idx_wait = fmt(idx.get("wait_s")) + (" (timeout)" if idx.get("timeout") else "")
             lines.append(
-                f"| {name} | {r['rows']:,} | {fmt(r['insert_s'])} | {fmt(r['rows_per_s'], 0)} | "
-                f"{fmt(r['flush_s'], 2)} | {fmt(r['disk']['allocated_bytes'] / mib)} | "
+                f"| {name} | {r['rows']:,} | {fmt(r['insert_s'])} | "
+                f"{fmt(r['rows_per_s'], 0)}{wall} | "
+                f"{fmt(r['flush_s'], 2)} | {idx_wait} | {fmt(r.get('since_create_s'))} | "
+                f"{fmt(r['disk']['allocated_bytes'] / mib)} | "
                 f"{fmt(rs['self_bytes'] / mib, 0)}+{fmt(rs['children_bytes'] / mib, 0)} | "
                 f"{end_rows:,} | {fmt(fd / mib if fd else None)} | {fmt(fr_tot, 0)} |"
             )
@@ -1994,25 +2225,54 @@ def markdown(results: dict[str, Any]) -> str:
                 f"{fmt(r.get('delete_ids_then_tenant_remaining'))} |"
             )
         lines.append("")
-    ver = results.get("verify", {})
-    if ver:
-        names = list(ver)
-        ref = names[0]
-        for kind in ("dense", "bm25"):
-            for name in names[1:]:
-                a = ver[ref].get(kind) or []
-                b = ver[name].get(kind) or []
-                if not a:
-                    continue
-                pairs = [(x, y) for x, y in zip(a, b, strict=False) if x is not None]
-                same = sum(1 for x, y in pairs if x == y)
-                same_set = sum(1 for x, y in pairs if y is not None and set(x) == set(y))
-                lines.append(
-                    f"- verify {kind}: {name} vs {ref}: same ids in the same order for "
-                    f"{same}/{len(a)} queries, same set for {same_set}/{len(a)}"
-                )
+    for v in verify_summary(results.get("verify", {})):
+        recall = (
+            f", recall {v['recall']:.3f} of the reference's {v['ref_ids']} ids"
+            if v["recall"] is not None
+            else ""
+        )
+        lines.append(
+            f"- verify {v['kind']}: {v['variant']} vs {v['reference']}: same ids in the same "
+            f"order for {v['same_order']}/{v['queries']} queries, same set for "
+            f"{v['same_set']}/{v['queries']}{recall}"
+        )
+    if results.get("verify"):
         lines.append("")
     return "\n".join(lines)
+
+
+def verify_summary(ver: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each variant's ids against the first variant's (a FLAT one: the true top-10).
+
+    `recall` = ids of the reference found by the variant / ids the reference returned.
+    """
+    out: list[dict[str, Any]] = []
+    names = [n for n in ver if isinstance(ver[n], dict)]
+    if not names:
+        return out
+    ref = names[0]
+    for kind in ("dense", "bm25", "user_load"):
+        for name in names[1:]:
+            a = ver[ref].get(kind) or []
+            b = ver[name].get(kind) or []
+            if not a:
+                continue
+            pairs = [(x, y) for x, y in zip(a, b, strict=False) if x is not None]
+            ref_ids = sum(len(x) for x, _y in pairs)
+            found = sum(len(set(x) & set(y or [])) for x, y in pairs)
+            out.append(
+                {
+                    "kind": kind,
+                    "variant": name,
+                    "reference": ref,
+                    "queries": len(a),
+                    "same_order": sum(1 for x, y in pairs if x == y),
+                    "same_set": sum(1 for x, y in pairs if y is not None and set(x) == set(y)),
+                    "ref_ids": ref_ids,
+                    "recall": found / ref_ids if ref_ids else None,
+                }
+            )
+    return out
 
 
 def finish(results: dict[str, Any], out: str) -> None:
