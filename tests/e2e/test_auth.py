@@ -9,7 +9,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from recalld.v1 import memory_pb2
+from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
 from recalld_client import RecalldClient, RecalldError
 from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig, load_config
@@ -71,16 +71,28 @@ async def test_key_decides_tenant_and_header_cannot_override(
     async with (
         _client(keyed_server, api_key="acme-writer") as acme,
         _client(keyed_server, api_key="secret") as globex,
-        _client(keyed_server, api_key="secret", tenant="acme") as spoofer,
+        grpc.aio.insecure_channel(f"127.0.0.1:{keyed_server.port}") as raw,
     ):
+        # The client refuses a key and a tenant together; a hand-made request sends both.
+        spoofer = memory_service_pb2_grpc.MemoryServiceStub(raw)
+        both = (("authorization", "Bearer secret"), ("x-recalld-tenant", "acme"))
         memory_id = (
             (await acme.write(user_id, [memory("Acme's confidential roadmap")])).results[0].id
         )
         assert await _code(globex.get(user_id, memory_id)) == grpc.StatusCode.NOT_FOUND
         hits = await globex.recall(user_id, "confidential roadmap", min_score=-1)
         assert list(hits.items) == []
-        assert await _code(spoofer.get(user_id, memory_id)) == grpc.StatusCode.UNAUTHENTICATED
-        assert await _code(spoofer.recall(user_id, "roadmap")) == grpc.StatusCode.UNAUTHENTICATED
+        for call in (
+            spoofer.Get(
+                memory_service_pb2.GetRequest(user_id=user_id, id=memory_id), metadata=both
+            ),
+            spoofer.Recall(
+                memory_service_pb2.RecallRequest(user_id=user_id, query="roadmap"), metadata=both
+            ),
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await call
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
 async def test_reader_key_reads_but_cannot_change(

@@ -159,6 +159,7 @@ async def test_list_pages_newest_first_without_gaps(client: RecalldClient, user_
         if not token:
             break
     assert seen == list(reversed(written)) and pages == 3
+    assert [m.id async for m in client.list_all(user_id, page_size=2)] == seen
     types_only = await client.list(user_id, types=[memory_pb2.MEMORY_TYPE_EVENT])
     assert list(types_only.memories) == []
 

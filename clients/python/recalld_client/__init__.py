@@ -1,6 +1,13 @@
 """Typed async Python client for recalld (generated stubs in `recalld.v1`)."""
 
-from recalld_client._client import RecalldClient
+from recalld_client._client import RecalldClient, RetryPolicy, is_loopback, uses_tls
 from recalld_client._errors import FieldViolation, RecalldError
 
-__all__ = ["FieldViolation", "RecalldClient", "RecalldError"]
+__all__ = [
+    "FieldViolation",
+    "RecalldClient",
+    "RecalldError",
+    "RetryPolicy",
+    "is_loopback",
+    "uses_tls",
+]

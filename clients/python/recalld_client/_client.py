@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import ipaddress
 import random
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeAlias, TypeVar
 
 import grpc
@@ -68,6 +70,51 @@ def balancing_options(address: str) -> list[tuple[str, Any]]:
     return []
 
 
+def _is_loopback_host(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)  # ::ffff:127.0.0.1
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def _hosts(address: str) -> list[str]:
+    """The hosts a gRPC target names (without ports)."""
+    if address.startswith(("ipv4:", "ipv6:")):
+        return [part.rsplit(":", 1)[0] for part in address.split(":", 1)[1].split(",")]
+    if address.startswith("dns:"):
+        address = address.removeprefix("dns:").lstrip("/")
+        address = address.split("/", 1)[1] if "/" in address else address  # dns://server/host
+    host, _, port = address.rpartition(":")
+    return [host if port.isdigit() else address]
+
+
+def is_loopback(address: str) -> bool:
+    """Whether every host `address` names is this machine, so plaintext never leaves it."""
+    if address.startswith(("unix:", "unix-abstract:")):
+        return True
+    return all(_is_loopback_host(host) for host in _hosts(address))
+
+
+def uses_tls(
+    address: str,
+    tls: bool | None,
+    root_certificates: bytes | None = None,
+    certificate_chain: bytes | None = None,
+) -> bool:
+    """Whether a client speaks TLS: as told, else for certificates or any non-loopback host."""
+    certificates = root_certificates is not None or certificate_chain is not None
+    if tls is False and certificates:
+        raise ValueError("certificates were given with tls=False")
+    if tls is not None:
+        return tls
+    return certificates or not is_loopback(address)
+
+
 class RecalldClient:
     """Async client for one recalld server.
 
@@ -76,9 +123,14 @@ class RecalldClient:
             over every replica the name resolves to (round_robin).
         api_key: Sent as `authorization: Bearer <key>`; the key decides the tenant.
         tenant: Without a key (loopback development servers), the tenant to use.
-        tls: Use TLS (system roots unless root_certificates is given).
-        root_certificates: PEM roots for TLS.
-        retry: Retry policy for UNAVAILABLE on idempotent calls.
+            Giving both is a ValueError: the key already names the tenant.
+        tls: Use TLS. Default: plaintext only for loopback addresses, TLS for every
+            other host, so a key never travels in clear text by accident.
+        root_certificates: PEM roots for TLS (default: the system's).
+        certificate_chain: PEM client certificate, for mutual TLS.
+        private_key: PEM key of that certificate.
+        retry: Retry policy for UNAVAILABLE on idempotent calls. A call's timeout
+            covers its retries.
     """
 
     def __init__(
@@ -87,17 +139,25 @@ class RecalldClient:
         *,
         api_key: str = "",
         tenant: str = "",
-        tls: bool = False,
+        tls: bool | None = None,
         root_certificates: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        private_key: bytes | None = None,
         retry: RetryPolicy | None = None,
         channel: grpc.aio.Channel | None = None,
     ) -> None:
+        if api_key and tenant:
+            raise ValueError("give api_key or tenant, not both: the key decides the tenant")
+        if (certificate_chain is None) != (private_key is None):
+            raise ValueError("mutual TLS needs both certificate_chain and private_key")
+        secure = uses_tls(address, tls, root_certificates, certificate_chain)
         if channel is None:
             options = balancing_options(address)
-            if tls:
-                channel = grpc.aio.secure_channel(
-                    address, grpc.ssl_channel_credentials(root_certificates), options
+            if secure:
+                credentials = grpc.ssl_channel_credentials(
+                    root_certificates, private_key, certificate_chain
                 )
+                channel = grpc.aio.secure_channel(address, credentials, options)
             else:
                 channel = grpc.aio.insecure_channel(address, options)
         self._channel = channel
@@ -128,9 +188,17 @@ class RecalldClient:
         propagate.inject(carrier)
         metadata = [*self._metadata, *carrier.items()]
 
+        # One deadline for the call, retries and waits between them included.
+        deadline = time.monotonic() + timeout
+
         async def once() -> T:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RecalldError(
+                    grpc.StatusCode.DEADLINE_EXCEEDED, f"deadline of {timeout} s exceeded"
+                )
             try:
-                return await fn(request, timeout=timeout, metadata=metadata)
+                return await fn(request, timeout=remaining, metadata=metadata)
             except grpc.aio.AioRpcError as error:
                 raise RecalldError.from_rpc_error(error) from None
 
@@ -144,8 +212,10 @@ class RecalldClient:
         def wait(state: RetryCallState) -> float:
             error = state.outcome.exception() if state.outcome else None
             if isinstance(error, RecalldError) and error.retry_delay_s is not None:
-                return min(policy.max_backoff_s, error.retry_delay_s) * random.uniform(1.0, 1.2)
-            return float(backoff(state))
+                delay = min(policy.max_backoff_s, error.retry_delay_s) * random.uniform(1.0, 1.2)
+            else:
+                delay = float(backoff(state))
+            return max(0.0, min(delay, deadline - time.monotonic()))
 
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(_retryable(idempotent)),
@@ -217,6 +287,26 @@ class RecalldClient:
             user_id=user_id, page_size=page_size, page_token=page_token, **fields
         )
         return await self._call(self._stub.List, request, timeout, idempotent=True)
+
+    async def list_all(
+        self,
+        user_id: str,
+        *,
+        page_size: int = 0,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        **fields: Any,
+    ) -> AsyncIterator[memory_pb2.Memory]:
+        """Every memory of a listing, newest first, fetching pages as needed."""
+        page_token = ""
+        while True:
+            page = await self.list(
+                user_id, page_size=page_size, page_token=page_token, timeout=timeout, **fields
+            )
+            for memory in page.memories:
+                yield memory
+            page_token = page.next_page_token
+            if not page_token:
+                return
 
     async def update(
         self,

@@ -66,7 +66,11 @@ def _connection_flags(parser: argparse.ArgumentParser, environ: Mapping[str, str
         default=environ.get("RECALLD_TENANT", ""),
         help="tenant for servers without keys (loopback development); env RECALLD_TENANT",
     )
-    group.add_argument("--tls", action="store_true", help="connect with TLS")
+    group.add_argument(
+        "--tls",
+        action="store_true",
+        help="connect with TLS (the default for every host but loopback)",
+    )
     group.add_argument("--ca-file", type=Path, help="PEM root certificates for --tls")
     group.add_argument(
         "--timeout", type=float, default=60.0, help="deadline of each call in seconds (60)"
@@ -76,13 +80,17 @@ def _connection_flags(parser: argparse.ArgumentParser, environ: Mapping[str, str
 
 def _client(args: argparse.Namespace) -> RecalldClient:
     roots = args.ca_file.read_bytes() if args.ca_file else None
-    return RecalldClient(
-        args.address,
-        api_key=args.api_key,
-        tenant=args.tenant,
-        tls=bool(args.tls or args.ca_file),
-        root_certificates=roots,
-    )
+    try:
+        return RecalldClient(
+            args.address,
+            api_key=args.api_key,
+            tenant=args.tenant,
+            # Unless asked: TLS for every host but loopback, so a key never goes out in clear.
+            tls=True if args.tls or args.ca_file else None,
+            root_certificates=roots,
+        )
+    except ValueError as error:
+        raise SystemExit(f"recalld: {error}") from error
 
 
 # -- import --------------------------------------------------------------------

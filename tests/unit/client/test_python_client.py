@@ -1,0 +1,96 @@
+"""The Python client's safe defaults: TLS off loopback, one deadline across retries,
+a key or a tenant (not both). Faults are real: a closed loopback port refuses."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import grpc
+import pytest
+
+from recalld_client import RecalldClient, RecalldError, RetryPolicy, is_loopback, uses_tls
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1:50051",
+        "127.3.2.1:1",
+        "localhost:50051",
+        "[::1]:50051",
+        "[::ffff:127.0.0.1]:50051",
+        "dns:///localhost:50051",
+        "ipv4:127.0.0.1:1,127.0.0.2:1",
+        "ipv6:[::1]:1",
+        "unix:/run/recalld.sock",
+    ],
+)
+def test_loopback_addresses_default_to_plaintext(address: str) -> None:
+    assert is_loopback(address)
+    assert not uses_tls(address, None)
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "recalld.example.com:443",
+        "10.0.0.5:50051",
+        "[2001:db8::1]:50051",
+        "dns:///recalld.prod.svc.cluster.local:50051",
+        "dns://8.8.8.8/recalld.example.com:443",
+        "ipv4:127.0.0.1:1,10.0.0.2:1",  # one remote replica is enough to need TLS
+        "localhost.example.com:1",
+        "128.0.0.1:1",
+    ],
+)
+def test_every_other_address_defaults_to_tls(address: str) -> None:
+    assert not is_loopback(address)
+    assert uses_tls(address, None)
+
+
+def test_explicit_choices_and_certificates() -> None:
+    assert not uses_tls("10.0.0.5:1", False)  # behind a mesh that terminates TLS
+    assert uses_tls("127.0.0.1:1", True)
+    assert uses_tls("127.0.0.1:1", None, root_certificates=b"pem")
+    with pytest.raises(ValueError, match="tls=False"):
+        uses_tls("127.0.0.1:1", False, root_certificates=b"pem")
+
+
+def test_a_key_and_a_tenant_together_are_refused() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        RecalldClient("127.0.0.1:1", api_key="k", tenant="t")
+    with pytest.raises(ValueError, match="mutual TLS"):
+        RecalldClient("127.0.0.1:1", certificate_chain=b"pem")
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_the_timeout_covers_every_retry() -> None:
+    # Ten attempts with 0.3 s growing backoff would take over 10 s; the call's 0.5 s
+    # deadline bounds them all.
+    retry = RetryPolicy(attempts=10, initial_backoff_s=0.3, max_backoff_s=2.0)
+    async with RecalldClient(f"127.0.0.1:{_closed_port()}", tenant="t", retry=retry) as client:
+        started = time.monotonic()
+        with pytest.raises(RecalldError) as failed:
+            await client.recall("u", "anything", timeout=0.5)
+        took = time.monotonic() - started
+    assert took < 1.5, took
+    assert failed.value.code in (
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.UNAVAILABLE,
+    )
+
+
+async def test_unavailable_reads_are_retried_within_the_deadline() -> None:
+    retry = RetryPolicy(attempts=3, initial_backoff_s=0.05, max_backoff_s=0.1)
+    async with RecalldClient(f"127.0.0.1:{_closed_port()}", tenant="t", retry=retry) as client:
+        started = time.monotonic()
+        with pytest.raises(RecalldError) as failed:
+            await client.get("u", "m", timeout=5)
+    assert failed.value.code == grpc.StatusCode.UNAVAILABLE  # every attempt refused
+    assert time.monotonic() - started < 5
