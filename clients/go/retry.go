@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/descriptorpb"
+
+	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
 )
 
 // RetryPolicy is a bounded exponential backoff for UNAVAILABLE on
@@ -54,21 +57,34 @@ const (
 	MethodConsolidate     Method = "Consolidate"
 )
 
-// IsIdempotent reports whether a call may be sent again. Recall, GetProfile,
-// Get, List, History and ListConflicts only read; Write is idempotent only with a
-// request_id (the server replays the first result); the other RPCs change
-// state and never are (a lost Update response would fail the etag check on
-// replay; a Forget, Restore, Confirm or ResolveConflict may have happened; a
-// Consolidate run is left to its schedule).
-func IsIdempotent(m Method, hasRequestID bool) bool {
-	switch m {
-	case MethodRecall, MethodGetProfile, MethodGet, MethodList, MethodHistory, MethodListConflicts:
-		return true
-	case MethodWrite:
-		return hasRequestID
-	default:
-		return false
+// RetrySafeRPCs are the RPCs the contract marks NO_SIDE_EFFECTS or IDEMPOTENT
+// (the proto's idempotency_level): Recall, GetProfile, Get, List, History and
+// ListConflicts.
+var RetrySafeRPCs = retrySafeRPCs()
+
+func retrySafeRPCs() map[Method]bool {
+	safe := map[Method]bool{}
+	methods := recalldv1.File_recalld_v1_memory_service_proto.Services().ByName("MemoryService").Methods()
+	for i := range methods.Len() {
+		options, _ := methods.Get(i).Options().(*descriptorpb.MethodOptions)
+		switch options.GetIdempotencyLevel() {
+		case descriptorpb.MethodOptions_NO_SIDE_EFFECTS, descriptorpb.MethodOptions_IDEMPOTENT:
+			safe[Method(methods.Get(i).Name())] = true
+		}
 	}
+	return safe
+}
+
+// IsIdempotent reports whether a call may be sent again: the RPCs the contract
+// marks safe (RetrySafeRPCs), and Write with a request_id (the server replays
+// the first result). The other RPCs change state and never are (a lost Update
+// response would fail the etag check on replay; a Forget, Restore, Confirm or
+// ResolveConflict may have happened; a Consolidate run is left to its schedule).
+func IsIdempotent(m Method, hasRequestID bool) bool {
+	if m == MethodWrite {
+		return hasRequestID
+	}
+	return RetrySafeRPCs[m]
 }
 
 // ShouldRetry reports whether to retry after failed attempt number attempt

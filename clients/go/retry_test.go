@@ -7,6 +7,18 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
+func TestRetrySafeRPCsComeFromTheContract(t *testing.T) {
+	want := []Method{MethodRecall, MethodGetProfile, MethodGet, MethodList, MethodHistory, MethodListConflicts}
+	if len(RetrySafeRPCs) != len(want) {
+		t.Fatalf("RetrySafeRPCs = %v, want %v", RetrySafeRPCs, want)
+	}
+	for _, m := range want {
+		if !RetrySafeRPCs[m] {
+			t.Errorf("%s is not retry-safe", m)
+		}
+	}
+}
+
 func TestIsIdempotent(t *testing.T) {
 	cases := []struct {
 		m     Method

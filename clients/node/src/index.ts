@@ -37,6 +37,7 @@ export {
   DEFAULT_RETRY_POLICY,
   backoffMs,
   isIdempotent,
+  RETRY_SAFE_RPCS,
   shouldRetry,
   type MethodName,
   type RetryPolicy,

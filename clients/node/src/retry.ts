@@ -1,4 +1,6 @@
 import { Code } from "@connectrpc/connect";
+import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
+import { MemoryService } from "./gen/recalld/v1/memory_service_pb.js";
 
 /** Bounded exponential backoff for UNAVAILABLE on idempotent calls. */
 export interface RetryPolicy {
@@ -39,29 +41,31 @@ export type MethodName =
   | "Consolidate";
 
 /**
+ * The RPCs the contract marks NO_SIDE_EFFECTS or IDEMPOTENT (the proto's
+ * `idempotency_level`): Recall, GetProfile, Get, List, History and ListConflicts.
+ */
+export const RETRY_SAFE_RPCS: ReadonlySet<string> = new Set(
+  MemoryService.methods
+    .filter(
+      (m) =>
+        m.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS ||
+        m.idempotency === MethodOptions_IdempotencyLevel.IDEMPOTENT,
+    )
+    .map((m) => m.name),
+);
+
+/**
  * Whether a call of `method` with `request` may be sent again.
  *
- * Recall, GetProfile, Get, List, History and ListConflicts only read. Write is
- * idempotent only with a `request_id` (the server replays the first result).
- * The other RPCs change state and are never retried: an Update whose
- * response was lost would fail the etag check on replay, a Forget, Restore,
- * Confirm or ResolveConflict may have happened, and a Consolidate run is
- * left to its schedule.
+ * The RPCs the contract marks safe (RETRY_SAFE_RPCS), and Write with a
+ * `request_id` (the server replays the first result). The other RPCs change
+ * state and are never retried: an Update whose response was lost would fail
+ * the etag check on replay, a Forget, Restore, Confirm or ResolveConflict may
+ * have happened, and a Consolidate run is left to its schedule.
  */
 export function isIdempotent(method: MethodName, request: { requestId?: string }): boolean {
-  switch (method) {
-    case "Recall":
-    case "GetProfile":
-    case "Get":
-    case "List":
-    case "History":
-    case "ListConflicts":
-      return true;
-    case "Write":
-      return (request.requestId ?? "") !== "";
-    default:
-      return false;
-  }
+  if (method === "Write") return (request.requestId ?? "") !== "";
+  return RETRY_SAFE_RPCS.has(method);
 }
 
 /** Whether to retry after a failed attempt (`attempt` counts from 1). */

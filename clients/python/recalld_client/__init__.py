@@ -1,9 +1,16 @@
 """Typed async Python client for recalld (generated stubs in `recalld.v1`)."""
 
-from recalld_client._client import RecalldClient, RetryPolicy, is_loopback, uses_tls
+from recalld_client._client import (
+    RETRY_SAFE_RPCS,
+    RecalldClient,
+    RetryPolicy,
+    is_loopback,
+    uses_tls,
+)
 from recalld_client._errors import FieldViolation, RecalldError
 
 __all__ = [
+    "RETRY_SAFE_RPCS",
     "FieldViolation",
     "RecalldClient",
     "RecalldError",

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from typing import Any, TypeAlias, TypeVar
 
 import grpc
-from google.protobuf import field_mask_pb2
+from google.protobuf import descriptor_pb2, field_mask_pb2
 from opentelemetry import propagate
 from tenacity import (
     AsyncRetrying,
@@ -43,6 +43,18 @@ class RetryPolicy:
     attempts: int = 4
     initial_backoff_s: float = 0.1
     max_backoff_s: float = 2.0
+
+
+def _retry_safe_rpcs() -> frozenset[str]:
+    """The RPCs the contract marks NO_SIDE_EFFECTS or IDEMPOTENT (proto `idempotency_level`)."""
+    levels = descriptor_pb2.MethodOptions
+    safe = {levels.NO_SIDE_EFFECTS, levels.IDEMPOTENT}
+    service = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
+    return frozenset(m.name for m in service.methods if m.GetOptions().idempotency_level in safe)
+
+
+RETRY_SAFE_RPCS = _retry_safe_rpcs()
+"""RPCs retried after UNAVAILABLE; Write joins them when it carries a request_id."""
 
 
 def _retryable(idempotent: bool) -> Callable[[BaseException], bool]:
@@ -180,8 +192,16 @@ class RecalldClient:
         await self._channel.close(None)
 
     async def _call(
-        self, fn: Callable[..., Awaitable[T]], request: Any, timeout: float, idempotent: bool
+        self,
+        fn: Callable[..., Awaitable[T]],
+        request: Any,
+        timeout: float,
+        rpc: str,
+        idempotent: bool | None = None,
     ) -> T:
+        """One call with its retries; `idempotent` overrides the contract's word on `rpc`."""
+        if idempotent is None:
+            idempotent = rpc in RETRY_SAFE_RPCS
         # W3C trace context of the caller's current span, so one trace spans the agent
         # and the server (a no-op unless the application configured OpenTelemetry).
         carrier: dict[str, str] = {}
@@ -239,7 +259,9 @@ class RecalldClient:
         request = memory_service_pb2.WriteRequest(
             user_id=user_id, memories=memories, request_id=request_id
         )
-        return await self._call(self._stub.Write, request, timeout, idempotent=bool(request_id))
+        return await self._call(
+            self._stub.Write, request, timeout, rpc="Write", idempotent=bool(request_id)
+        )
 
     async def recall(
         self,
@@ -254,14 +276,14 @@ class RecalldClient:
         request = memory_service_pb2.RecallRequest(
             user_id=user_id, query=query, top_k=top_k, **fields
         )
-        return await self._call(self._stub.Recall, request, timeout, idempotent=True)
+        return await self._call(self._stub.Recall, request, timeout, rpc="Recall")
 
     async def get_profile(
         self, user_id: str, *, agent_scope: str = "", timeout: float = DEFAULT_TIMEOUT_S
     ) -> memory_service_pb2.GetProfileResponse:
         """The user's profile (core memories and one memory per topic)."""
         request = memory_service_pb2.GetProfileRequest(user_id=user_id, agent_scope=agent_scope)
-        return await self._call(self._stub.GetProfile, request, timeout, idempotent=True)
+        return await self._call(self._stub.GetProfile, request, timeout, rpc="GetProfile")
 
     async def get(
         self, user_id: str, memory_id: str, *, timeout: float = DEFAULT_TIMEOUT_S
@@ -269,7 +291,7 @@ class RecalldClient:
         """One memory by id."""
         request = memory_service_pb2.GetRequest(user_id=user_id, id=memory_id)
         response: memory_service_pb2.GetResponse = await self._call(
-            self._stub.Get, request, timeout, idempotent=True
+            self._stub.Get, request, timeout, rpc="Get"
         )
         return response.memory
 
@@ -286,7 +308,7 @@ class RecalldClient:
         request = memory_service_pb2.ListRequest(
             user_id=user_id, page_size=page_size, page_token=page_token, **fields
         )
-        return await self._call(self._stub.List, request, timeout, idempotent=True)
+        return await self._call(self._stub.List, request, timeout, rpc="List")
 
     async def list_all(
         self,
@@ -321,7 +343,7 @@ class RecalldClient:
             user_id=user_id, memory=memory, update_mask=field_mask_pb2.FieldMask(paths=paths)
         )
         response: memory_service_pb2.UpdateResponse = await self._call(
-            self._stub.Update, request, timeout, idempotent=False
+            self._stub.Update, request, timeout, rpc="Update"
         )
         return response.memory
 
@@ -344,7 +366,7 @@ class RecalldClient:
             user_id=user_id, ids=ids, mode=mode, dry_run=dry_run, **target
         )
         response: memory_service_pb2.ForgetResponse = await self._call(
-            self._stub.Forget, request, timeout, idempotent=False
+            self._stub.Forget, request, timeout, rpc="Forget"
         )
         return list(response.forgotten_ids)
 
@@ -354,7 +376,7 @@ class RecalldClient:
         """Brings archived memories back."""
         request = memory_service_pb2.RestoreRequest(user_id=user_id, ids=ids)
         response: memory_service_pb2.RestoreResponse = await self._call(
-            self._stub.Restore, request, timeout, idempotent=False
+            self._stub.Restore, request, timeout, rpc="Restore"
         )
         return list(response.memories)
 
@@ -364,7 +386,7 @@ class RecalldClient:
         """Promotes drafts to active."""
         request = memory_service_pb2.ConfirmRequest(user_id=user_id, ids=ids)
         response: memory_service_pb2.ConfirmResponse = await self._call(
-            self._stub.Confirm, request, timeout, idempotent=False
+            self._stub.Confirm, request, timeout, rpc="Confirm"
         )
         return list(response.results)
 
@@ -374,7 +396,7 @@ class RecalldClient:
         """Every version of a memory, oldest first."""
         request = memory_service_pb2.HistoryRequest(user_id=user_id, id=memory_id)
         response: memory_service_pb2.HistoryResponse = await self._call(
-            self._stub.History, request, timeout, idempotent=True
+            self._stub.History, request, timeout, rpc="History"
         )
         return list(response.versions)
 
@@ -390,7 +412,7 @@ class RecalldClient:
         request = memory_service_pb2.ListConflictsRequest(
             user_id=user_id, page_size=page_size, page_token=page_token
         )
-        return await self._call(self._stub.ListConflicts, request, timeout, idempotent=True)
+        return await self._call(self._stub.ListConflicts, request, timeout, rpc="ListConflicts")
 
     async def resolve_conflict(
         self,
@@ -404,7 +426,7 @@ class RecalldClient:
         request = memory_service_pb2.ResolveConflictRequest(
             user_id=user_id, conflict_id=conflict_id, resolution=resolution
         )
-        return await self._call(self._stub.ResolveConflict, request, timeout, idempotent=False)
+        return await self._call(self._stub.ResolveConflict, request, timeout, rpc="ResolveConflict")
 
     async def consolidate(
         self,
@@ -418,4 +440,4 @@ class RecalldClient:
         request = memory_service_pb2.ConsolidateRequest(
             user_id=user_id, dry_run=dry_run, purge_expired=purge_expired
         )
-        return await self._call(self._stub.Consolidate, request, timeout, idempotent=False)
+        return await self._call(self._stub.Consolidate, request, timeout, rpc="Consolidate")

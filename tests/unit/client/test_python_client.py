@@ -9,7 +9,14 @@ import time
 import grpc
 import pytest
 
-from recalld_client import RecalldClient, RecalldError, RetryPolicy, is_loopback, uses_tls
+from recalld_client import (
+    RETRY_SAFE_RPCS,
+    RecalldClient,
+    RecalldError,
+    RetryPolicy,
+    is_loopback,
+    uses_tls,
+)
 
 
 @pytest.mark.parametrize(
@@ -94,3 +101,22 @@ async def test_unavailable_reads_are_retried_within_the_deadline() -> None:
             await client.get("u", "m", timeout=5)
     assert failed.value.code == grpc.StatusCode.UNAVAILABLE  # every attempt refused
     assert time.monotonic() - started < 5
+
+
+def test_the_retry_safe_rpcs_come_from_the_contract() -> None:
+    assert {"Recall", "GetProfile", "Get", "List", "History", "ListConflicts"} == RETRY_SAFE_RPCS
+
+
+async def test_a_write_is_retried_only_with_a_request_id() -> None:
+    retry = RetryPolicy(attempts=3, initial_backoff_s=0.2, max_backoff_s=0.2)
+    port = _closed_port()
+    async with RecalldClient(f"127.0.0.1:{port}", tenant="t", retry=retry) as client:
+        started = time.monotonic()
+        with pytest.raises(RecalldError):
+            await client.write("u", [])
+        once = time.monotonic() - started
+        started = time.monotonic()
+        with pytest.raises(RecalldError):
+            await client.write("u", [], request_id="r-1")
+        retried = time.monotonic() - started
+    assert once < 0.2 <= retried  # two backoffs of 0.2 s before the third attempt

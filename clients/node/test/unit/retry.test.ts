@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Code, DEFAULT_RETRY_POLICY, type MethodName, backoffMs, isIdempotent, shouldRetry } from "../../src/index.js";
+import {
+  Code,
+  DEFAULT_RETRY_POLICY,
+  type MethodName,
+  MemoryService,
+  RETRY_SAFE_RPCS,
+  backoffMs,
+  isIdempotent,
+  shouldRetry,
+} from "../../src/index.js";
 
 describe("retry policy", () => {
   it("treats reads as idempotent, Write only with a request_id, Update/Forget never", () => {
@@ -24,6 +33,11 @@ describe("retry policy", () => {
     for (const [method, request, want] of cases) {
       assert.equal(isIdempotent(method, request), want, `${method} ${JSON.stringify(request)}`);
     }
+  });
+
+  it("reads the retry-safe RPCs from the contract's idempotency levels", () => {
+    assert.deepEqual([...RETRY_SAFE_RPCS].sort(), ["Get", "GetProfile", "History", "List", "ListConflicts", "Recall"]);
+    assert.ok(MemoryService.methods.every((m) => m.name === "Write" || RETRY_SAFE_RPCS.has(m.name) || !isIdempotent(m.name as MethodName, {})));
   });
 
   it("retries UNAVAILABLE only", () => {

@@ -3087,20 +3087,20 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x1fCONFLICT_RESOLUTION_UNSPECIFIED\x10\x00\x12%\n" +
 	"!CONFLICT_RESOLUTION_KEEP_EXISTING\x10\x01\x12\"\n" +
 	"\x1eCONFLICT_RESOLUTION_ACCEPT_NEW\x10\x02\x12!\n" +
-	"\x1dCONFLICT_RESOLUTION_KEEP_BOTH\x10\x032\x9e\a\n" +
+	"\x1dCONFLICT_RESOLUTION_KEEP_BOTH\x10\x032\xbc\a\n" +
 	"\rMemoryService\x12<\n" +
-	"\x05Write\x12\x18.recalld.v1.WriteRequest\x1a\x19.recalld.v1.WriteResponse\x12?\n" +
-	"\x06Recall\x12\x19.recalld.v1.RecallRequest\x1a\x1a.recalld.v1.RecallResponse\x12K\n" +
+	"\x05Write\x12\x18.recalld.v1.WriteRequest\x1a\x19.recalld.v1.WriteResponse\x12D\n" +
+	"\x06Recall\x12\x19.recalld.v1.RecallRequest\x1a\x1a.recalld.v1.RecallResponse\"\x03\x90\x02\x02\x12P\n" +
 	"\n" +
-	"GetProfile\x12\x1d.recalld.v1.GetProfileRequest\x1a\x1e.recalld.v1.GetProfileResponse\x126\n" +
-	"\x03Get\x12\x16.recalld.v1.GetRequest\x1a\x17.recalld.v1.GetResponse\x129\n" +
-	"\x04List\x12\x17.recalld.v1.ListRequest\x1a\x18.recalld.v1.ListResponse\x12?\n" +
+	"GetProfile\x12\x1d.recalld.v1.GetProfileRequest\x1a\x1e.recalld.v1.GetProfileResponse\"\x03\x90\x02\x01\x12;\n" +
+	"\x03Get\x12\x16.recalld.v1.GetRequest\x1a\x17.recalld.v1.GetResponse\"\x03\x90\x02\x01\x12>\n" +
+	"\x04List\x12\x17.recalld.v1.ListRequest\x1a\x18.recalld.v1.ListResponse\"\x03\x90\x02\x01\x12?\n" +
 	"\x06Update\x12\x19.recalld.v1.UpdateRequest\x1a\x1a.recalld.v1.UpdateResponse\x12?\n" +
 	"\x06Forget\x12\x19.recalld.v1.ForgetRequest\x1a\x1a.recalld.v1.ForgetResponse\x12B\n" +
 	"\aRestore\x12\x1a.recalld.v1.RestoreRequest\x1a\x1b.recalld.v1.RestoreResponse\x12B\n" +
-	"\aConfirm\x12\x1a.recalld.v1.ConfirmRequest\x1a\x1b.recalld.v1.ConfirmResponse\x12B\n" +
-	"\aHistory\x12\x1a.recalld.v1.HistoryRequest\x1a\x1b.recalld.v1.HistoryResponse\x12T\n" +
-	"\rListConflicts\x12 .recalld.v1.ListConflictsRequest\x1a!.recalld.v1.ListConflictsResponse\x12Z\n" +
+	"\aConfirm\x12\x1a.recalld.v1.ConfirmRequest\x1a\x1b.recalld.v1.ConfirmResponse\x12G\n" +
+	"\aHistory\x12\x1a.recalld.v1.HistoryRequest\x1a\x1b.recalld.v1.HistoryResponse\"\x03\x90\x02\x01\x12Y\n" +
+	"\rListConflicts\x12 .recalld.v1.ListConflictsRequest\x1a!.recalld.v1.ListConflictsResponse\"\x03\x90\x02\x01\x12Z\n" +
 	"\x0fResolveConflict\x12\".recalld.v1.ResolveConflictRequest\x1a#.recalld.v1.ResolveConflictResponse\x12N\n" +
 	"\vConsolidate\x12\x1e.recalld.v1.ConsolidateRequest\x1a\x1f.recalld.v1.ConsolidateResponseB5Z3recalld.invalid/clients/go/gen/recalld/v1;recalldv1b\x06proto3"
 

@@ -54,6 +54,12 @@ const (
 // (the key does not allow the operation or scope), RESOURCE_EXHAUSTED (quota or
 // rate limit), UNAVAILABLE (a backing store is down; safe to retry only where
 // the RPC says so) and DEADLINE_EXCEEDED.
+//
+// Retries: the RPCs whose `idempotency_level` is NO_SIDE_EFFECTS (reads) or
+// IDEMPOTENT (Recall, which also counts uses of what it returns) may be sent
+// again after UNAVAILABLE; the clients read that list from this file. Write may
+// be sent again only with a `request_id`. The other RPCs change state and must
+// not be repeated blindly.
 type MemoryServiceClient interface {
 	// Write stores one memory or a batch (at most 100). Each result gives the
 	// memory id and what happened to it (see WriteOutcome): the same normalised
@@ -330,6 +336,12 @@ func (c *memoryServiceClient) Consolidate(ctx context.Context, in *ConsolidateRe
 // (the key does not allow the operation or scope), RESOURCE_EXHAUSTED (quota or
 // rate limit), UNAVAILABLE (a backing store is down; safe to retry only where
 // the RPC says so) and DEADLINE_EXCEEDED.
+//
+// Retries: the RPCs whose `idempotency_level` is NO_SIDE_EFFECTS (reads) or
+// IDEMPOTENT (Recall, which also counts uses of what it returns) may be sent
+// again after UNAVAILABLE; the clients read that list from this file. Write may
+// be sent again only with a `request_id`. The other RPCs change state and must
+// not be repeated blindly.
 type MemoryServiceServer interface {
 	// Write stores one memory or a batch (at most 100). Each result gives the
 	// memory id and what happened to it (see WriteOutcome): the same normalised

@@ -42,6 +42,12 @@ class MemoryServiceStub:
     (the key does not allow the operation or scope), RESOURCE_EXHAUSTED (quota or
     rate limit), UNAVAILABLE (a backing store is down; safe to retry only where
     the RPC says so) and DEADLINE_EXCEEDED.
+
+    Retries: the RPCs whose `idempotency_level` is NO_SIDE_EFFECTS (reads) or
+    IDEMPOTENT (Recall, which also counts uses of what it returns) may be sent
+    again after UNAVAILABLE; the clients read that list from this file. Write may
+    be sent again only with a `request_id`. The other RPCs change state and must
+    not be repeated blindly.
     """
 
     def __init__(self, channel):
@@ -134,6 +140,12 @@ class MemoryServiceServicer:
     (the key does not allow the operation or scope), RESOURCE_EXHAUSTED (quota or
     rate limit), UNAVAILABLE (a backing store is down; safe to retry only where
     the RPC says so) and DEADLINE_EXCEEDED.
+
+    Retries: the RPCs whose `idempotency_level` is NO_SIDE_EFFECTS (reads) or
+    IDEMPOTENT (Recall, which also counts uses of what it returns) may be sent
+    again after UNAVAILABLE; the clients read that list from this file. Write may
+    be sent again only with a `request_id`. The other RPCs change state and must
+    not be repeated blindly.
     """
 
     def Write(self, request, context):
@@ -409,6 +421,12 @@ class MemoryService:
     (the key does not allow the operation or scope), RESOURCE_EXHAUSTED (quota or
     rate limit), UNAVAILABLE (a backing store is down; safe to retry only where
     the RPC says so) and DEADLINE_EXCEEDED.
+
+    Retries: the RPCs whose `idempotency_level` is NO_SIDE_EFFECTS (reads) or
+    IDEMPOTENT (Recall, which also counts uses of what it returns) may be sent
+    again after UNAVAILABLE; the clients read that list from this file. Write may
+    be sent again only with a `request_id`. The other RPCs change state and must
+    not be repeated blindly.
     """
 
     @staticmethod

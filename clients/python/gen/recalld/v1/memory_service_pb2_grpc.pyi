@@ -43,6 +43,12 @@ class MemoryServiceStub:
     (the key does not allow the operation or scope), RESOURCE_EXHAUSTED (quota or
     rate limit), UNAVAILABLE (a backing store is down; safe to retry only where
     the RPC says so) and DEADLINE_EXCEEDED.
+
+    Retries: the RPCs whose `idempotency_level` is NO_SIDE_EFFECTS (reads) or
+    IDEMPOTENT (Recall, which also counts uses of what it returns) may be sent
+    again after UNAVAILABLE; the clients read that list from this file. Write may
+    be sent again only with a `request_id`. The other RPCs change state and must
+    not be repeated blindly.
     """
 
     @_typing.overload
@@ -196,6 +202,12 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     (the key does not allow the operation or scope), RESOURCE_EXHAUSTED (quota or
     rate limit), UNAVAILABLE (a backing store is down; safe to retry only where
     the RPC says so) and DEADLINE_EXCEEDED.
+
+    Retries: the RPCs whose `idempotency_level` is NO_SIDE_EFFECTS (reads) or
+    IDEMPOTENT (Recall, which also counts uses of what it returns) may be sent
+    again after UNAVAILABLE; the clients read that list from this file. Write may
+    be sent again only with a `request_id`. The other RPCs change state and must
+    not be repeated blindly.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -345,6 +357,12 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
     (the key does not allow the operation or scope), RESOURCE_EXHAUSTED (quota or
     rate limit), UNAVAILABLE (a backing store is down; safe to retry only where
     the RPC says so) and DEADLINE_EXCEEDED.
+
+    Retries: the RPCs whose `idempotency_level` is NO_SIDE_EFFECTS (reads) or
+    IDEMPOTENT (Recall, which also counts uses of what it returns) may be sent
+    again after UNAVAILABLE; the clients read that list from this file. Write may
+    be sent again only with a `request_id`. The other RPCs change state and must
+    not be repeated blindly.
     """
 
     @_abc_1.abstractmethod
