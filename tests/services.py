@@ -25,6 +25,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _wait_listening(port: int, what: str, timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"{what} did not start on port {port}")
+
+
 class RedisProcess:
     """A real redis-server on loopback, restartable on the same port."""
 
@@ -80,13 +90,7 @@ class RedisProcess:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise TimeoutError("redis-server did not start")
+        _wait_listening(self.port, "redis-server")
 
     def kill(self) -> None:
         assert self.process is not None
@@ -94,7 +98,7 @@ class RedisProcess:
         self.process.wait(10)
 
 
-class SentinelProcess:
+class SentinelProcess(RedisProcess):
     """A real Redis Sentinel (redis-server --sentinel) watching one primary, on loopback.
 
     Quick to act, for tests: the primary is down after 1 s of silence, and one
@@ -102,11 +106,10 @@ class SentinelProcess:
     """
 
     def __init__(self, port: int, primary_port: int, service: str, work_dir: Path) -> None:
-        self.port = port
+        super().__init__(port)
         self.primary_port = primary_port
         self.service = service
         self.work_dir = work_dir
-        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -129,18 +132,7 @@ class SentinelProcess:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise TimeoutError("redis sentinel did not start")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.kill()
-        self.process.wait(10)
+        _wait_listening(self.port, "redis sentinel")
 
 
 def milvus_server_binary() -> str | None:

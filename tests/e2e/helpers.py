@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from recalld.v1 import memory_pb2
+from recalld_server.app import RunningServer, start_server
+from recalld_server.config import ServerConfig
+from recalld_server.embedding.batching import MicroBatchingEmbedder
 
 
 def memory(
@@ -12,3 +16,18 @@ def memory(
 ) -> memory_pb2.Memory:
     """A Memory message to write."""
     return memory_pb2.Memory(content=content, type=memory_type, **fields)  # type: ignore[arg-type]
+
+
+async def shared_replicas(
+    data_dir: Path, redis_url: str, embedder: MicroBatchingEmbedder, count: int = 2
+) -> list[RunningServer]:
+    """Replicas sharing one store and one Redis (with its locks), no background jobs."""
+    config = ServerConfig(
+        port=0,
+        data_dir=data_dir,
+        redis_url=redis_url,
+        redis_locks=True,
+        consolidate_interval_s=0,
+        access_flush_interval_s=0,
+    )
+    return [await start_server(config, embedder=embedder) for _ in range(count)]

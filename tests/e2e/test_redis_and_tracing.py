@@ -20,7 +20,7 @@ from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.profile_cache import profile_key
-from tests.e2e.helpers import memory
+from tests.e2e.helpers import memory, shared_replicas
 from tests.figures import record
 from tests.services import RedisProcess, free_port
 
@@ -276,18 +276,7 @@ async def test_a_change_through_one_replica_is_seen_by_the_next_recall_through_t
     # Both replicas hold the user in their working sets; the per-user generation in
     # Redis is what tells one that the other changed it.
     url = f"redis://127.0.0.1:{redis_server.port}/0"
-    configs = [
-        ServerConfig(
-            port=0,
-            data_dir=tmp_path / "shared",
-            redis_url=url,
-            redis_locks=True,
-            consolidate_interval_s=0,
-            access_flush_interval_s=0,
-        )
-        for _ in range(2)
-    ]
-    replicas = [await start_server(c, embedder=embedder) for c in configs]
+    replicas = await shared_replicas(tmp_path / "shared", url, embedder)
     a, b = (RecalldClient(f"127.0.0.1:{r.port}", tenant=tenant) for r in replicas)
     question = "What colour does the user like?"
     try:

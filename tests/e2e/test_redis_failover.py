@@ -15,10 +15,8 @@ from pathlib import Path
 import redis.asyncio as redis_asyncio
 
 from recalld_client import RecalldClient
-from recalld_server.app import start_server
-from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
-from tests.e2e.helpers import memory
+from tests.e2e.helpers import memory, shared_replicas
 from tests.figures import record
 from tests.services import SwitchableForwarder, primary_and_replica
 
@@ -31,20 +29,7 @@ async def test_a_failover_to_a_replica_that_missed_the_last_change_serves_nothin
         forwarder = SwitchableForwarder(primary.port)
         await forwarder.start()
         url = f"redis://127.0.0.1:{forwarder.port}/0"
-        replicas = [
-            await start_server(
-                ServerConfig(
-                    port=0,
-                    data_dir=tmp_path / "shared",
-                    redis_url=url,
-                    redis_locks=True,
-                    consolidate_interval_s=0,
-                    access_flush_interval_s=0,
-                ),
-                embedder=embedder,
-            )
-            for _ in range(2)
-        ]
+        replicas = await shared_replicas(tmp_path / "shared", url, embedder)
         a, b = (RecalldClient(f"127.0.0.1:{r.port}", tenant=tenant) for r in replicas)
         to_primary = redis_asyncio.Redis(port=primary.port)
         to_replica = redis_asyncio.Redis(port=replica.port)

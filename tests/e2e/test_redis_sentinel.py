@@ -15,7 +15,7 @@ from recalld_client import RecalldClient, RecalldError
 from recalld_server.app import start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
-from tests.e2e.helpers import memory
+from tests.e2e.helpers import memory, shared_replicas
 from tests.figures import record
 from tests.services import SentinelProcess, free_port, primary_and_replica
 
@@ -29,20 +29,7 @@ async def test_writes_and_recalls_follow_a_sentinel_failover_and_nothing_is_stal
         sentinel.start()
         replicas = []
         try:
-            replicas = [
-                await start_server(
-                    ServerConfig(
-                        port=0,
-                        data_dir=tmp_path / "shared",
-                        redis_url=sentinel.url,
-                        redis_locks=True,
-                        consolidate_interval_s=0,
-                        access_flush_interval_s=0,
-                    ),
-                    embedder=embedder,
-                )
-                for _ in range(2)
-            ]
+            replicas = await shared_replicas(tmp_path / "shared", sentinel.url, embedder)
             a, b = (RecalldClient(f"127.0.0.1:{r.port}", tenant=tenant) for r in replicas)
             try:
                 await a.write(user_id, [memory("The user likes green", topic_key="colour")])

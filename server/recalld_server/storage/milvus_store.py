@@ -21,7 +21,7 @@ import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,8 @@ ALIAS = "recalld_memories"
 MEMORIES_PREFIX = "recalld_memories_"
 
 QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query at this.
+SCAN_PAGE = 4096
+"""Rows per page of a scan across tenants (background jobs)."""
 SCALAR_FIELDS = [
     "id",
     "tenant_id",
@@ -389,40 +391,37 @@ class MilvusVectorStore:
 
     async def users_with_upkeep(self, upkeep: Upkeep) -> dict[str, set[str]]:
         """The users holding due memories: Milvus selects the rows, only names come back."""
-        expression = upkeep_filter(upkeep)
         found: dict[str, set[str]] = {}
-        after = ""
-        while True:
-            with translate_errors("upkeep scan"):
-                rows = await self._client.query(
-                    self._collection,
-                    filter=f"id > {quote(after)} and {expression}",
-                    output_fields=["id", "tenant_id", "user_id"],
-                    limit=4096,
-                    consistency_level="Strong",
-                )
+        async for rows in self._pages(upkeep_filter(upkeep), ["tenant_id", "user_id"], "upkeep"):
             for row in rows:
                 found.setdefault(row["tenant_id"], set()).add(row["user_id"])
-            if len(rows) < 4096:
-                return found
-            after = max(r["id"] for r in rows)
+        return found
 
     async def tenants(self) -> list[str]:
         """Every tenant with stored memories, by scanning ids in order."""
         found: set[str] = set()
+        async for rows in self._pages("", ["tenant_id"], "tenant scan"):
+            found.update(r["tenant_id"] for r in rows)
+        return sorted(found)
+
+    async def _pages(
+        self, expression: str, fields: list[str], what: str
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """Every row matching `expression` (any tenant), in pages in id order."""
         after = ""
         while True:
-            with translate_errors("tenant scan"):
+            with translate_errors(what):
                 rows = await self._client.query(
                     self._collection,
-                    filter=f"id > {quote(after)}",
-                    output_fields=["id", "tenant_id"],
-                    limit=4096,
+                    filter=f"id > {quote(after)}" + (f" and {expression}" if expression else ""),
+                    output_fields=["id", *fields],
+                    limit=SCAN_PAGE,
                     consistency_level="Strong",
                 )
-            if not rows:
-                return sorted(found)
-            found.update(r["tenant_id"] for r in rows)
+            if rows:
+                yield rows
+            if len(rows) < SCAN_PAGE:
+                return
             after = max(r["id"] for r in rows)
 
     async def count(self, memory_filter: MemoryFilter) -> int:
