@@ -52,6 +52,12 @@ step "Contract: buf lint and format"
 step "Generated code is fresh"
 bash scripts/gen-protos.sh --check
 
+step "TypeScript and Go lint and format"
+(cd clients/node && npm run --silent lint)
+unformatted=$(gofmt -l clients/go deploy/tools)
+[[ -z "$unformatted" ]] || { echo "gofmt would change: $unformatted"; exit 1; }
+(cd deploy/tools && go vet ./kubecheck ./composecheck)
+
 step "Python lint and types"
 ruff check .
 ruff format --check server clients/python/recalld_client tests benchmarks
@@ -91,7 +97,4 @@ done
 grep -q "listening on 127\.0\.0\.2:$port" "$replica_log" || { cat "$replica_log"; exit 1; }
 export RECALLD_ADDR_REPLICA="127.0.0.2:$port"
 (cd clients/node && npm test)
-unformatted=$(gofmt -l clients/go deploy/tools)
-[[ -z "$unformatted" ]] || { echo "gofmt would change: $unformatted"; exit 1; }
-(cd deploy/tools && go vet ./kubecheck ./composecheck)
 (cd clients/go && go vet ./... && go test -count=1 -timeout 600s ./...)

@@ -1,61 +1,50 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
-  type CallOptions as ConnectCallOptions,
   type Client,
-  type Interceptor,
-  type Transport,
   Code,
+  type CallOptions as ConnectCallOptions,
   createClient,
   createContextValues,
+  type Interceptor,
+  type Transport,
 } from "@connectrpc/connect";
-import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { context as otelContext, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { type AddressResolver, type Member, RoundRobinTransport } from "./balancing.js";
-import { SpanKind, SpanStatusCode, context as otelContext, trace } from "@opentelemetry/api";
+import { codeName, RecalldError } from "./errors.js";
+import type { Memory } from "./gen/recalld/v1/memory_pb.js";
 import {
+  type ConfirmRequestSchema,
+  type ConfirmResponse,
+  type ConsolidateRequestSchema,
+  type ConsolidateResponse,
   type ForgetRequestSchema,
   type ForgetResponse,
   type GetProfileRequestSchema,
   type GetProfileResponse,
   type GetRequestSchema,
   type GetResponse,
-  type ListRequestSchema,
-  type ListResponse,
-  type RecallRequestSchema,
-  type RecallResponse,
-  type UpdateRequestSchema,
-  type UpdateResponse,
-  type WriteRequestSchema,
-  type WriteResponse,
-  type ConfirmRequestSchema,
-  type ConfirmResponse,
-  type ConsolidateRequestSchema,
-  type ConsolidateResponse,
   type HistoryRequestSchema,
   type HistoryResponse,
   type ListConflictsRequestSchema,
   type ListConflictsResponse,
+  type ListRequestSchema,
+  type ListResponse,
+  MemoryService,
+  type RecallRequestSchema,
+  type RecallResponse,
   type ResolveConflictRequestSchema,
   type ResolveConflictResponse,
   type RestoreRequestSchema,
   type RestoreResponse,
-  MemoryService,
+  type UpdateRequestSchema,
+  type UpdateResponse,
+  type WriteRequestSchema,
+  type WriteResponse,
 } from "./gen/recalld/v1/memory_service_pb.js";
-import type { Memory } from "./gen/recalld/v1/memory_pb.js";
-import { RecalldError, codeName } from "./errors.js";
-import {
-  type MetadataOptions,
-  metadataInterceptor,
-  otelContextKey,
-  traceContextInterceptor,
-} from "./metadata.js";
-import {
-  DEFAULT_RETRY_POLICY,
-  type MethodName,
-  type RetryPolicy,
-  backoffMs,
-  shouldRetry,
-} from "./retry.js";
+import { type MetadataOptions, metadataInterceptor, otelContextKey, traceContextInterceptor } from "./metadata.js";
+import { backoffMs, DEFAULT_RETRY_POLICY, type MethodName, type RetryPolicy, shouldRetry } from "./retry.js";
 import { VERSION } from "./version.js";
 
 /** Default deadline of every call but Recall. */

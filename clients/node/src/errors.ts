@@ -1,9 +1,6 @@
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import {
-  BadRequestSchema,
-  ErrorInfoSchema,
-} from "./gen/google/rpc/error_details_pb.js";
+import { BadRequestSchema, ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
 import { ErrorReason } from "./gen/recalld/v1/error_reason_pb.js";
 
 /** The ErrorInfo domain of every error recalld itself raises. */
@@ -127,10 +124,7 @@ export class RecalldError extends Error {
   }
 }
 
-function safeFindDetails<Desc extends DescMessage>(
-  ce: ConnectError,
-  desc: Desc,
-): MessageShape<Desc>[] {
+function safeFindDetails<Desc extends DescMessage>(ce: ConnectError, desc: Desc): MessageShape<Desc>[] {
   try {
     return ce.findDetails(desc);
   } catch {

@@ -5,45 +5,46 @@
  * (protobuf-es v2 + Connect over gRPC). The generated message types, enums and
  * schemas are re-exported so that callers need only this package.
  */
+
+export { Code, ConnectError } from "@connectrpc/connect";
 export {
-  RecalldClient,
-  DEFAULT_TIMEOUT_MS,
-  DEFAULT_RECALL_TIMEOUT_MS,
-  isLoopbackHost,
-  resolveTarget,
-  type CallOptions,
-  type RecalldClientOptions,
-  type Target,
-  type TlsOptions,
-} from "./client.js";
-export {
+  type AddressResolver,
   DEFAULT_RESOLVE_INTERVAL_MS,
   RoundRobinTransport,
   systemResolver,
-  type AddressResolver,
 } from "./balancing.js";
-export { RecalldError, RECALLD_ERROR_DOMAIN, codeName, type FieldViolation } from "./errors.js";
 export {
-  AUTHORIZATION_HEADER,
-  TENANT_HEADER,
-  buildMetadata,
-  injectTraceContext,
-  metadataInterceptor,
-  otelContextKey,
-  traceContextInterceptor,
-  type MetadataOptions,
-} from "./metadata.js";
-export {
-  DEFAULT_RETRY_POLICY,
-  backoffMs,
-  isIdempotent,
-  RETRY_SAFE_RPCS,
-  shouldRetry,
-  type MethodName,
-  type RetryPolicy,
-} from "./retry.js";
-export { VERSION } from "./version.js";
-export { Code, ConnectError } from "@connectrpc/connect";
+  type CallOptions,
+  DEFAULT_RECALL_TIMEOUT_MS,
+  DEFAULT_TIMEOUT_MS,
+  isLoopbackHost,
+  RecalldClient,
+  type RecalldClientOptions,
+  resolveTarget,
+  type Target,
+  type TlsOptions,
+} from "./client.js";
+export { codeName, type FieldViolation, RECALLD_ERROR_DOMAIN, RecalldError } from "./errors.js";
+export * from "./gen/recalld/v1/error_reason_pb.js";
 export * from "./gen/recalld/v1/memory_pb.js";
 export * from "./gen/recalld/v1/memory_service_pb.js";
-export * from "./gen/recalld/v1/error_reason_pb.js";
+export {
+  AUTHORIZATION_HEADER,
+  buildMetadata,
+  injectTraceContext,
+  type MetadataOptions,
+  metadataInterceptor,
+  otelContextKey,
+  TENANT_HEADER,
+  traceContextInterceptor,
+} from "./metadata.js";
+export {
+  backoffMs,
+  DEFAULT_RETRY_POLICY,
+  isIdempotent,
+  type MethodName,
+  RETRY_SAFE_RPCS,
+  type RetryPolicy,
+  shouldRetry,
+} from "./retry.js";
+export { VERSION } from "./version.js";

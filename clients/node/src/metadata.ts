@@ -2,10 +2,10 @@ import type { Interceptor } from "@connectrpc/connect";
 import { createContextKey } from "@connectrpc/connect";
 import {
   type Context,
-  type TextMapSetter,
-  context as otelContext,
   isSpanContextValid,
+  context as otelContext,
   propagation,
+  type TextMapSetter,
   trace,
 } from "@opentelemetry/api";
 

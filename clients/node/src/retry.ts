@@ -1,5 +1,5 @@
-import { Code } from "@connectrpc/connect";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
 import { MemoryService } from "./gen/recalld/v1/memory_service_pb.js";
 
 /** Bounded exponential backoff for UNAVAILABLE on idempotent calls. */
@@ -84,10 +84,7 @@ export function shouldRetry(
  * `maxBackoffMs`. `random` returns a number in [0, 1).
  */
 export function backoffMs(retry: number, policy: RetryPolicy, random: () => number = Math.random): number {
-  const base = Math.min(
-    policy.maxBackoffMs,
-    policy.initialBackoffMs * Math.pow(policy.multiplier, Math.max(0, retry - 1)),
-  );
+  const base = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * policy.multiplier ** Math.max(0, retry - 1));
   const jitter = Math.min(1, Math.max(0, policy.jitter));
   return Math.round(base * (1 - jitter * random()));
 }

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import { inspect } from "node:util";
-import { type MessageInitShape, create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import {
   ConflictResolution,
@@ -28,14 +28,14 @@ import {
   WriteOutcome,
 } from "../../src/index.js";
 import {
-  type Expect,
-  type MemorySpec,
-  type Script,
-  type Step,
   checkScript,
+  type Expect,
   enumName,
   enumValue,
   loadScripts,
+  type MemorySpec,
+  type Script,
+  type Step,
   scriptsPath,
 } from "./scripts.js";
 
@@ -147,11 +147,21 @@ class ScriptRun {
         requestId: step.request_id ?? "",
       });
       const results = res.results;
-      this.save(step, results.map((r) => r.id));
+      this.save(
+        step,
+        results.map((r) => r.id),
+      );
       if (expect.outcomes !== undefined) {
-        same(results.map((r) => enumName(WriteOutcome, r.outcome)), expect.outcomes, "outcomes");
+        same(
+          results.map((r) => enumName(WriteOutcome, r.outcome)),
+          expect.outcomes,
+          "outcomes",
+        );
       }
-      for (const [key, field] of [["related", "relatedId"], ["same_as", "id"]] as const) {
+      for (const [key, field] of [
+        ["related", "relatedId"],
+        ["same_as", "id"],
+      ] as const) {
         const names = expect[key];
         if (names === undefined) continue;
         assert.equal(results.length, names.length, `${key}: ${results.length} results for ${names.length} names`);
@@ -239,7 +249,10 @@ class ScriptRun {
         ids: (step.ids ?? []).map((n) => this.idOf(n)),
       });
       if (expect.status !== undefined) {
-        assert.ok(res.memories.every((m) => status(m) === expect.status), `status: ${res.memories.map(status)}`);
+        assert.ok(
+          res.memories.every((m) => status(m) === expect.status),
+          `status: ${res.memories.map(status)}`,
+        );
       }
     },
 
@@ -249,31 +262,53 @@ class ScriptRun {
         ids: (step.ids ?? []).map((n) => this.idOf(n)),
       });
       if (expect.outcomes !== undefined) {
-        same(res.results.map((r) => enumName(WriteOutcome, r.outcome)), expect.outcomes, "outcomes");
+        same(
+          res.results.map((r) => enumName(WriteOutcome, r.outcome)),
+          expect.outcomes,
+          "outcomes",
+        );
       }
       if (expect.status !== undefined) {
         const got = res.results.map((r) => status(r.memory));
-        assert.ok(got.every((s) => s === expect.status), `status: ${got}`);
+        assert.ok(
+          got.every((s) => s === expect.status),
+          `status: ${got}`,
+        );
       }
     },
 
     history: async (step, expect) => {
       const res = await this.client(step).history({ userId: this.user(step), id: this.idOf(step.id ?? "") });
       if (expect.operations !== undefined) {
-        same(res.versions.map((v) => enumName(MemoryOperation, v.operation)), expect.operations, "operations");
+        same(
+          res.versions.map((v) => enumName(MemoryOperation, v.operation)),
+          expect.operations,
+          "operations",
+        );
       }
     },
 
     list_conflicts: async (step, expect) => {
       const res = await this.client(step).listConflicts({ userId: this.user(step) });
       const conflicts = res.conflicts;
-      this.save(step, conflicts.map((c) => c.proposed?.id ?? ""));
+      this.save(
+        step,
+        conflicts.map((c) => c.proposed?.id ?? ""),
+      );
       if (expect.count !== undefined) same(conflicts.length, expect.count, "count");
       if (expect.proposed !== undefined) {
-        same(conflicts.map((c) => c.proposed?.id ?? ""), expect.proposed.map((n) => this.idOf(n)), "proposed");
+        same(
+          conflicts.map((c) => c.proposed?.id ?? ""),
+          expect.proposed.map((n) => this.idOf(n)),
+          "proposed",
+        );
       }
       if (expect.existing !== undefined) {
-        same(conflicts.map((c) => c.existing?.id ?? ""), expect.existing.map((n) => this.idOf(n)), "existing");
+        same(
+          conflicts.map((c) => c.existing?.id ?? ""),
+          expect.existing.map((n) => this.idOf(n)),
+          "existing",
+        );
       }
     },
 

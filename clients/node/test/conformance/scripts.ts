@@ -119,15 +119,36 @@ const REQUIRED: Readonly<Record<string, readonly string[]>> = {
 
 const STEP_KEYS = ["op", "tenant", "user", "expect"];
 const MEMORY_KEYS = [
-  "content", "type", "tier", "topic_key", "importance", "confidence",
-  "tags", "agent_scope", "session_id", "expire_at",
+  "content",
+  "type",
+  "tier",
+  "topic_key",
+  "importance",
+  "confidence",
+  "tags",
+  "agent_scope",
+  "session_id",
+  "expire_at",
 ];
 
 /** The canonical gRPC status code names `expect.error` may hold. */
 export const GRPC_CODE_NAMES = [
-  "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-  "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-  "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+  "OK",
+  "CANCELLED",
+  "UNKNOWN",
+  "INVALID_ARGUMENT",
+  "DEADLINE_EXCEEDED",
+  "NOT_FOUND",
+  "ALREADY_EXISTS",
+  "PERMISSION_DENIED",
+  "RESOURCE_EXHAUSTED",
+  "FAILED_PRECONDITION",
+  "ABORTED",
+  "OUT_OF_RANGE",
+  "UNIMPLEMENTED",
+  "INTERNAL",
+  "UNAVAILABLE",
+  "DATA_LOSS",
   "UNAUTHENTICATED",
 ];
 
@@ -153,7 +174,8 @@ export function scriptsPath(): string {
     const candidate = join(dir, "tests", "scripts", "memory_scripts.json");
     if (existsSync(candidate)) return candidate;
     const parent = resolve(dir, "..");
-    if (parent === dir) throw new Error("tests/scripts/memory_scripts.json not found above " + fileURLToPath(import.meta.url));
+    if (parent === dir)
+      throw new Error(`tests/scripts/memory_scripts.json not found above ${fileURLToPath(import.meta.url)}`);
     dir = parent;
   }
 }
@@ -227,14 +249,21 @@ export function checkScript(script: Script): string[] {
       problems.push(`${at}: etag must be "current" or "stale"`);
     }
     const used = [
-      step.id, ...(step.ids ?? []), expect.first,
-      ...(expect.related ?? []), ...(expect.same_as ?? []),
-      ...(expect.contains ?? []), ...(expect.excludes ?? []),
-      expect.superseded_by, expect.supersedes,
-      ...(expect.proposed ?? []), ...(expect.existing ?? []),
+      step.id,
+      ...(step.ids ?? []),
+      expect.first,
+      ...(expect.related ?? []),
+      ...(expect.same_as ?? []),
+      ...(expect.contains ?? []),
+      ...(expect.excludes ?? []),
+      expect.superseded_by,
+      expect.supersedes,
+      ...(expect.proposed ?? []),
+      ...(expect.existing ?? []),
     ];
     for (const n of used) {
-      if (typeof n === "string" && !saved.has(n)) problems.push(`${at}: ${JSON.stringify(n)} is not saved by an earlier step`);
+      if (typeof n === "string" && !saved.has(n))
+        problems.push(`${at}: ${JSON.stringify(n)} is not saved by an earlier step`);
     }
     for (const n of step.save ?? []) saved.add(n);
   });

@@ -116,9 +116,16 @@ describe("trace propagation", () => {
       const spans = await waitForRecallTrace(tracesFile, traceId, POLL_TIMEOUT_MS);
       const seen = JSON.stringify(spans.map((s) => s.name));
       const server = spans.find((s) => s.name === RECALL_SPAN);
-      assert.ok(server, `no server span ${RECALL_SPAN} with trace id ${traceId} in ${tracesFile} within ${POLL_TIMEOUT_MS} ms; spans of the trace: ${seen}`);
+      assert.ok(
+        server,
+        `no server span ${RECALL_SPAN} with trace id ${traceId} in ${tracesFile} within ${POLL_TIMEOUT_MS} ms; spans of the trace: ${seen}`,
+      );
       assert.match(server.span_id, /^[0-9a-f]{16}$/);
-      assert.equal(server.parent_span_id, clientSpan.spanContext().spanId, "the server span's parent is the client span");
+      assert.equal(
+        server.parent_span_id,
+        clientSpan.spanContext().spanId,
+        "the server span's parent is the client span",
+      );
       const stages = spans.filter((s) => s.name.startsWith("recall."));
       assert.ok(stages.length > 0, `no recall.* stage span in trace ${traceId}; spans of the trace: ${seen}`);
     } finally {

@@ -10,7 +10,9 @@ import { MemoryType, RecalldClient } from "../../src/index.js";
 const first = process.env.RECALLD_ADDR ?? "";
 const second = process.env.RECALLD_ADDR_REPLICA ?? "";
 const skip =
-  first === "" || second === "" ? "RECALLD_ADDR and RECALLD_ADDR_REPLICA (same port, another address) are unset" : false;
+  first === "" || second === ""
+    ? "RECALLD_ADDR and RECALLD_ADDR_REPLICA (same port, another address) are unset"
+    : false;
 
 /** How many of `users` have a memory on the replica at `address`. */
 async function usersOn(address: string, tenant: string, users: string[]): Promise<number> {
@@ -53,9 +55,15 @@ describe("dns:/// addresses", () => {
     assert.deepEqual(counts, [5, 5], "alternate writes went to alternate replicas");
   });
 
-  it("resolve through the system resolver by default", { skip: first === "" ? "RECALLD_ADDR is unset" : false }, async () => {
+  it("resolve through the system resolver by default", {
+    skip: first === "" ? "RECALLD_ADDR is unset" : false,
+  }, async () => {
     const port = new URL(`http://${first}`).port;
-    const client = new RecalldClient({ address: `dns:///localhost:${port}`, tenant: `dns-${randomUUID().slice(0, 8)}`, tls: false });
+    const client = new RecalldClient({
+      address: `dns:///localhost:${port}`,
+      tenant: `dns-${randomUUID().slice(0, 8)}`,
+      tls: false,
+    });
     try {
       // localhost may also resolve to ::1, where nothing listens: retries move on.
       for (let i = 0; i < 4; i++) {

@@ -56,10 +56,16 @@ describe("MemoryService against a live server", () => {
     const [enId, zhId] = write.results.map((r) => r.id) as [string, string];
 
     const en = await client.recall({ userId, query: "Which milk does the user like in coffee?", topK: 5 });
-    assert.ok(en.items.some((i) => i.memory?.id === enId), `English memory recalled: ${JSON.stringify(en.items.map((i) => i.memory?.id))}`);
+    assert.ok(
+      en.items.some((i) => i.memory?.id === enId),
+      `English memory recalled: ${JSON.stringify(en.items.map((i) => i.memory?.id))}`,
+    );
     assert.equal(en.items[0]?.memory?.id, enId);
     const zh = await client.recall({ userId, query: "用户住在哪个城市？喜欢喝什么茶？", topK: 5 });
-    assert.ok(zh.items.some((i) => i.memory?.id === zhId), "Chinese memory recalled");
+    assert.ok(
+      zh.items.some((i) => i.memory?.id === zhId),
+      "Chinese memory recalled",
+    );
     assert.equal(zh.items[0]?.memory?.id, zhId);
 
     const got = await client.get({ userId, id: zhId });
@@ -94,7 +100,12 @@ describe("MemoryService against a live server", () => {
     const write = await client.write({
       userId,
       memories: [
-        { type: MemoryType.FACT, tier: MemoryTier.P0, topicKey: "profile.name", content: "The user's name is Chen Jing." },
+        {
+          type: MemoryType.FACT,
+          tier: MemoryTier.P0,
+          topicKey: "profile.name",
+          content: "The user's name is Chen Jing.",
+        },
         { type: MemoryType.PREFERENCE, topicKey: "drink", content: "The user prefers green tea." },
       ],
     });
@@ -102,14 +113,30 @@ describe("MemoryService against a live server", () => {
     assert.equal(ids.length, 2);
 
     const first = await client.getProfile({ userId });
-    assert.deepEqual(first.profile?.memories.map((m) => m.topicKey), ["profile.name", "drink"]);
-    assert.deepEqual(first.profile?.memories.map((m) => m.id), ids);
+    assert.deepEqual(
+      first.profile?.memories.map((m) => m.topicKey),
+      ["profile.name", "drink"],
+    );
+    assert.deepEqual(
+      first.profile?.memories.map((m) => m.id),
+      ids,
+    );
     const second = await client.getProfile({ userId });
     assert.equal(second.profile?.fromCache, true, "the second GetProfile is served from the cache");
-    assert.deepEqual(second.profile?.memories.map((m) => m.id), ids);
+    assert.deepEqual(
+      second.profile?.memories.map((m) => m.id),
+      ids,
+    );
 
-    const recalled = await client.recall({ userId, query: "What should I serve the user to drink?", skipProfile: false });
-    assert.deepEqual(recalled.profile?.memories.map((m) => m.topicKey), ["profile.name", "drink"]);
+    const recalled = await client.recall({
+      userId,
+      query: "What should I serve the user to drink?",
+      skipProfile: false,
+    });
+    assert.deepEqual(
+      recalled.profile?.memories.map((m) => m.topicKey),
+      ["profile.name", "drink"],
+    );
     assert.ok(recalled.context.includes("<user_profile>"), `context: ${recalled.context}`);
   });
 
@@ -133,7 +160,10 @@ describe("MemoryService against a live server", () => {
     const a = new RecalldClient({ address: addr, tenant: `it-node-a-${run}` });
     const b = new RecalldClient({ address: addr, tenant: `it-node-b-${run}` });
     try {
-      const w = await a.write({ userId, memories: [{ type: MemoryType.FACT, content: "Tenant A's secret: the vault code is 4711." }] });
+      const w = await a.write({
+        userId,
+        memories: [{ type: MemoryType.FACT, content: "Tenant A's secret: the vault code is 4711." }],
+      });
       const id = w.results[0]!.id;
       assert.equal((await a.get({ userId, id })).memory?.id, id);
 

@@ -50,10 +50,15 @@ describe("RoundRobinTransport", () => {
 
   it("keeps serving the last replicas when a new resolution fails", async () => {
     let fail = false;
-    const balancer = new RoundRobinTransport("svc", members([], []), async () => {
-      if (fail) throw new Error("SERVFAIL");
-      return ["10.0.0.1"];
-    }, 0);
+    const balancer = new RoundRobinTransport(
+      "svc",
+      members([], []),
+      async () => {
+        if (fail) throw new Error("SERVFAIL");
+        return ["10.0.0.1"];
+      },
+      0,
+    );
     await call(balancer);
     fail = true;
     assert.equal(await call(balancer), "10.0.0.1");

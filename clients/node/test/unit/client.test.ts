@@ -2,20 +2,20 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import { type Interceptor, ConnectError } from "@connectrpc/connect";
-import { ROOT_CONTEXT, TraceFlags, context, trace } from "@opentelemetry/api";
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import { context, ROOT_CONTEXT, TraceFlags, trace } from "@opentelemetry/api";
 import {
   Code,
   DropReason,
   type GetProfileRequest,
   GetProfileResponseSchema,
   GetResponseSchema,
+  isLoopbackHost,
   MemoryTier,
-  type RecallRequest,
-  RecallResponseSchema,
   RecalldClient,
   RecalldError,
-  isLoopbackHost,
+  type RecallRequest,
+  RecallResponseSchema,
   resolveTarget,
 } from "../../src/index.js";
 import { installContextManager } from "./otel-context.js";
@@ -55,7 +55,10 @@ describe("resolveTarget", () => {
     assert.equal(resolveTarget("127.0.0.1:50051", true).baseUrl, "https://127.0.0.1:50051");
     assert.equal(resolveTarget("10.0.0.5:50051", false).baseUrl, "http://10.0.0.5:50051");
     assert.equal(resolveTarget("10.0.0.5:50051", { serverName: "x" }).secure, true);
-    assert.deepEqual(resolveTarget("https://recalld.example:8443/"), { baseUrl: "https://recalld.example:8443", secure: true });
+    assert.deepEqual(resolveTarget("https://recalld.example:8443/"), {
+      baseUrl: "https://recalld.example:8443",
+      secure: true,
+    });
     assert.throws(() => resolveTarget("http://h:1", true), TypeError);
     assert.throws(() => resolveTarget("no-port"), TypeError);
   });
@@ -108,18 +111,22 @@ describe("RecalldClient (no server)", () => {
     assert.equal(h.get("traceparent"), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
     const timeout = h.get("grpc-timeout");
     assert.ok(timeout && /^\d+m$/.test(timeout), `grpc-timeout ${timeout}`);
-    assert.ok(Number.parseInt(timeout) <= 10_000);
+    assert.ok(Number.parseInt(timeout, 10) <= 10_000);
   });
 
   it("sends the tenant without a key and a 5 s deadline for Recall", async () => {
     const seen: Seen[] = [];
-    const client = new RecalldClient({ address: "127.0.0.1:1", tenant: "acme", interceptors: [failing(Code.Internal, seen)] });
+    const client = new RecalldClient({
+      address: "127.0.0.1:1",
+      tenant: "acme",
+      interceptors: [failing(Code.Internal, seen)],
+    });
     await assert.rejects(client.recall({ userId: "u", query: "q" }));
     const h = seen[0]!.header;
     assert.equal(h.get("x-recalld-tenant"), "acme");
     assert.equal(h.has("authorization"), false);
     assert.equal(h.has("traceparent"), false);
-    assert.ok(Number.parseInt(h.get("grpc-timeout")!) <= 5_000);
+    assert.ok(Number.parseInt(h.get("grpc-timeout")!, 10) <= 5_000);
   });
 
   it("retries UNAVAILABLE for reads and Write with a request_id only", async () => {
@@ -151,7 +158,11 @@ describe("RecalldClient (no server)", () => {
 
   it("does not retry other codes", async () => {
     const seen: Seen[] = [];
-    const client = new RecalldClient({ address: "127.0.0.1:1", retry: fastRetry, interceptors: [failing(Code.DeadlineExceeded, seen)] });
+    const client = new RecalldClient({
+      address: "127.0.0.1:1",
+      retry: fastRetry,
+      interceptors: [failing(Code.DeadlineExceeded, seen)],
+    });
     await assert.rejects(client.get({ userId: "u", id: "x" }));
     assert.equal(seen.length, 1);
   });
@@ -171,14 +182,15 @@ describe("RecalldClient (no server)", () => {
   });
 
   it("returns the response of a successful call", async () => {
-    const ok: Interceptor = () => async (req) => ({
-      stream: false,
-      service: req.service,
-      method: req.method,
-      header: new Headers(),
-      trailer: new Headers(),
-      message: create(GetResponseSchema, { memory: { id: "m1", content: "hello" } }),
-    }) as never;
+    const ok: Interceptor = () => async (req) =>
+      ({
+        stream: false,
+        service: req.service,
+        method: req.method,
+        header: new Headers(),
+        trailer: new Headers(),
+        message: create(GetResponseSchema, { memory: { id: "m1", content: "hello" } }),
+      }) as never;
     const client = new RecalldClient({ address: "127.0.0.1:1", interceptors: [ok] });
     const res = await client.get({ userId: "u", id: "m1" });
     assert.equal(res.memory?.content, "hello");
@@ -187,7 +199,11 @@ describe("RecalldClient (no server)", () => {
   it("calls GetProfile with the default (not the Recall) deadline and returns the profile", async () => {
     const seen: { method: string; header: Headers; message: GetProfileRequest }[] = [];
     const ok: Interceptor = () => async (req) => {
-      seen.push({ method: req.method.name, header: new Headers(req.header), message: req.message as GetProfileRequest });
+      seen.push({
+        method: req.method.name,
+        header: new Headers(req.header),
+        message: req.message as GetProfileRequest,
+      });
       return {
         stream: false,
         service: req.service,
@@ -208,7 +224,10 @@ describe("RecalldClient (no server)", () => {
     };
     const client = new RecalldClient({ address: "127.0.0.1:1", tenant: "acme", interceptors: [ok] });
     const res = await client.getProfile({ userId: "u", agentScope: "planner" });
-    assert.deepEqual(res.profile?.memories.map((m) => m.topicKey), ["profile.name", "drink"]);
+    assert.deepEqual(
+      res.profile?.memories.map((m) => m.topicKey),
+      ["profile.name", "drink"],
+    );
     assert.equal(res.profile?.fromCache, true);
     assert.deepEqual(res.degradedStages, ["profile_cache"]);
     assert.equal(seen.length, 1);
@@ -217,7 +236,7 @@ describe("RecalldClient (no server)", () => {
     assert.equal(seen[0]!.message.agentScope, "planner");
     const h = seen[0]!.header;
     assert.equal(h.get("x-recalld-tenant"), "acme");
-    const timeout = Number.parseInt(h.get("grpc-timeout")!);
+    const timeout = Number.parseInt(h.get("grpc-timeout")!, 10);
     assert.ok(timeout > 5_000 && timeout <= 10_000, `grpc-timeout ${h.get("grpc-timeout")}`);
   });
 
@@ -232,7 +251,13 @@ describe("RecalldClient (no server)", () => {
         header: new Headers(),
         trailer: new Headers(),
         message: create(RecallResponseSchema, {
-          items: [{ memory: { id: "m1" }, score: 0.9, breakdown: { dense: 0.8, keyword: 1.5, fused: 1, decay: 0.9, importanceWeight: 1 } }],
+          items: [
+            {
+              memory: { id: "m1" },
+              score: 0.9,
+              breakdown: { dense: 0.8, keyword: 1.5, fused: 1, decay: 0.9, importanceWeight: 1 },
+            },
+          ],
           profile: { memories: [{ id: "p1", topicKey: "profile.name" }] },
           context: "<user_profile>\n- Name: Ada\n</user_profile>",
           candidates: [{ memoryId: "m2", dropReason: DropReason.BELOW_THRESHOLD, breakdown: { dense: 0.05 } }],
@@ -244,10 +269,16 @@ describe("RecalldClient (no server)", () => {
     await client.recall({ userId: "u", query: "q" });
     assert.deepEqual(
       sent.map((m) => [m.explain, m.skipProfile]),
-      [[true, true], [false, false]],
+      [
+        [true, true],
+        [false, false],
+      ],
     );
     assert.ok(Math.abs((res.items[0]?.breakdown?.keyword ?? 0) - 1.5) < 1e-6);
-    assert.deepEqual(res.profile?.memories.map((m) => m.topicKey), ["profile.name"]);
+    assert.deepEqual(
+      res.profile?.memories.map((m) => m.topicKey),
+      ["profile.name"],
+    );
     assert.ok(res.context.includes("<user_profile>"));
     assert.equal(res.candidates[0]?.dropReason, DropReason.BELOW_THRESHOLD);
   });

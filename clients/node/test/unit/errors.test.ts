@@ -4,13 +4,9 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
 import { findTrailerError } from "@connectrpc/connect/protocol-grpc";
-import { Code, ErrorReason, RecalldError } from "../../src/index.js";
-import {
-  BadRequestSchema,
-  ErrorInfoSchema,
-  RetryInfoSchema,
-} from "../../src/gen/google/rpc/error_details_pb.js";
+import { BadRequestSchema, ErrorInfoSchema, RetryInfoSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../src/gen/google/rpc/status_pb.js";
+import { Code, ErrorReason, RecalldError } from "../../src/index.js";
 
 /** Trailers as a gRPC server sends them for a failed call. */
 function trailers(status: ReturnType<typeof create<typeof StatusSchema>>): Headers {
@@ -37,7 +33,11 @@ describe("RecalldError.from", () => {
         details: [
           anyPack(
             ErrorInfoSchema,
-            create(ErrorInfoSchema, { reason: "INVALID_FIELD", domain: "recalld.v1", metadata: { field: "memories[0].content" } }),
+            create(ErrorInfoSchema, {
+              reason: "INVALID_FIELD",
+              domain: "recalld.v1",
+              metadata: { field: "memories[0].content" },
+            }),
           ),
           anyPack(
             BadRequestSchema,
@@ -87,7 +87,9 @@ describe("RecalldError.from", () => {
       create(StatusSchema, {
         code: Code.NotFound,
         message: "nope",
-        details: [anyPack(ErrorInfoSchema, create(ErrorInfoSchema, { reason: "MEMORY_NOT_FOUND", domain: "proxy.example" }))],
+        details: [
+          anyPack(ErrorInfoSchema, create(ErrorInfoSchema, { reason: "MEMORY_NOT_FOUND", domain: "proxy.example" })),
+        ],
       }),
     );
     assert.equal(err.reason, "MEMORY_NOT_FOUND");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ROOT_CONTEXT, TraceFlags, createTraceState, trace } from "@opentelemetry/api";
+import { createTraceState, ROOT_CONTEXT, TraceFlags, trace } from "@opentelemetry/api";
 import { buildMetadata, injectTraceContext } from "../../src/index.js";
 
 const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
@@ -46,7 +46,11 @@ describe("injectTraceContext", () => {
     const headers = new Headers();
     injectTraceContext(headers, ROOT_CONTEXT);
     assert.equal(headers.has("traceparent"), false);
-    const invalid = trace.setSpanContext(ROOT_CONTEXT, { traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 0 });
+    const invalid = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: "0".repeat(32),
+      spanId: "0".repeat(16),
+      traceFlags: 0,
+    });
     injectTraceContext(headers, invalid);
     assert.equal(headers.has("traceparent"), false);
   });

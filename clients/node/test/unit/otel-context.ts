@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { type Context, type ContextManager, ROOT_CONTEXT, context } from "@opentelemetry/api";
+import { type Context, type ContextManager, context, ROOT_CONTEXT } from "@opentelemetry/api";
 
 /** A minimal AsyncLocalStorage context manager, as @opentelemetry/context-async-hooks provides. */
 class TestContextManager implements ContextManager {

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  backoffMs,
   Code,
   DEFAULT_RETRY_POLICY,
-  type MethodName,
-  MemoryService,
-  RETRY_SAFE_RPCS,
-  backoffMs,
   isIdempotent,
+  MemoryService,
+  type MethodName,
+  RETRY_SAFE_RPCS,
   shouldRetry,
 } from "../../src/index.js";
 
@@ -37,7 +37,11 @@ describe("retry policy", () => {
 
   it("reads the retry-safe RPCs from the contract's idempotency levels", () => {
     assert.deepEqual([...RETRY_SAFE_RPCS].sort(), ["Get", "GetProfile", "History", "List", "ListConflicts", "Recall"]);
-    assert.ok(MemoryService.methods.every((m) => m.name === "Write" || RETRY_SAFE_RPCS.has(m.name) || !isIdempotent(m.name as MethodName, {})));
+    assert.ok(
+      MemoryService.methods.every(
+        (m) => m.name === "Write" || RETRY_SAFE_RPCS.has(m.name) || !isIdempotent(m.name as MethodName, {}),
+      ),
+    );
   });
 
   it("retries UNAVAILABLE only", () => {
@@ -45,8 +49,14 @@ describe("retry policy", () => {
     assert.equal(shouldRetry("Get", {}, Code.Unavailable, 1, p), true);
     assert.equal(shouldRetry("GetProfile", {}, Code.Unavailable, 1, p), true);
     for (const code of [
-      Code.DeadlineExceeded, Code.Internal, Code.Aborted, Code.ResourceExhausted,
-      Code.InvalidArgument, Code.NotFound, Code.Unknown, Code.Canceled,
+      Code.DeadlineExceeded,
+      Code.Internal,
+      Code.Aborted,
+      Code.ResourceExhausted,
+      Code.InvalidArgument,
+      Code.NotFound,
+      Code.Unknown,
+      Code.Canceled,
     ]) {
       assert.equal(shouldRetry("Get", {}, code, 1, p), false, `code ${code}`);
     }
@@ -65,8 +75,14 @@ describe("retry policy", () => {
 
   it("backs off exponentially, capped, with jitter below the cap", () => {
     const p = DEFAULT_RETRY_POLICY;
-    assert.deepEqual([1, 2, 3, 4, 5, 6, 7].map((r) => backoffMs(r, p, () => 0)), [100, 200, 400, 800, 1600, 2000, 2000]);
-    assert.deepEqual([1, 2, 6].map((r) => backoffMs(r, p, () => 0.999999)), [80, 160, 1600]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6, 7].map((r) => backoffMs(r, p, () => 0)),
+      [100, 200, 400, 800, 1600, 2000, 2000],
+    );
+    assert.deepEqual(
+      [1, 2, 6].map((r) => backoffMs(r, p, () => 0.999999)),
+      [80, 160, 1600],
+    );
     for (let i = 0; i < 100; i++) {
       const d = backoffMs(3, p);
       assert.ok(d >= 320 && d <= 400, String(d));
