@@ -197,7 +197,7 @@ func TestNewValidatesOptions(t *testing.T) {
 	if _, err := New("127.0.0.1:1", WithRetryPolicy(RetryPolicy{})); err == nil {
 		t.Error("MaxAttempts 0 must fail")
 	}
-	for host, want := range map[string]bool{"127.0.0.1": true, "127.9.9.9": true, "localhost": true, "::1": true, "[::1]": true, "10.0.0.1": false, "example.com": false} {
+	for host, want := range map[string]bool{"127.0.0.1": true, "127.9.9.9": true, "localhost": true, "::1": true, "[::1]": true, "::ffff:127.0.0.1": true, "[::ffff:7f00:1]": true, "::ffff:10.0.0.1": false, "10.0.0.1": false, "example.com": false} {
 		if IsLoopbackHost(host) != want {
 			t.Errorf("IsLoopbackHost(%q) != %v", host, want)
 		}

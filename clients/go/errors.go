@@ -64,6 +64,19 @@ func (e *Error) GRPCStatus() *status.Status { return e.status }
 // Unwrap returns the original error (for example context.DeadlineExceeded).
 func (e *Error) Unwrap() error { return e.cause }
 
+// Is makes errors.Is(err, context.DeadlineExceeded) and errors.Is(err,
+// context.Canceled) hold for DEADLINE_EXCEEDED and CANCELLED however they came
+// about: the caller's context, the deadline sent with the call, or the server.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case context.DeadlineExceeded:
+		return e.Code == codes.DeadlineExceeded
+	case context.Canceled:
+		return e.Code == codes.Canceled
+	}
+	return false
+}
+
 // ErrorReason returns Reason as the contract's ErrorReason enum;
 // ERROR_REASON_UNSPECIFIED when it is absent, unknown, or from another domain.
 func (e *Error) ErrorReason() ErrorReason {

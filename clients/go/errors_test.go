@@ -111,3 +111,19 @@ func TestFromErrorNonGRPC(t *testing.T) {
 		t.Fatal("plain errors are UNKNOWN")
 	}
 }
+
+func TestContextErrorsMatchStatusCodesFromTheWire(t *testing.T) {
+	// A deadline the server or the transport enforced arrives as a status, not
+	// as the caller's context error; errors.Is still names it.
+	dl := FromError(status.Error(codes.DeadlineExceeded, "deadline exceeded"))
+	if !errors.Is(dl, context.DeadlineExceeded) || errors.Is(dl, context.Canceled) {
+		t.Fatalf("deadline: %+v", dl)
+	}
+	cancelled := FromError(status.Error(codes.Canceled, "cancelled"))
+	if !errors.Is(cancelled, context.Canceled) || errors.Is(cancelled, context.DeadlineExceeded) {
+		t.Fatalf("cancelled: %+v", cancelled)
+	}
+	if errors.Is(FromError(status.Error(codes.NotFound, "gone")), context.DeadlineExceeded) {
+		t.Fatal("NOT_FOUND is no deadline")
+	}
+}

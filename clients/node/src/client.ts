@@ -114,7 +114,10 @@ export interface Target {
 /** Whether `host` (without port; IPv6 with or without brackets) is a loopback host. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+  if (h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h)) return true;
+  // IPv4-mapped IPv6: ::ffff:127.0.0.1, or the same in hex (::ffff:7f00:1).
+  const mapped = /^(?:0{0,4}:){0,5}:?ffff:(.+)$/.exec(h)?.[1];
+  return mapped !== undefined && (/^127(\.\d{1,3}){3}$/.test(mapped) || /^7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(mapped));
 }
 
 /** Resolves `address` and the `tls` option into a base URL. */

@@ -76,6 +76,11 @@ describe("resolveTarget", () => {
   it("recognises loopback hosts", () => {
     assert.ok(isLoopbackHost("127.1.2.3"));
     assert.ok(isLoopbackHost("[::1]"));
+    assert.ok(isLoopbackHost("::ffff:127.0.0.1"));
+    assert.ok(isLoopbackHost("[::ffff:7f00:1]"));
+    assert.ok(isLoopbackHost("0:0:0:0:0:ffff:127.0.0.2"));
+    assert.ok(!isLoopbackHost("::ffff:10.0.0.1"));
+    assert.ok(!isLoopbackHost("::ffff:8000:1"));
     assert.ok(!isLoopbackHost("128.0.0.1"));
     assert.ok(!isLoopbackHost("localhost.example"));
   });
