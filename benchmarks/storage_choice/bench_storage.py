@@ -634,6 +634,8 @@ class Worker:
         gen = self.gen
         res: dict[str, Any] = {"open_s": self.open_s}
         t0 = time.perf_counter()
+        if self.uri and self.cfg.get("reuse") and self.coll in c.list_collections():
+            return self.reuse(res, t0)
         if self.uri and self.coll in c.list_collections():
             c.drop_collection(self.coll)  # a server keeps collections between runs
         create_collection(
@@ -735,6 +737,31 @@ class Worker:
             res["partitions"] = len(c.list_partitions(self.coll))
         except Exception as e:
             res["partitions_error"] = short_err(e)
+        return res
+
+    def reuse(self, res: dict[str, Any], t0: float) -> dict[str, Any]:
+        """--reuse: time the ops on a collection an earlier run left on the server."""
+        c = self.client
+        c.load_collection(self.coll)
+        rows = int(c.get_collection_stats(self.coll).get("row_count") or 0)
+        f0 = time.perf_counter()
+        c.flush(self.coll)
+        res.update(
+            reused=True,
+            rows=rows,
+            row_count=rows,
+            insert_s=None,
+            rows_per_s=None,
+            flush_s=time.perf_counter() - f0,
+        )
+        res["index"] = self.wait_index(rows)
+        res["since_create_s"] = None
+        res["disk"] = path_size(self.dbpath)
+        res["rss"] = self.rss()
+        res["rss_baseline"] = self.rss_baseline
+        with contextlib.suppress(Exception):
+            res["partitions"] = len(c.list_partitions(self.coll))
+        self.insert_counter = 10_000_000  # ids apart from any earlier run's inserts
         return res
 
     def wait_index(self, rows: int) -> dict[str, Any]:
@@ -1799,6 +1826,12 @@ def main() -> None:
         help="generate the next load batch in a thread while the current one is inserted",
     )
     ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="server variants: time the ops on the collections an earlier run left there "
+        "(no load; the load figures are those of that run)",
+    )
+    ap.add_argument(
         "--parallel-load",
         action="store_true",
         help="load all variants at the same time (server runs: the client is the bottleneck)",
@@ -1911,6 +1944,7 @@ def main() -> None:
             "tenant_index": args.tenant_index,
             "dense_only": args.dense_only,
             "prefetch": args.prefetch,
+            "reuse": args.reuse,
         }
         if name.startswith("server-"):
             cfg.update(
@@ -1979,8 +2013,8 @@ def main() -> None:
                 # All variants load at once (the client side of a load is one busy
                 # Python process; a server has cores to spare): rates are then shared.
                 log(f"loading {args.rows} rows into {name} (parallel)")
-                err = w.send({"cmd": "load"})
-                pending.append((name, w, {"ok": False, "error": err} if err else None))
+                send_err = w.send({"cmd": "load"})
+                pending.append((name, w, {"ok": False, "error": send_err} if send_err else None))
                 continue
             # Load one variant at a time (loading saturates the cores); let the machine cool
             # down between loads so each starts from the same thermal state.
