@@ -1652,7 +1652,7 @@ func (x *UpdateResponse) GetMemory() *Memory {
 }
 
 // ForgetRequest names the memories to forget: set exactly one of ids,
-// topic_key, selector, all_of_user and whole_tenant.
+// topic_key, selector, session_id, all_of_user and whole_tenant.
 type ForgetRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required, except with whole_tenant (where it must be empty).
@@ -1670,7 +1670,10 @@ type ForgetRequest struct {
 	// Every memory of the user ("delete my data").
 	AllOfUser bool `protobuf:"varint,7,opt,name=all_of_user,json=allOfUser,proto3" json:"all_of_user,omitempty"`
 	// Every memory of the caller's tenant. Admin keys only.
-	WholeTenant   bool `protobuf:"varint,8,opt,name=whole_tenant,json=wholeTenant,proto3" json:"whole_tenant,omitempty"`
+	WholeTenant bool `protobuf:"varint,8,opt,name=whole_tenant,json=wholeTenant,proto3" json:"whole_tenant,omitempty"`
+	// Every memory from this session, and the session itself with its
+	// messages and summary.
+	SessionId     string `protobuf:"bytes,9,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1759,6 +1762,13 @@ func (x *ForgetRequest) GetWholeTenant() bool {
 		return x.WholeTenant
 	}
 	return false
+}
+
+func (x *ForgetRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
 }
 
 // MemorySelector picks memories by their fields; unset fields match anything,
@@ -2955,7 +2965,7 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
 	"updateMask\"<\n" +
 	"\x0eUpdateResponse\x12*\n" +
-	"\x06memory\x18\x01 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\"\x97\x02\n" +
+	"\x06memory\x18\x01 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\"\xb6\x02\n" +
 	"\rForgetRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\tR\x03ids\x12*\n" +
@@ -2964,7 +2974,9 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\ttopic_key\x18\x05 \x01(\tR\btopicKey\x126\n" +
 	"\bselector\x18\x06 \x01(\v2\x1a.recalld.v1.MemorySelectorR\bselector\x12\x1e\n" +
 	"\vall_of_user\x18\a \x01(\bR\tallOfUser\x12!\n" +
-	"\fwhole_tenant\x18\b \x01(\bR\vwholeTenant\"\xf9\x01\n" +
+	"\fwhole_tenant\x18\b \x01(\bR\vwholeTenant\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\t \x01(\tR\tsessionId\"\xf9\x01\n" +
 	"\x0eMemorySelector\x12,\n" +
 	"\x05types\x18\x01 \x03(\x0e2\x16.recalld.v1.MemoryTypeR\x05types\x12\x12\n" +
 	"\x04tags\x18\x02 \x03(\tR\x04tags\x12\x1d\n" +

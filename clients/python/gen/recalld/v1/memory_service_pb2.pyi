@@ -879,7 +879,7 @@ Global___UpdateResponse: _TypeAlias = UpdateResponse  # noqa: Y015
 @_typing.final
 class ForgetRequest(_message.Message):
     """ForgetRequest names the memories to forget: set exactly one of ids,
-    topic_key, selector, all_of_user and whole_tenant.
+    topic_key, selector, session_id, all_of_user and whole_tenant.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -892,6 +892,7 @@ class ForgetRequest(_message.Message):
     SELECTOR_FIELD_NUMBER: _builtins.int
     ALL_OF_USER_FIELD_NUMBER: _builtins.int
     WHOLE_TENANT_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
     user_id: _builtins.str
     """Required, except with whole_tenant (where it must be empty)."""
     mode: Global___ForgetMode.ValueType
@@ -904,6 +905,10 @@ class ForgetRequest(_message.Message):
     """Every memory of the user ("delete my data")."""
     whole_tenant: _builtins.bool
     """Every memory of the caller's tenant. Admin keys only."""
+    session_id: _builtins.str
+    """Every memory from this session, and the session itself with its
+    messages and summary.
+    """
     @_builtins.property
     def ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """1..1000 memory ids."""
@@ -923,10 +928,11 @@ class ForgetRequest(_message.Message):
         selector: Global___MemorySelector | None = ...,
         all_of_user: _builtins.bool = ...,
         whole_tenant: _builtins.bool = ...,
+        session_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["selector", b"selector"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_of_user", b"all_of_user", "dry_run", b"dry_run", "ids", b"ids", "mode", b"mode", "selector", b"selector", "topic_key", b"topic_key", "user_id", b"user_id", "whole_tenant", b"whole_tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_of_user", b"all_of_user", "dry_run", b"dry_run", "ids", b"ids", "mode", b"mode", "selector", b"selector", "session_id", b"session_id", "topic_key", b"topic_key", "user_id", b"user_id", "whole_tenant", b"whole_tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -124,11 +124,14 @@ class MemoryServiceStub:
     """
     Forget: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ForgetRequest, _memory_service_pb2.ForgetResponse]
     """Forget removes memories selected by exactly one of: ids, topic_key, a
-    selector (types, tags, session, time range), every memory of the user, or
-    (admin keys only) every memory of the tenant. SOFT (the default) archives
-    them: they are kept and can be restored, but never recalled. HARD deletes
-    them from every store, history and idempotency records included. With
-    `dry_run` nothing changes and the response lists what would go.
+    selector (types, tags, session, time range), a session, every memory of
+    the user, or (admin keys only) every memory of the tenant. SOFT (the
+    default) archives them: they are kept and can be restored, but never
+    recalled. HARD deletes them from every store, history and idempotency
+    records included. Forgetting a session, a user or a tenant also deletes
+    the conversations (sessions, messages, summaries, queued extractions)
+    in either mode: conversations have no archive. With `dry_run` nothing
+    changes and the response lists what would go.
 
     Errors: INVALID_ARGUMENT (missing user_id, no target or more than one,
     more than 1000 ids, unknown mode), NOT_FOUND (an id that does not exist
@@ -280,11 +283,14 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     """
     Forget: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ForgetRequest, _memory_service_pb2.ForgetResponse]  # type: ignore[assignment]
     """Forget removes memories selected by exactly one of: ids, topic_key, a
-    selector (types, tags, session, time range), every memory of the user, or
-    (admin keys only) every memory of the tenant. SOFT (the default) archives
-    them: they are kept and can be restored, but never recalled. HARD deletes
-    them from every store, history and idempotency records included. With
-    `dry_run` nothing changes and the response lists what would go.
+    selector (types, tags, session, time range), a session, every memory of
+    the user, or (admin keys only) every memory of the tenant. SOFT (the
+    default) archives them: they are kept and can be restored, but never
+    recalled. HARD deletes them from every store, history and idempotency
+    records included. Forgetting a session, a user or a tenant also deletes
+    the conversations (sessions, messages, summaries, queued extractions)
+    in either mode: conversations have no archive. With `dry_run` nothing
+    changes and the response lists what would go.
 
     Errors: INVALID_ARGUMENT (missing user_id, no target or more than one,
     more than 1000 ids, unknown mode), NOT_FOUND (an id that does not exist
@@ -475,11 +481,14 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.ForgetResponse, _abc.Awaitable[_memory_service_pb2.ForgetResponse]]:
         """Forget removes memories selected by exactly one of: ids, topic_key, a
-        selector (types, tags, session, time range), every memory of the user, or
-        (admin keys only) every memory of the tenant. SOFT (the default) archives
-        them: they are kept and can be restored, but never recalled. HARD deletes
-        them from every store, history and idempotency records included. With
-        `dry_run` nothing changes and the response lists what would go.
+        selector (types, tags, session, time range), a session, every memory of
+        the user, or (admin keys only) every memory of the tenant. SOFT (the
+        default) archives them: they are kept and can be restored, but never
+        recalled. HARD deletes them from every store, history and idempotency
+        records included. Forgetting a session, a user or a tenant also deletes
+        the conversations (sessions, messages, summaries, queued extractions)
+        in either mode: conversations have no archive. With `dry_run` nothing
+        changes and the response lists what would go.
 
         Errors: INVALID_ARGUMENT (missing user_id, no target or more than one,
         more than 1000 ids, unknown mode), NOT_FOUND (an id that does not exist
