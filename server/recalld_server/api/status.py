@@ -23,6 +23,7 @@ ERROR_DOMAIN = "recalld.v1"
 _MAPPING: list[tuple[type[Exception], int, str]] = [
     (errors.InvalidArgumentError, code_pb2.INVALID_ARGUMENT, "INVALID_FIELD"),
     (errors.NotFoundError, code_pb2.NOT_FOUND, "MEMORY_NOT_FOUND"),
+    (errors.SessionNotFoundError, code_pb2.NOT_FOUND, "SESSION_NOT_FOUND"),
     (errors.EtagMismatchError, code_pb2.ABORTED, "ETAG_MISMATCH"),
     (errors.RequestIdReusedError, code_pb2.ABORTED, "REQUEST_ID_REUSED"),
     (errors.UnauthenticatedError, code_pb2.UNAUTHENTICATED, "UNAUTHENTICATED"),

@@ -51,6 +51,14 @@ class NotFoundError(RecalldError):
         super().__init__(f"memory {memory_id!r} not found")
 
 
+class SessionNotFoundError(RecalldError):
+    """No such session for this tenant, user and the caller's scopes."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"session {session_id!r} not found")
+
+
 class EtagMismatchError(RecalldError):
     """The caller's etag is stale: someone changed the memory since it was read."""
 

@@ -48,21 +48,25 @@ const (
 	// The memory's status does not allow the operation (for example confirming
 	// a memory that is not a draft).
 	ErrorReason_ERROR_REASON_INVALID_STATE ErrorReason = 9
+	// No session with that id exists for this tenant, user and the caller's
+	// agent scopes.
+	ErrorReason_ERROR_REASON_SESSION_NOT_FOUND ErrorReason = 10
 )
 
 // Enum value maps for ErrorReason.
 var (
 	ErrorReason_name = map[int32]string{
-		0: "ERROR_REASON_UNSPECIFIED",
-		1: "ERROR_REASON_INVALID_FIELD",
-		2: "ERROR_REASON_MEMORY_NOT_FOUND",
-		3: "ERROR_REASON_ETAG_MISMATCH",
-		4: "ERROR_REASON_UNAUTHENTICATED",
-		5: "ERROR_REASON_PERMISSION_DENIED",
-		6: "ERROR_REASON_RESOURCE_EXHAUSTED",
-		7: "ERROR_REASON_BACKEND_UNAVAILABLE",
-		8: "ERROR_REASON_REQUEST_ID_REUSED",
-		9: "ERROR_REASON_INVALID_STATE",
+		0:  "ERROR_REASON_UNSPECIFIED",
+		1:  "ERROR_REASON_INVALID_FIELD",
+		2:  "ERROR_REASON_MEMORY_NOT_FOUND",
+		3:  "ERROR_REASON_ETAG_MISMATCH",
+		4:  "ERROR_REASON_UNAUTHENTICATED",
+		5:  "ERROR_REASON_PERMISSION_DENIED",
+		6:  "ERROR_REASON_RESOURCE_EXHAUSTED",
+		7:  "ERROR_REASON_BACKEND_UNAVAILABLE",
+		8:  "ERROR_REASON_REQUEST_ID_REUSED",
+		9:  "ERROR_REASON_INVALID_STATE",
+		10: "ERROR_REASON_SESSION_NOT_FOUND",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":         0,
@@ -75,6 +79,7 @@ var (
 		"ERROR_REASON_BACKEND_UNAVAILABLE": 7,
 		"ERROR_REASON_REQUEST_ID_REUSED":   8,
 		"ERROR_REASON_INVALID_STATE":       9,
+		"ERROR_REASON_SESSION_NOT_FOUND":   10,
 	}
 )
 
@@ -110,7 +115,7 @@ var File_recalld_v1_error_reason_proto protoreflect.FileDescriptor
 const file_recalld_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1drecalld/v1/error_reason.proto\x12\n" +
-	"recalld.v1*\xe3\x02\n" +
+	"recalld.v1*\x87\x03\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12!\n" +
@@ -121,7 +126,9 @@ const file_recalld_v1_error_reason_proto_rawDesc = "" +
 	"\x1fERROR_REASON_RESOURCE_EXHAUSTED\x10\x06\x12$\n" +
 	" ERROR_REASON_BACKEND_UNAVAILABLE\x10\a\x12\"\n" +
 	"\x1eERROR_REASON_REQUEST_ID_REUSED\x10\b\x12\x1e\n" +
-	"\x1aERROR_REASON_INVALID_STATE\x10\tB5Z3recalld.invalid/clients/go/gen/recalld/v1;recalldv1b\x06proto3"
+	"\x1aERROR_REASON_INVALID_STATE\x10\t\x12\"\n" +
+	"\x1eERROR_REASON_SESSION_NOT_FOUND\x10\n" +
+	"B5Z3recalld.invalid/clients/go/gen/recalld/v1;recalldv1b\x06proto3"
 
 var (
 	file_recalld_v1_error_reason_proto_rawDescOnce sync.Once

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1drecalld/v1/error_reason.proto\x12\nrecalld.v1*\xe3\x02\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x45RROR_REASON_INVALID_FIELD\x10\x01\x12!\n\x1d\x45RROR_REASON_MEMORY_NOT_FOUND\x10\x02\x12\x1e\n\x1a\x45RROR_REASON_ETAG_MISMATCH\x10\x03\x12 \n\x1c\x45RROR_REASON_UNAUTHENTICATED\x10\x04\x12\"\n\x1e\x45RROR_REASON_PERMISSION_DENIED\x10\x05\x12#\n\x1f\x45RROR_REASON_RESOURCE_EXHAUSTED\x10\x06\x12$\n ERROR_REASON_BACKEND_UNAVAILABLE\x10\x07\x12\"\n\x1e\x45RROR_REASON_REQUEST_ID_REUSED\x10\x08\x12\x1e\n\x1a\x45RROR_REASON_INVALID_STATE\x10\tB5Z3recalld.invalid/clients/go/gen/recalld/v1;recalldv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1drecalld/v1/error_reason.proto\x12\nrecalld.v1*\x87\x03\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x45RROR_REASON_INVALID_FIELD\x10\x01\x12!\n\x1d\x45RROR_REASON_MEMORY_NOT_FOUND\x10\x02\x12\x1e\n\x1a\x45RROR_REASON_ETAG_MISMATCH\x10\x03\x12 \n\x1c\x45RROR_REASON_UNAUTHENTICATED\x10\x04\x12\"\n\x1e\x45RROR_REASON_PERMISSION_DENIED\x10\x05\x12#\n\x1f\x45RROR_REASON_RESOURCE_EXHAUSTED\x10\x06\x12$\n ERROR_REASON_BACKEND_UNAVAILABLE\x10\x07\x12\"\n\x1e\x45RROR_REASON_REQUEST_ID_REUSED\x10\x08\x12\x1e\n\x1a\x45RROR_REASON_INVALID_STATE\x10\t\x12\"\n\x1e\x45RROR_REASON_SESSION_NOT_FOUND\x10\nB5Z3recalld.invalid/clients/go/gen/recalld/v1;recalldv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,5 +33,5 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z3recalld.invalid/clients/go/gen/recalld/v1;recalldv1'
   _globals['_ERRORREASON']._serialized_start=46
-  _globals['_ERRORREASON']._serialized_end=401
+  _globals['_ERRORREASON']._serialized_end=437
 # @@protoc_insertion_point(module_scope)

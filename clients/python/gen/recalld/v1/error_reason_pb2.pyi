@@ -43,6 +43,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """The memory's status does not allow the operation (for example confirming
     a memory that is not a draft).
     """
+    ERROR_REASON_SESSION_NOT_FOUND: _ErrorReason.ValueType  # 10
+    """No session with that id exists for this tenant, user and the caller's
+    agent scopes.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the machine-readable cause of an error. Every error recalld
@@ -71,5 +75,9 @@ ERROR_REASON_REQUEST_ID_REUSED: ErrorReason.ValueType  # 8
 ERROR_REASON_INVALID_STATE: ErrorReason.ValueType  # 9
 """The memory's status does not allow the operation (for example confirming
 a memory that is not a draft).
+"""
+ERROR_REASON_SESSION_NOT_FOUND: ErrorReason.ValueType  # 10
+"""No session with that id exists for this tenant, user and the caller's
+agent scopes.
 """
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
