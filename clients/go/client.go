@@ -83,17 +83,20 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 	return func(c *config) { c.dialOptions = append(c.dialOptions, opts...) }
 }
 
-// Client talks to recalld.v1.MemoryService. It is safe for concurrent use.
+// Client talks to recalld.v1.MemoryService and recalld.v1.SessionService over
+// one connection. It is safe for concurrent use.
 //
 // Every method applies the default deadline when ctx has none, retries
 // UNAVAILABLE with bounded exponential backoff where that is safe (the reads
-// Recall, GetProfile, Get, List, History and ListConflicts always, Write only
-// with a request_id, the other writes never; retries stay within the
-// deadline), and returns errors as *Error.
+// Recall, GetProfile, Get, List, History, ListConflicts, GetContext,
+// GetSession and ListSessions always, Write and AppendMessages only with a
+// request_id, the other writes never; retries stay within the deadline), and
+// returns errors as *Error.
 type Client struct {
-	conn *grpc.ClientConn
-	raw  recalldv1.MemoryServiceClient
-	cfg  config
+	conn     *grpc.ClientConn
+	raw      recalldv1.MemoryServiceClient
+	sessions recalldv1.SessionServiceClient
+	cfg      config
 }
 
 // New creates a client for address: "host:port", or "dns:///host:port" to spread
@@ -140,7 +143,12 @@ func New(address string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recalld: %w", err)
 	}
-	return &Client{conn: conn, raw: recalldv1.NewMemoryServiceClient(conn), cfg: cfg}, nil
+	return &Client{
+		conn:     conn,
+		raw:      recalldv1.NewMemoryServiceClient(conn),
+		sessions: recalldv1.NewSessionServiceClient(conn),
+		cfg:      cfg,
+	}, nil
 }
 
 // RoundRobinServiceConfig balances calls over every resolved address; New uses it
@@ -162,6 +170,9 @@ func IsLoopbackHost(host string) bool {
 
 // Raw returns the generated stub, for anything the wrapper does not cover.
 func (c *Client) Raw() recalldv1.MemoryServiceClient { return c.raw }
+
+// RawSessions returns the generated SessionService stub (same connection).
+func (c *Client) RawSessions() recalldv1.SessionServiceClient { return c.sessions }
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
@@ -242,8 +253,10 @@ func (c *Client) Update(ctx context.Context, req *UpdateRequest, opts ...grpc.Ca
 	})
 }
 
-// Forget archives (SOFT, the default) or deletes (HARD) memories by id.
-// Never retried.
+// Forget archives (SOFT, the default) or deletes (HARD) memories: by id, or
+// one other target (TopicKey, Selector, SessionId, AllOfUser, WholeTenant).
+// SessionId also deletes the session with its messages and summary. Never
+// retried.
 func (c *Client) Forget(ctx context.Context, req *ForgetRequest, opts ...grpc.CallOption) (*ForgetResponse, error) {
 	return invoke(ctx, c, MethodForget, false, func(ctx context.Context) (*ForgetResponse, error) {
 		return c.raw.Forget(ctx, req, opts...)
@@ -289,6 +302,76 @@ func (c *Client) ResolveConflict(ctx context.Context, req *ResolveConflictReques
 func (c *Client) Consolidate(ctx context.Context, req *ConsolidateRequest, opts ...grpc.CallOption) (*ConsolidateResponse, error) {
 	return invoke(ctx, c, MethodConsolidate, false, func(ctx context.Context) (*ConsolidateResponse, error) {
 		return c.raw.Consolidate(ctx, req, opts...)
+	})
+}
+
+// AppendMessages appends messages to a session, creating it on first use
+// (see NewMessage). With req.Extract, user messages also become memories
+// through the write rules (Extracted says what each became; with
+// req.ExtractAsync, later Session.Extraction). Retried on UNAVAILABLE only
+// when req.RequestId is set.
+func (c *Client) AppendMessages(ctx context.Context, req *AppendMessagesRequest, opts ...grpc.CallOption) (*AppendMessagesResponse, error) {
+	return invoke(ctx, c, MethodAppendMessages, req.GetRequestId() != "", func(ctx context.Context) (*AppendMessagesResponse, error) {
+		return c.sessions.AppendMessages(ctx, req, opts...)
+	})
+}
+
+// GetContext returns everything the next model turn needs, within
+// req.TokenBudget (0: the server's 4000): the newest messages that fit
+// (oldest first), the running summary, the memories recalled for req.Query
+// (default: the last user message) and the profile, with one rendered
+// Context block.
+func (c *Client) GetContext(ctx context.Context, req *GetContextRequest, opts ...grpc.CallOption) (*GetContextResponse, error) {
+	return invoke(ctx, c, MethodGetContext, false, func(ctx context.Context) (*GetContextResponse, error) {
+		return c.sessions.GetContext(ctx, req, opts...)
+	})
+}
+
+// GetSession returns a session's counters, summary and extraction status
+// (NOT_FOUND if there is none).
+func (c *Client) GetSession(ctx context.Context, req *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error) {
+	return invoke(ctx, c, MethodGetSession, false, func(ctx context.Context) (*GetSessionResponse, error) {
+		return c.sessions.GetSession(ctx, req, opts...)
+	})
+}
+
+// ListSessions returns one page of the user's sessions, newest first.
+func (c *Client) ListSessions(ctx context.Context, req *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error) {
+	return invoke(ctx, c, MethodListSessions, false, func(ctx context.Context) (*ListSessionsResponse, error) {
+		return c.sessions.ListSessions(ctx, req, opts...)
+	})
+}
+
+// ListAllSessions iterates over every session of the user, newest first,
+// fetching pages as needed (each page with its own default deadline).
+// Iteration stops at the first error.
+func (c *Client) ListAllSessions(ctx context.Context, req *ListSessionsRequest, opts ...grpc.CallOption) iter.Seq2[*Session, error] {
+	return func(yield func(*Session, error) bool) {
+		page := &ListSessionsRequest{UserId: req.GetUserId(), PageSize: req.GetPageSize(), PageToken: req.GetPageToken()}
+		for {
+			res, err := c.ListSessions(ctx, page, opts...)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, s := range res.GetSessions() {
+				if !yield(s, nil) {
+					return
+				}
+			}
+			if res.GetNextPageToken() == "" {
+				return
+			}
+			page.PageToken = res.GetNextPageToken()
+		}
+	}
+}
+
+// EndSession folds the remaining messages into the summary, stores it as a
+// SUMMARY memory linked to the session and closes the session. Never retried.
+func (c *Client) EndSession(ctx context.Context, req *EndSessionRequest, opts ...grpc.CallOption) (*EndSessionResponse, error) {
+	return invoke(ctx, c, MethodEndSession, false, func(ctx context.Context) (*EndSessionResponse, error) {
+		return c.sessions.EndSession(ctx, req, opts...)
 	})
 }
 

@@ -1,8 +1,9 @@
 // Package recalld is a thin Go client for recalld, the gRPC memory backend
 // for AI agents.
 //
-// It wraps the generated recalld.v1.MemoryService stubs (package recalldv1
-// under gen/recalld/v1) with what every caller needs: credentials or a tenant
+// It wraps the generated recalld.v1.MemoryService and recalld.v1.SessionService
+// stubs (package recalldv1 under gen/recalld/v1), both on one connection, with
+// what every caller needs: credentials or a tenant
 // in the request metadata, default deadlines, retries of UNAVAILABLE where a
 // call is idempotent, W3C trace-context propagation from the OpenTelemetry
 // context, and errors that expose the gRPC code, the google.rpc.ErrorInfo

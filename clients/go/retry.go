@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
@@ -36,7 +37,8 @@ var DefaultRetryPolicy = RetryPolicy{
 	Jitter:         0.2,
 }
 
-// Method names an RPC of recalld.v1.MemoryService.
+// Method names an RPC of recalld.v1.MemoryService or recalld.v1.SessionService
+// (method names are unique across the two).
 type Method string
 
 // The RPCs of recalld.v1.MemoryService.
@@ -57,31 +59,47 @@ const (
 	MethodConsolidate     Method = "Consolidate"
 )
 
+// The RPCs of recalld.v1.SessionService.
+const (
+	MethodAppendMessages Method = "AppendMessages"
+	MethodGetContext     Method = "GetContext"
+	MethodGetSession     Method = "GetSession"
+	MethodListSessions   Method = "ListSessions"
+	MethodEndSession     Method = "EndSession"
+)
+
 // RetrySafeRPCs are the RPCs the contract marks NO_SIDE_EFFECTS or IDEMPOTENT
 // (the proto's idempotency_level): Recall, GetProfile, Get, List, History and
-// ListConflicts.
+// ListConflicts of MemoryService; GetContext, GetSession and ListSessions of
+// SessionService.
 var RetrySafeRPCs = retrySafeRPCs()
 
 func retrySafeRPCs() map[Method]bool {
 	safe := map[Method]bool{}
-	methods := recalldv1.File_recalld_v1_memory_service_proto.Services().ByName("MemoryService").Methods()
-	for i := range methods.Len() {
-		options, _ := methods.Get(i).Options().(*descriptorpb.MethodOptions)
-		switch options.GetIdempotencyLevel() {
-		case descriptorpb.MethodOptions_NO_SIDE_EFFECTS, descriptorpb.MethodOptions_IDEMPOTENT:
-			safe[Method(methods.Get(i).Name())] = true
+	for _, service := range []protoreflect.ServiceDescriptor{
+		recalldv1.File_recalld_v1_memory_service_proto.Services().ByName("MemoryService"),
+		recalldv1.File_recalld_v1_session_service_proto.Services().ByName("SessionService"),
+	} {
+		methods := service.Methods()
+		for i := range methods.Len() {
+			options, _ := methods.Get(i).Options().(*descriptorpb.MethodOptions)
+			switch options.GetIdempotencyLevel() {
+			case descriptorpb.MethodOptions_NO_SIDE_EFFECTS, descriptorpb.MethodOptions_IDEMPOTENT:
+				safe[Method(methods.Get(i).Name())] = true
+			}
 		}
 	}
 	return safe
 }
 
 // IsIdempotent reports whether a call may be sent again: the RPCs the contract
-// marks safe (RetrySafeRPCs), and Write with a request_id (the server replays
-// the first result). The other RPCs change state and never are (a lost Update
-// response would fail the etag check on replay; a Forget, Restore, Confirm or
-// ResolveConflict may have happened; a Consolidate run is left to its schedule).
+// marks safe (RetrySafeRPCs), and Write and AppendMessages with a request_id
+// (the server replays the first result). The other RPCs change state and never
+// are (a lost Update response would fail the etag check on replay; a Forget,
+// Restore, Confirm, ResolveConflict or EndSession may have happened; a
+// Consolidate run is left to its schedule).
 func IsIdempotent(m Method, hasRequestID bool) bool {
-	if m == MethodWrite {
+	if m == MethodWrite || m == MethodAppendMessages {
 		return hasRequestID
 	}
 	return RetrySafeRPCs[m]

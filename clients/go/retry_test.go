@@ -8,7 +8,10 @@ import (
 )
 
 func TestRetrySafeRPCsComeFromTheContract(t *testing.T) {
-	want := []Method{MethodRecall, MethodGetProfile, MethodGet, MethodList, MethodHistory, MethodListConflicts}
+	want := []Method{
+		MethodRecall, MethodGetProfile, MethodGet, MethodList, MethodHistory, MethodListConflicts,
+		MethodGetContext, MethodGetSession, MethodListSessions,
+	}
 	if len(RetrySafeRPCs) != len(want) {
 		t.Fatalf("RetrySafeRPCs = %v, want %v", RetrySafeRPCs, want)
 	}
@@ -31,6 +34,9 @@ func TestIsIdempotent(t *testing.T) {
 		{MethodHistory, false, true}, {MethodListConflicts, false, true},
 		{MethodRestore, false, false}, {MethodConfirm, false, false},
 		{MethodResolveConflict, false, false}, {MethodConsolidate, false, false},
+		{MethodAppendMessages, false, false}, {MethodAppendMessages, true, true},
+		{MethodGetContext, false, true}, {MethodGetSession, false, true}, {MethodListSessions, false, true},
+		{MethodEndSession, false, false}, {MethodEndSession, true, false},
 	}
 	for _, c := range cases {
 		if got := IsIdempotent(c.m, c.reqID); got != c.want {

@@ -52,4 +52,34 @@ type (
 	ScoreBreakdown     = recalldv1.ScoreBreakdown
 	RecallCandidate    = recalldv1.RecallCandidate
 	DropReason         = recalldv1.DropReason
+
+	Message                = recalldv1.Message
+	MessageRole            = recalldv1.MessageRole
+	Session                = recalldv1.Session
+	ExtractionStatus       = recalldv1.ExtractionStatus
+	ExtractionState        = recalldv1.ExtractionState
+	TokenAccount           = recalldv1.TokenAccount
+	AppendMessagesRequest  = recalldv1.AppendMessagesRequest
+	AppendMessagesResponse = recalldv1.AppendMessagesResponse
+	GetContextRequest      = recalldv1.GetContextRequest
+	GetContextResponse     = recalldv1.GetContextResponse
+	GetSessionRequest      = recalldv1.GetSessionRequest
+	GetSessionResponse     = recalldv1.GetSessionResponse
+	ListSessionsRequest    = recalldv1.ListSessionsRequest
+	ListSessionsResponse   = recalldv1.ListSessionsResponse
+	EndSessionRequest      = recalldv1.EndSessionRequest
+	EndSessionResponse     = recalldv1.EndSessionResponse
 )
+
+// Message roles, for NewMessage.
+const (
+	RoleUser      = recalldv1.MessageRole_MESSAGE_ROLE_USER
+	RoleAssistant = recalldv1.MessageRole_MESSAGE_ROLE_ASSISTANT
+	RoleSystem    = recalldv1.MessageRole_MESSAGE_ROLE_SYSTEM
+	RoleTool      = recalldv1.MessageRole_MESSAGE_ROLE_TOOL
+)
+
+// NewMessage is a message to append: NewMessage(RoleUser, "I prefer tea").
+func NewMessage(role MessageRole, content string) *Message {
+	return &Message{Role: role, Content: content}
+}

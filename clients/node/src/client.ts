@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Client,
   Code,
@@ -43,6 +44,22 @@ import {
   type WriteRequestSchema,
   type WriteResponse,
 } from "./gen/recalld/v1/memory_service_pb.js";
+import {
+  type AppendMessagesResponse,
+  type EndSessionRequestSchema,
+  type EndSessionResponse,
+  type GetContextRequestSchema,
+  type GetContextResponse,
+  type GetSessionRequestSchema,
+  type GetSessionResponse,
+  type ListSessionsRequestSchema,
+  type ListSessionsResponse,
+  type Message,
+  MessageRole,
+  type MessageSchema,
+  type Session,
+  SessionService,
+} from "./gen/recalld/v1/session_service_pb.js";
 import { type MetadataOptions, metadataInterceptor, otelContextKey, traceContextInterceptor } from "./metadata.js";
 import { backoffMs, DEFAULT_RETRY_POLICY, type MethodName, type RetryPolicy, shouldRetry } from "./retry.js";
 import { VERSION } from "./version.js";
@@ -148,19 +165,71 @@ export function resolveTarget(address: string, tls?: boolean | TlsOptions): Targ
 
 const tracer = trace.getTracer("@recalld/client", VERSION);
 
+const SESSION_METHODS: ReadonlySet<string> = new Set(SessionService.methods.map((m) => m.name));
+
+/** A message role by its name, as a convenience over the MessageRole enum. */
+export type MessageRoleName = "user" | "assistant" | "system" | "tool";
+
+const ROLES: Readonly<Record<MessageRoleName, MessageRole>> = {
+  user: MessageRole.USER,
+  assistant: MessageRole.ASSISTANT,
+  system: MessageRole.SYSTEM,
+  tool: MessageRole.TOOL,
+};
+
 /**
- * A client of recalld.v1.MemoryService over gRPC (HTTP/2).
+ * A message to append: a generated Message, or a plain `{ role, content }`
+ * whose role is a MessageRole or its name ("user", "assistant", ...).
+ */
+export type MessageInput =
+  | Message
+  | {
+      role: MessageRole | MessageRoleName;
+      content: string;
+      /** When it was said; defaults to the time it was appended. */
+      createdAt?: MessageInitShape<typeof TimestampSchema>;
+    };
+
+/** AppendMessagesRequest with messages given as MessageInput. */
+export interface AppendMessagesInput {
+  userId: string;
+  sessionId: string;
+  messages: MessageInput[];
+  /** Turn the user messages into memories (through the write rules). */
+  extract?: boolean;
+  /** With extract: return before extraction finishes. */
+  extractAsync?: boolean;
+  /** Idempotency key: a retry with it appends nothing twice. */
+  requestId?: string;
+  agentScope?: string;
+}
+
+/** The Message init for a MessageInput (role names become MessageRole values). */
+export function toMessage(message: MessageInput): MessageInitShape<typeof MessageSchema> {
+  if ("$typeName" in message) return message;
+  const { role, content, createdAt } = message;
+  const value = typeof role === "number" ? role : ROLES[role];
+  if (value === undefined) throw new TypeError(`recalld: unknown message role ${JSON.stringify(role)}`);
+  return createdAt === undefined ? { role: value, content } : { role: value, content, createdAt };
+}
+
+/**
+ * A client of recalld.v1.MemoryService and recalld.v1.SessionService over
+ * gRPC (HTTP/2), both on one connection.
  *
  * Every method takes the generated request type (a plain object is enough),
  * resolves with the generated response type, and rejects with RecalldError.
  * UNAVAILABLE is retried with bounded exponential backoff where that is safe:
- * the reads (Recall, GetProfile, Get, List, History, ListConflicts) always, Write only
+ * the reads (Recall, GetProfile, Get, List, History, ListConflicts,
+ * GetContext, GetSession, ListSessions) always, Write and AppendMessages only
  * with a `requestId`, the other writes never. Each call's deadline covers its
  * retries.
  */
 export class RecalldClient {
   /** The generated Connect client, for anything the wrapper does not cover. */
   readonly raw: Client<typeof MemoryService>;
+  /** The generated SessionService client, on the same transport. */
+  readonly rawSessions: Client<typeof SessionService>;
   readonly target: Target;
   private readonly closeTransport: () => void;
   private readonly timeoutMs: number;
@@ -210,6 +279,7 @@ export class RecalldClient {
       transport = member.transport;
     }
     this.raw = createClient(MemoryService, transport);
+    this.rawSessions = createClient(SessionService, transport);
   }
 
   /** Stores one memory or a batch. Retried on UNAVAILABLE only if `requestId` is set. */
@@ -267,7 +337,12 @@ export class RecalldClient {
     return this.invoke("Update", request, options, (r, o) => this.raw.update(r, o));
   }
 
-  /** Archives (SOFT, default) or deletes (HARD) memories by id. Never retried. */
+  /**
+   * Archives (SOFT, default) or deletes (HARD) memories: by id, or one other
+   * target (`topicKey`, `selector`, `sessionId`, `allOfUser`, `wholeTenant`).
+   * `sessionId` also deletes the session with its messages and summary.
+   * Never retried.
+   */
   forget(request: MessageInitShape<typeof ForgetRequestSchema>, options?: CallOptions): Promise<ForgetResponse> {
     return this.invoke("Forget", request, options, (r, o) => this.raw.forget(r, o));
   }
@@ -311,6 +386,72 @@ export class RecalldClient {
     return this.invoke("Consolidate", request, options, (r, o) => this.raw.consolidate(r, o));
   }
 
+  /**
+   * Appends messages to a session, creating it on first use. With `extract`,
+   * user messages also become memories through the write rules (`extracted`
+   * says what each became; with `extractAsync`, later `session.extraction`).
+   * Roles may be given by name ("user", "assistant", "system", "tool").
+   * Retried on UNAVAILABLE only if `requestId` is set.
+   */
+  appendMessages(request: AppendMessagesInput, options?: CallOptions): Promise<AppendMessagesResponse> {
+    const init = { ...request, messages: request.messages.map(toMessage) };
+    return this.invoke("AppendMessages", init, options, (r, o) => this.rawSessions.appendMessages(r, o));
+  }
+
+  /**
+   * Everything the next model turn needs, within `tokenBudget` (0: the
+   * server's 4000): the newest messages that fit (oldest first), the running
+   * summary, the memories recalled for `query` (default: the last user
+   * message) and the profile, with one rendered `context` block. Retried on
+   * UNAVAILABLE.
+   */
+  getContext(
+    request: MessageInitShape<typeof GetContextRequestSchema>,
+    options?: CallOptions,
+  ): Promise<GetContextResponse> {
+    return this.invoke("GetContext", request, options, (r, o) => this.rawSessions.getContext(r, o));
+  }
+
+  /** Returns a session's counters, summary and extraction status (NOT_FOUND if none). */
+  getSession(
+    request: MessageInitShape<typeof GetSessionRequestSchema>,
+    options?: CallOptions,
+  ): Promise<GetSessionResponse> {
+    return this.invoke("GetSession", request, options, (r, o) => this.rawSessions.getSession(r, o));
+  }
+
+  /** Returns one page of the user's sessions, newest first. */
+  listSessions(
+    request: MessageInitShape<typeof ListSessionsRequestSchema>,
+    options?: CallOptions,
+  ): Promise<ListSessionsResponse> {
+    return this.invoke("ListSessions", request, options, (r, o) => this.rawSessions.listSessions(r, o));
+  }
+
+  /** Iterates over every session of the user, newest first, fetching pages as needed. */
+  async *listAllSessions(
+    request: MessageInitShape<typeof ListSessionsRequestSchema>,
+    options?: CallOptions,
+  ): AsyncGenerator<Session, void, undefined> {
+    let pageToken = request.pageToken ?? "";
+    do {
+      const page = await this.listSessions({ ...request, pageToken }, options);
+      yield* page.sessions;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
+  }
+
+  /**
+   * Folds the remaining messages into the summary, stores it as a SUMMARY
+   * memory linked to the session and closes the session. Never retried.
+   */
+  endSession(
+    request: MessageInitShape<typeof EndSessionRequestSchema>,
+    options?: CallOptions,
+  ): Promise<EndSessionResponse> {
+    return this.invoke("EndSession", request, options, (r, o) => this.rawSessions.endSession(r, o));
+  }
+
   /** Closes the HTTP/2 connections; calls made afterwards reconnect. */
   close(): void {
     this.closeTransport();
@@ -328,13 +469,14 @@ export class RecalldClient {
     );
     const deadline = Date.now() + timeoutMs;
     const parent = otelContext.active();
+    const service = SESSION_METHODS.has(method) ? SessionService.typeName : MemoryService.typeName;
     const span = tracer.startSpan(
-      `recalld.v1.MemoryService/${method}`,
+      `${service}/${method}`,
       {
         kind: SpanKind.CLIENT,
         attributes: {
           "rpc.system": "grpc",
-          "rpc.service": "recalld.v1.MemoryService",
+          "rpc.service": service,
           "rpc.method": method,
         },
       },

@@ -1,8 +1,8 @@
 /**
  * recalld client for Node.js.
  *
- * `RecalldClient` wraps the generated recalld.v1.MemoryService stubs
- * (protobuf-es v2 + Connect over gRPC). The generated message types, enums and
+ * `RecalldClient` wraps the generated recalld.v1.MemoryService and
+ * recalld.v1.SessionService stubs (protobuf-es v2 + Connect over gRPC). The generated message types, enums and
  * schemas are re-exported so that callers need only this package.
  */
 
@@ -14,20 +14,25 @@ export {
   systemResolver,
 } from "./balancing.js";
 export {
+  type AppendMessagesInput,
   type CallOptions,
   DEFAULT_RECALL_TIMEOUT_MS,
   DEFAULT_TIMEOUT_MS,
   isLoopbackHost,
+  type MessageInput,
+  type MessageRoleName,
   RecalldClient,
   type RecalldClientOptions,
   resolveTarget,
   type Target,
   type TlsOptions,
+  toMessage,
 } from "./client.js";
 export { codeName, type FieldViolation, RECALLD_ERROR_DOMAIN, RecalldError } from "./errors.js";
 export * from "./gen/recalld/v1/error_reason_pb.js";
 export * from "./gen/recalld/v1/memory_pb.js";
 export * from "./gen/recalld/v1/memory_service_pb.js";
+export * from "./gen/recalld/v1/session_service_pb.js";
 export {
   AUTHORIZATION_HEADER,
   buildMetadata,
@@ -45,6 +50,7 @@ export {
   type MethodName,
   RETRY_SAFE_RPCS,
   type RetryPolicy,
+  type SessionMethodName,
   shouldRetry,
 } from "./retry.js";
 export { VERSION } from "./version.js";

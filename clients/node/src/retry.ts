@@ -1,6 +1,7 @@
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { MemoryService } from "./gen/recalld/v1/memory_service_pb.js";
+import { SessionService } from "./gen/recalld/v1/session_service_pb.js";
 
 /** Bounded exponential backoff for UNAVAILABLE on idempotent calls. */
 export interface RetryPolicy {
@@ -24,7 +25,7 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
   jitter: 0.2,
 });
 
-/** The RPCs of recalld.v1.MemoryService, as named in the contract. */
+/** The RPCs of recalld.v1.MemoryService and recalld.v1.SessionService, as named in the contract. */
 export type MethodName =
   | "Write"
   | "Recall"
@@ -38,14 +39,20 @@ export type MethodName =
   | "History"
   | "ListConflicts"
   | "ResolveConflict"
-  | "Consolidate";
+  | "Consolidate"
+  | SessionMethodName;
+
+/** The RPCs of recalld.v1.SessionService, as named in the contract. */
+export type SessionMethodName = "AppendMessages" | "GetContext" | "GetSession" | "ListSessions" | "EndSession";
 
 /**
  * The RPCs the contract marks NO_SIDE_EFFECTS or IDEMPOTENT (the proto's
- * `idempotency_level`): Recall, GetProfile, Get, List, History and ListConflicts.
+ * `idempotency_level`): Recall, GetProfile, Get, List, History and
+ * ListConflicts of MemoryService; GetContext, GetSession and ListSessions of
+ * SessionService. Method names are unique across the two services.
  */
 export const RETRY_SAFE_RPCS: ReadonlySet<string> = new Set(
-  MemoryService.methods
+  [...MemoryService.methods, ...SessionService.methods]
     .filter(
       (m) =>
         m.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS ||
@@ -57,14 +64,15 @@ export const RETRY_SAFE_RPCS: ReadonlySet<string> = new Set(
 /**
  * Whether a call of `method` with `request` may be sent again.
  *
- * The RPCs the contract marks safe (RETRY_SAFE_RPCS), and Write with a
- * `request_id` (the server replays the first result). The other RPCs change
- * state and are never retried: an Update whose response was lost would fail
- * the etag check on replay, a Forget, Restore, Confirm or ResolveConflict may
- * have happened, and a Consolidate run is left to its schedule.
+ * The RPCs the contract marks safe (RETRY_SAFE_RPCS), and Write and
+ * AppendMessages with a `request_id` (the server replays the first result).
+ * The other RPCs change state and are never retried: an Update whose response
+ * was lost would fail the etag check on replay, a Forget, Restore, Confirm,
+ * ResolveConflict or EndSession may have happened, and a Consolidate run is
+ * left to its schedule.
  */
 export function isIdempotent(method: MethodName, request: { requestId?: string }): boolean {
-  if (method === "Write") return (request.requestId ?? "") !== "";
+  if (method === "Write" || method === "AppendMessages") return (request.requestId ?? "") !== "";
   return RETRY_SAFE_RPCS.has(method);
 }
 

@@ -1,13 +1,14 @@
-"""RecalldClient: a thin async wrapper over the generated MemoryService stub."""
+"""RecalldClient: a thin async wrapper over the generated MemoryService and SessionService stubs."""
 
 from __future__ import annotations
 
 import builtins
 import dataclasses
+import datetime
 import ipaddress
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar
 
 import grpc
@@ -21,11 +22,22 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
+from recalld.v1 import (
+    memory_pb2,
+    memory_service_pb2,
+    memory_service_pb2_grpc,
+    session_service_pb2,
+    session_service_pb2_grpc,
+)
 from recalld_client._errors import RecalldError
 
 T = TypeVar("T")
 ForgetMode: TypeAlias = memory_service_pb2.ForgetMode.ValueType
+MessageRole: TypeAlias = session_service_pb2.MessageRole.ValueType
+MessageLike: TypeAlias = session_service_pb2.Message | tuple[str | int, str] | Mapping[str, Any]
+"""A message to append: the proto Message, a (role, content) pair, or a dict with
+`role` and `content` (and optionally `created_at`, a Timestamp or datetime).
+A role is a MessageRole value or its name: "user", "assistant", "system", "tool"."""
 
 DEFAULT_TIMEOUT_S = 10.0
 RECALL_TIMEOUT_S = 5.0
@@ -46,15 +58,69 @@ class RetryPolicy:
 
 
 def _retry_safe_rpcs() -> frozenset[str]:
-    """The RPCs the contract marks NO_SIDE_EFFECTS or IDEMPOTENT (proto `idempotency_level`)."""
+    """The RPCs the contract marks NO_SIDE_EFFECTS or IDEMPOTENT (proto `idempotency_level`).
+
+    Method names are unique across MemoryService and SessionService.
+    """
     levels = descriptor_pb2.MethodOptions
     safe = {levels.NO_SIDE_EFFECTS, levels.IDEMPOTENT}
-    service = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
-    return frozenset(m.name for m in service.methods if m.GetOptions().idempotency_level in safe)
+    services = (
+        memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"],
+        session_service_pb2.DESCRIPTOR.services_by_name["SessionService"],
+    )
+    return frozenset(
+        m.name
+        for service in services
+        for m in service.methods
+        if m.GetOptions().idempotency_level in safe
+    )
 
 
 RETRY_SAFE_RPCS = _retry_safe_rpcs()
-"""RPCs retried after UNAVAILABLE; Write joins them when it carries a request_id."""
+"""RPCs retried after UNAVAILABLE; Write and AppendMessages join them when they carry a
+request_id."""
+
+
+_ROLES: dict[str, MessageRole] = {
+    "user": session_service_pb2.MESSAGE_ROLE_USER,
+    "assistant": session_service_pb2.MESSAGE_ROLE_ASSISTANT,
+    "system": session_service_pb2.MESSAGE_ROLE_SYSTEM,
+    "tool": session_service_pb2.MESSAGE_ROLE_TOOL,
+}
+
+
+def _role(role: str | int) -> MessageRole:
+    if isinstance(role, str):
+        name = role.lower().removeprefix("message_role_")
+        if name not in _ROLES:
+            raise ValueError(f"unknown message role {role!r}: one of {', '.join(_ROLES)}")
+        return _ROLES[name]
+    if role not in session_service_pb2.MessageRole.values():
+        raise ValueError(f"unknown message role {role}")
+    return session_service_pb2.MessageRole.ValueType(role)
+
+
+def to_message(message: MessageLike) -> session_service_pb2.Message:
+    """The proto Message for a message given as a Message, a (role, content) pair or a dict."""
+    if isinstance(message, session_service_pb2.Message):
+        return message
+    if isinstance(message, tuple):
+        role, content = message
+        return session_service_pb2.Message(role=_role(role), content=content)
+    if isinstance(message, Mapping):
+        unknown = set(message) - {"role", "content", "created_at"}
+        if unknown:
+            raise ValueError(f"unknown message keys: {sorted(unknown)}")
+        result = session_service_pb2.Message(
+            role=_role(message["role"]), content=message["content"]
+        )
+        created_at = message.get("created_at")
+        if isinstance(created_at, datetime.datetime):
+            result.created_at.FromDatetime(created_at)
+        elif created_at is not None:
+            result.created_at.CopyFrom(created_at)
+        return result
+    raise TypeError(f"not a message: {message!r}")
 
 
 def _retryable(idempotent: bool) -> Callable[[BaseException], bool]:
@@ -174,6 +240,7 @@ class RecalldClient:
                 channel = grpc.aio.insecure_channel(address, options)
         self._channel = channel
         self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        self._sessions = session_service_pb2_grpc.SessionServiceStub(channel)
         self._metadata: list[tuple[str, str]] = []
         if api_key:
             self._metadata.append(("authorization", f"Bearer {api_key}"))
@@ -360,7 +427,9 @@ class RecalldClient:
         """Forgets memories; returns the ids forgotten.
 
         Targets: `ids`, or exactly one other ForgetRequest target by name
-        (`topic_key=`, `selector=`, `all_of_user=True`, `whole_tenant=True`).
+        (`topic_key=`, `selector=`, `session_id=`, `all_of_user=True`,
+        `whole_tenant=True`). `session_id=` forgets the session's memories and
+        deletes the session itself with its messages and summary.
         """
         request = memory_service_pb2.ForgetRequest(
             user_id=user_id, ids=ids, mode=mode, dry_run=dry_run, **target
@@ -441,3 +510,116 @@ class RecalldClient:
             user_id=user_id, dry_run=dry_run, purge_expired=purge_expired
         )
         return await self._call(self._stub.Consolidate, request, timeout, rpc="Consolidate")
+
+    async def append_messages(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[MessageLike],
+        *,
+        extract: bool = False,
+        extract_async: bool = False,
+        request_id: str = "",
+        agent_scope: str = "",
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> session_service_pb2.AppendMessagesResponse:
+        """Appends messages to a session (created on first use); see MessageLike.
+
+        With `extract`, user messages also become memories through the write rules
+        (`extracted` says what each became; with `extract_async`, later
+        `session.extraction`). Retried on UNAVAILABLE only when request_id makes it
+        idempotent.
+        """
+        request = session_service_pb2.AppendMessagesRequest(
+            user_id=user_id,
+            session_id=session_id,
+            messages=[to_message(m) for m in messages],
+            extract=extract,
+            extract_async=extract_async,
+            request_id=request_id,
+            agent_scope=agent_scope,
+        )
+        return await self._call(
+            self._sessions.AppendMessages,
+            request,
+            timeout,
+            rpc="AppendMessages",
+            idempotent=bool(request_id),
+        )
+
+    async def get_context(
+        self,
+        user_id: str,
+        session_id: str,
+        *,
+        query: str = "",
+        token_budget: int = 0,
+        agent_scope: str = "",
+        memory_top_k: int = 0,
+        skip_profile: bool = False,
+        skip_memories: bool = False,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> session_service_pb2.GetContextResponse:
+        """Everything the next model turn needs, within `token_budget` (0: the server's 4000).
+
+        The newest messages that fit (oldest first), the running summary, the
+        memories recalled for `query` (default: the last user message) and the
+        profile, with one rendered `context` block.
+        """
+        request = session_service_pb2.GetContextRequest(
+            user_id=user_id,
+            session_id=session_id,
+            query=query,
+            token_budget=token_budget,
+            agent_scope=agent_scope,
+            memory_top_k=memory_top_k,
+            skip_profile=skip_profile,
+            skip_memories=skip_memories,
+        )
+        return await self._call(self._sessions.GetContext, request, timeout, rpc="GetContext")
+
+    async def get_session(
+        self, user_id: str, session_id: str, *, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> session_service_pb2.Session:
+        """A session's counters, summary and extraction status (NOT_FOUND if none)."""
+        request = session_service_pb2.GetSessionRequest(user_id=user_id, session_id=session_id)
+        response: session_service_pb2.GetSessionResponse = await self._call(
+            self._sessions.GetSession, request, timeout, rpc="GetSession"
+        )
+        return response.session
+
+    async def list_sessions(
+        self,
+        user_id: str,
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> session_service_pb2.ListSessionsResponse:
+        """One page of the user's sessions, newest first."""
+        request = session_service_pb2.ListSessionsRequest(
+            user_id=user_id, page_size=page_size, page_token=page_token
+        )
+        return await self._call(self._sessions.ListSessions, request, timeout, rpc="ListSessions")
+
+    async def list_all_sessions(
+        self, user_id: str, *, page_size: int = 0, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> AsyncIterator[session_service_pb2.Session]:
+        """Every session of the user, newest first, fetching pages as needed."""
+        page_token = ""
+        while True:
+            page = await self.list_sessions(
+                user_id, page_size=page_size, page_token=page_token, timeout=timeout
+            )
+            for session in page.sessions:
+                yield session
+            page_token = page.next_page_token
+            if not page_token:
+                return
+
+    async def end_session(
+        self, user_id: str, session_id: str, *, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> session_service_pb2.EndSessionResponse:
+        """Folds the rest into the summary, stores it as a SUMMARY memory, closes the session."""
+        request = session_service_pb2.EndSessionRequest(user_id=user_id, session_id=session_id)
+        return await self._call(self._sessions.EndSession, request, timeout, rpc="EndSession")

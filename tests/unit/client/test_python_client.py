@@ -9,12 +9,14 @@ import time
 import grpc
 import pytest
 
+from recalld.v1 import session_service_pb2
 from recalld_client import (
     RETRY_SAFE_RPCS,
     RecalldClient,
     RecalldError,
     RetryPolicy,
     is_loopback,
+    to_message,
     uses_tls,
 )
 
@@ -104,7 +106,20 @@ async def test_unavailable_reads_are_retried_within_the_deadline() -> None:
 
 
 def test_the_retry_safe_rpcs_come_from_the_contract() -> None:
-    assert {"Recall", "GetProfile", "Get", "List", "History", "ListConflicts"} == RETRY_SAFE_RPCS
+    assert {
+        "Recall",
+        "GetProfile",
+        "Get",
+        "List",
+        "History",
+        "ListConflicts",
+        "GetContext",
+        "GetSession",
+        "ListSessions",
+    } == RETRY_SAFE_RPCS
+    # State changes are never in the set: Write and AppendMessages are retried only
+    # with a request_id, the rest never.
+    assert not RETRY_SAFE_RPCS & {"Write", "AppendMessages", "EndSession", "Forget", "Update"}
 
 
 async def test_a_write_is_retried_only_with_a_request_id() -> None:
@@ -120,3 +135,53 @@ async def test_a_write_is_retried_only_with_a_request_id() -> None:
             await client.write("u", [], request_id="r-1")
         retried = time.monotonic() - started
     assert once < 0.2 <= retried  # two backoffs of 0.2 s before the third attempt
+
+
+async def test_an_append_is_retried_only_with_a_request_id() -> None:
+    retry = RetryPolicy(attempts=3, initial_backoff_s=0.2, max_backoff_s=0.2)
+    port = _closed_port()
+    async with RecalldClient(f"127.0.0.1:{port}", tenant="t", retry=retry) as client:
+        started = time.monotonic()
+        with pytest.raises(RecalldError):
+            await client.append_messages("u", "s", [("user", "hi")])
+        once = time.monotonic() - started
+        started = time.monotonic()
+        with pytest.raises(RecalldError):
+            await client.append_messages("u", "s", [("user", "hi")], request_id="r-1")
+        retried = time.monotonic() - started
+    assert once < 0.2 <= retried
+
+
+async def test_session_reads_are_retried_and_end_session_is_not() -> None:
+    retry = RetryPolicy(attempts=3, initial_backoff_s=0.2, max_backoff_s=0.2)
+    async with RecalldClient(f"127.0.0.1:{_closed_port()}", tenant="t", retry=retry) as client:
+        for call in (
+            lambda: client.get_context("u", "s", query="q"),
+            lambda: client.get_session("u", "s"),
+            lambda: client.list_sessions("u"),
+        ):
+            started = time.monotonic()
+            with pytest.raises(RecalldError) as failed:
+                await call()
+            assert failed.value.code == grpc.StatusCode.UNAVAILABLE
+            assert time.monotonic() - started >= 0.2
+        started = time.monotonic()
+        with pytest.raises(RecalldError):
+            await client.end_session("u", "s")
+        assert time.monotonic() - started < 0.2
+
+
+def test_messages_from_pairs_dicts_and_protos() -> None:
+    role = session_service_pb2.MessageRole
+    assert to_message(("user", "hi")) == session_service_pb2.Message(
+        role=role.MESSAGE_ROLE_USER, content="hi"
+    )
+    assert to_message({"role": "Assistant", "content": "ok"}).role == role.MESSAGE_ROLE_ASSISTANT
+    assert to_message((role.MESSAGE_ROLE_TOOL, "42")).role == role.MESSAGE_ROLE_TOOL
+    assert to_message(("MESSAGE_ROLE_SYSTEM", "be brief")).role == role.MESSAGE_ROLE_SYSTEM
+    proto = session_service_pb2.Message(role=role.MESSAGE_ROLE_USER, content="x")
+    assert to_message(proto) is proto
+    with pytest.raises(ValueError, match="unknown message role"):
+        to_message(("robot", "beep"))
+    with pytest.raises(ValueError, match="unknown message keys"):
+        to_message({"role": "user", "content": "x", "name": "bob"})

@@ -5,18 +5,25 @@ import { create } from "@bufbuild/protobuf";
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { context, ROOT_CONTEXT, TraceFlags, trace } from "@opentelemetry/api";
 import {
+  type AppendMessagesRequest,
+  AppendMessagesResponseSchema,
   Code,
   DropReason,
   type GetProfileRequest,
   GetProfileResponseSchema,
   GetResponseSchema,
   isLoopbackHost,
+  type ListSessionsRequest,
+  ListSessionsResponseSchema,
   MemoryTier,
+  MessageRole,
+  MessageSchema,
   RecalldClient,
   RecalldError,
   type RecallRequest,
   RecallResponseSchema,
   resolveTarget,
+  toMessage,
 } from "../../src/index.js";
 import { installContextManager } from "./otel-context.js";
 
@@ -159,6 +166,16 @@ describe("RecalldClient (no server)", () => {
     assert.equal(await attempts((c) => c.confirm({ userId: "u", ids: ["x"] })), 1);
     assert.equal(await attempts((c) => c.resolveConflict({ userId: "u", conflictId: "x" })), 1);
     assert.equal(await attempts((c) => c.consolidate({ userId: "u", dryRun: true })), 1);
+    const messages = [{ role: "user" as const, content: "hi" }];
+    assert.equal(await attempts((c) => c.appendMessages({ userId: "u", sessionId: "s", messages })), 1);
+    assert.equal(
+      await attempts((c) => c.appendMessages({ userId: "u", sessionId: "s", messages, requestId: "r1" })),
+      3,
+    );
+    assert.equal(await attempts((c) => c.getContext({ userId: "u", sessionId: "s" })), 3);
+    assert.equal(await attempts((c) => c.getSession({ userId: "u", sessionId: "s" })), 3);
+    assert.equal(await attempts((c) => c.listSessions({ userId: "u" })), 3);
+    assert.equal(await attempts((c) => c.endSession({ userId: "u", sessionId: "s" })), 1);
   });
 
   it("does not retry other codes", async () => {
@@ -286,6 +303,63 @@ describe("RecalldClient (no server)", () => {
     );
     assert.ok(res.context.includes("<user_profile>"));
     assert.equal(res.candidates[0]?.dropReason, DropReason.BELOW_THRESHOLD);
+  });
+
+  it("sends session calls to SessionService on the same transport, roles by name or enum", async () => {
+    const sent: { service: string; method: string; message: unknown }[] = [];
+    const ok: Interceptor = () => async (req) => {
+      sent.push({ service: req.service.typeName, method: req.method.name, message: req.message });
+      const message =
+        req.method.name === "ListSessions"
+          ? create(ListSessionsResponseSchema, {
+              sessions: [{ sessionId: (req.message as ListSessionsRequest).pageToken || "s1" }],
+              nextPageToken: (req.message as ListSessionsRequest).pageToken === "" ? "s2" : "",
+            })
+          : create(AppendMessagesResponseSchema, { messages: [{ id: "1" }] });
+      return {
+        stream: false,
+        service: req.service,
+        method: req.method,
+        header: new Headers(),
+        trailer: new Headers(),
+        message,
+      } as never;
+    };
+    const client = new RecalldClient({ address: "127.0.0.1:1", tenant: "acme", interceptors: [ok] });
+    await client.appendMessages({
+      userId: "u",
+      sessionId: "s",
+      messages: [
+        { role: "user", content: "hi" },
+        { role: MessageRole.ASSISTANT, content: "hello" },
+        create(MessageSchema, { role: MessageRole.TOOL, content: "42" }),
+      ],
+      extract: true,
+      requestId: "r1",
+    });
+    const append = sent[0]!.message as AppendMessagesRequest;
+    assert.equal(sent[0]!.service, "recalld.v1.SessionService");
+    assert.deepEqual(
+      append.messages.map((m) => [m.role, m.content]),
+      [
+        [MessageRole.USER, "hi"],
+        [MessageRole.ASSISTANT, "hello"],
+        [MessageRole.TOOL, "42"],
+      ],
+    );
+    assert.equal(append.extract, true);
+    assert.equal(append.requestId, "r1");
+    const sessions: string[] = [];
+    for await (const s of client.listAllSessions({ userId: "u" })) sessions.push(s.sessionId);
+    assert.deepEqual(sessions, ["s1", "s2"]);
+    assert.deepEqual(
+      sent.map((c) => c.method),
+      ["AppendMessages", "ListSessions", "ListSessions"],
+    );
+    assert.throws(
+      () => toMessage({ role: "robot" as never, content: "beep" }),
+      (e: unknown) => e instanceof TypeError && /robot/.test(e.message),
+    );
   });
 
   it("reports UNAVAILABLE after bounded retries when nothing listens", async () => {

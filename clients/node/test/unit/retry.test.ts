@@ -8,6 +8,7 @@ import {
   MemoryService,
   type MethodName,
   RETRY_SAFE_RPCS,
+  SessionService,
   shouldRetry,
 } from "../../src/index.js";
 
@@ -29,6 +30,12 @@ describe("retry policy", () => {
       ["Confirm", {}, false],
       ["ResolveConflict", {}, false],
       ["Consolidate", {}, false],
+      ["AppendMessages", {}, false],
+      ["AppendMessages", { requestId: "req-1" }, true],
+      ["GetContext", {}, true],
+      ["GetSession", {}, true],
+      ["ListSessions", {}, true],
+      ["EndSession", {}, false],
     ];
     for (const [method, request, want] of cases) {
       assert.equal(isIdempotent(method, request), want, `${method} ${JSON.stringify(request)}`);
@@ -36,10 +43,20 @@ describe("retry policy", () => {
   });
 
   it("reads the retry-safe RPCs from the contract's idempotency levels", () => {
-    assert.deepEqual([...RETRY_SAFE_RPCS].sort(), ["Get", "GetProfile", "History", "List", "ListConflicts", "Recall"]);
+    assert.deepEqual([...RETRY_SAFE_RPCS].sort(), [
+      "Get",
+      "GetContext",
+      "GetProfile",
+      "GetSession",
+      "History",
+      "List",
+      "ListConflicts",
+      "ListSessions",
+      "Recall",
+    ]);
     assert.ok(
-      MemoryService.methods.every(
-        (m) => m.name === "Write" || RETRY_SAFE_RPCS.has(m.name) || !isIdempotent(m.name as MethodName, {}),
+      [...MemoryService.methods, ...SessionService.methods].every(
+        (m) => RETRY_SAFE_RPCS.has(m.name) || !isIdempotent(m.name as MethodName, {}),
       ),
     );
   });
