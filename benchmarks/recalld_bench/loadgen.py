@@ -22,12 +22,18 @@ from typing import Any
 import grpc
 from hdrh.histogram import HdrHistogram
 
-from benchmarks.recalld_bench import datasets
+from benchmarks.recalld_bench import conversations, datasets
 from benchmarks.recalld_bench.server import tree_cpu_s
-from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
+from recalld.v1 import (
+    memory_pb2,
+    memory_service_pb2,
+    memory_service_pb2_grpc,
+    session_service_pb2,
+    session_service_pb2_grpc,
+)
 
 HIST_MAX_US = 120_000_000
-OPERATIONS = ("recall", "write_single", "write_batch", "mixed")
+OPERATIONS = ("recall", "write_single", "write_batch", "mixed", "context")
 TYPE_ENUM = {
     "fact": memory_pb2.MEMORY_TYPE_FACT,
     "preference": memory_pb2.MEMORY_TYPE_PREFERENCE,
@@ -67,7 +73,7 @@ def to_proto(m: datasets.GenMemory) -> memory_pb2.Memory:
 @dataclasses.dataclass(frozen=True, slots=True)
 class LoadSpec:
     address: str
-    operation: str = "recall"  # recall | write_single | write_batch | mixed
+    operation: str = "recall"  # recall | write_single | write_batch | mixed | context
     mode: str = "closed"  # closed | open
     concurrency: int = 8  # closed loop: calls in flight (total over processes)
     rate: float = 0.0  # open loop: arrivals per second (total)
@@ -84,6 +90,13 @@ class LoadSpec:
     max_in_flight: int = 2048  # open loop: arrivals beyond this are counted as dropped
     skip_profile: bool = False
     write_users: str = "spread"  # spread: each Write to a uniformly drawn user | bursts
+    # context: GetContext for a session drawn uniformly from the loaded ones (`sessions`),
+    # within `token_budget`, recalling up to `top_k` memories; a query from the recall
+    # templates, or (a share `empty_query_share` of the calls) none, so the server
+    # recalls for the session's last user message.
+    sessions: conversations.SessionSpec | None = None
+    token_budget: int = 2000
+    empty_query_share: float = 0.5
 
 
 WRITE_USER_PATTERNS = ("spread", "bursts")
@@ -133,6 +146,7 @@ class _Workload:
         self.writes = iter(datasets.generate(write_spec))
         self.write_spec = write_spec
         self.users = datasets.users_of(spec.dataset)
+        self.sessions = conversations.session_keys(spec.sessions) if spec.sessions else []
         self.i = 0
 
     def _next(self) -> datasets.GenMemory:
@@ -161,8 +175,16 @@ class _Workload:
         return op
 
 
+class _Stubs:
+    """Both services on one channel (they share the server's port)."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        self.sessions = session_service_pb2_grpc.SessionServiceStub(channel)
+
+
 async def _call(
-    stub: Any, work: _Workload, op: str, rec: _Recorder, intended: float, deadline_s: float
+    stub: _Stubs, work: _Workload, op: str, rec: _Recorder, intended: float, deadline_s: float
 ) -> None:
     code = "OK"
     try:
@@ -175,11 +197,31 @@ async def _call(
                 top_k=work.spec.top_k,
                 skip_profile=work.spec.skip_profile,
             )
-            await stub.Recall(request, timeout=deadline_s, metadata=(("x-recalld-tenant", tenant),))
+            await stub.memory.Recall(
+                request, timeout=deadline_s, metadata=(("x-recalld-tenant", tenant),)
+            )
+        elif op == "context":
+            key = work.sessions[work.rng.randrange(len(work.sessions))]
+            query = ""
+            if work.rng.random() >= work.spec.empty_query_share:
+                query = work.queries[work.i % len(work.queries)][2]
+                work.i += 1
+            await stub.sessions.GetContext(
+                session_service_pb2.GetContextRequest(
+                    user_id=key.user,
+                    session_id=key.session_id,
+                    query=query,
+                    token_budget=work.spec.token_budget,
+                    memory_top_k=work.spec.top_k,
+                    skip_profile=work.spec.skip_profile,
+                ),
+                timeout=deadline_s,
+                metadata=(("x-recalld-tenant", key.tenant),),
+            )
         else:
             n = 1 if op == "write_single" else work.spec.batch_size
             tenant, user, memories = work.next_memories(n)
-            response = await stub.Write(
+            response = await stub.memory.Write(
                 memory_service_pb2.WriteRequest(user_id=user, memories=memories),
                 timeout=deadline_s,
                 metadata=(("x-recalld-tenant", tenant),),
@@ -198,7 +240,7 @@ async def _call(
 async def _run_worker(spec: LoadSpec, worker: int, start_wall: float) -> dict[str, Any]:
     work = _Workload(spec, worker)
     channels = [grpc.aio.insecure_channel(spec.address) for _ in range(spec.channels_per_process)]
-    stubs = [memory_service_pb2_grpc.MemoryServiceStub(c) for c in channels]
+    stubs = [_Stubs(c) for c in channels]
     for channel in channels:
         await channel.channel_ready()
     await asyncio.sleep(max(0.0, start_wall - time.time()))
@@ -402,4 +444,65 @@ def prewarm(
         "p99_ms": pct(99),
         "max_ms": latencies[-1],
         "server_cpu_ms_per_recall": 1000.0 * cpu / len(users) if server_pid else None,
+    }
+
+
+async def _prewarm_sessions(
+    address: str, keys: list[conversations.SessionKey], token_budget: int, concurrency: int
+) -> list[float]:
+    channel = grpc.aio.insecure_channel(address)
+    stub = session_service_pb2_grpc.SessionServiceStub(channel)
+    todo = list(keys)
+    latencies: list[float] = []
+
+    async def worker() -> None:
+        while todo:
+            key = todo.pop()
+            started = time.perf_counter()
+            await stub.GetContext(
+                session_service_pb2.GetContextRequest(
+                    user_id=key.user, session_id=key.session_id, token_budget=token_budget
+                ),
+                timeout=30,
+                metadata=(("x-recalld-tenant", key.tenant),),
+            )
+            latencies.append((time.perf_counter() - started) * 1000.0)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    finally:
+        await channel.close(None)
+    return latencies
+
+
+def prewarm_sessions(
+    address: str,
+    sessions: conversations.SessionSpec,
+    token_budget: int = 2000,
+    concurrency: int = 4,
+    server_pid: int | None = None,
+) -> dict[str, Any]:
+    """GetContext (no query) once for every loaded session before the timed points.
+
+    The first read of a session after the server starts; its latency and server CPU
+    are returned, like prewarm's cold recalls.
+    """
+    keys = conversations.session_keys(sessions)
+    cpu_start = tree_cpu_s(server_pid) if server_pid else 0.0
+    started = time.perf_counter()
+    latencies = sorted(asyncio.run(_prewarm_sessions(address, keys, token_budget, concurrency)))
+    elapsed = time.perf_counter() - started
+    cpu = (tree_cpu_s(server_pid) - cpu_start) if server_pid else 0.0
+
+    def pct(p: float) -> float:
+        return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))]
+
+    return {
+        "sessions": len(keys),
+        "concurrency": concurrency,
+        "seconds": elapsed,
+        "p50_ms": pct(50),
+        "p99_ms": pct(99),
+        "max_ms": latencies[-1],
+        "server_cpu_ms_per_call": 1000.0 * cpu / len(keys) if server_pid else None,
     }

@@ -18,12 +18,23 @@ def _x(result: dict[str, Any]) -> float:
     return float(point.get("concurrency") or point.get("rate"))
 
 
+def _series(result: dict[str, Any]) -> str:
+    """The label of a result: its variant, or scenario (and variant) when several ran."""
+    return str(result.get("series", result["variant"]))
+
+
+def server_cpu_ms_per_call(result: dict[str, Any]) -> float | None:
+    """Server CPU (the process and its children) per successful call of the point."""
+    cores, rps = result.get("server_cpu_cores"), result["all"]["throughput_rps"]
+    return None if cores is None or not rps else 1000.0 * cores / rps
+
+
 def table(doc: dict[str, Any]) -> str:
     xname = "concurrency" if doc["mode"] == "closed" else "offered rate (/s)"
     lines = [
         f"| variant | {xname} | op | ok/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms "
-        "| errors | client CPU (cores) | server CPU (cores) |",
-        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |",
+        "| errors | client CPU (cores) | server CPU (cores) | server CPU ms/call |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
     ]
     for r in doc["results"]:
         ops = r["by_operation"] if len(r["by_operation"]) > 1 else {"all": r["all"]}
@@ -32,12 +43,14 @@ def table(doc: dict[str, Any]) -> str:
             if r.get("dropped"):
                 errors += f"; dropped {r['dropped']}"
             server_cpu = r.get("server_cpu_cores")
+            per_call = server_cpu_ms_per_call(r)
             lines.append(
-                f"| {r['variant']} | {_x(r):g} | {op} | {s['throughput_rps']:.1f} "
+                f"| {_series(r)} | {_x(r):g} | {op} | {s['throughput_rps']:.1f} "
                 f"| {s['p50_ms']:.1f} | {s['p90_ms']:.1f} | {s['p99_ms']:.1f} "
                 f"| {s['p999_ms']:.1f} | {s['max_ms']:.1f} | {errors} "
                 f"| {r['client_cpu_cores']:.2f} "
-                f"| {'' if server_cpu is None else f'{server_cpu:.2f}'} |"
+                f"| {'' if server_cpu is None else f'{server_cpu:.2f}'} "
+                f"| {'' if per_call is None else f'{per_call:.2f}'} |"
             )
     return "\n".join(lines)
 
@@ -59,7 +72,7 @@ def stage_table(doc: dict[str, Any]) -> str:
         st = r["stages"]
         cells = " | ".join(f"{st['stages'][s]['p50_ms']:.1f}" for s in STAGES)
         lines.append(
-            f"| {r['variant']} | {_x(r):g} | {st['calls']} | {cells} "
+            f"| {_series(r)} | {_x(r):g} | {st['calls']} | {cells} "
             f"| {st['fanout_wall']['mean_ms']:.1f} | {st['fanout_sum']['mean_ms']:.1f} "
             f"| {st['recall_total']['mean_ms']:.1f} | {st['sequential_estimate']['mean_ms']:.1f} "
             f"| {st['parallel_speedup_estimate']:.2f}x |"
@@ -74,8 +87,8 @@ def plots(doc: dict[str, Any], out: Path, name: str) -> list[str]:
     files = []
     xlabel = "concurrency (closed loop)" if doc["mode"] == "closed" else "offered rate (/s)"
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for variant in doc["variants"]:
-        rs = sorted((r for r in doc["results"] if r["variant"] == variant), key=_x)
+    for variant in doc.get("series", doc["variants"]):
+        rs = sorted((r for r in doc["results"] if _series(r) == variant), key=_x)
         if not rs:
             continue
         xs = [_x(r) for r in rs]
@@ -105,7 +118,7 @@ def plots(doc: dict[str, Any], out: Path, name: str) -> list[str]:
     rows = [r for r in doc["results"] if r.get("stages", {}).get("calls")]
     if rows:
         fig, ax = plt.subplots(figsize=(10, 4.5))
-        labels = [f"{r['variant']}\n{_x(r):g}" for r in rows]
+        labels = [f"{_series(r)}\n{_x(r):g}" for r in rows]
         bottoms = [0.0] * len(rows)
         for stage in STAGES:
             values = [r["stages"]["stages"][stage]["mean_ms"] for r in rows]
@@ -139,6 +152,15 @@ def write_reports(doc: dict[str, Any], out: Path, name: str) -> None:
         "",
         f"- dataset: {doc['dataset']['name']} ({doc['dataset']['memories']} memories, "
         f"{doc['dataset']['tenants']} tenants, {doc['dataset']['users']} users)",
+        *(
+            [
+                f"- sessions: {doc['sessions']['name']} ({doc['sessions']['sessions']} sessions "
+                f"of {doc['sessions']['messages_per_session']} messages over "
+                f"{doc['sessions']['users']} users)"
+            ]
+            if doc.get("sessions")
+            else []
+        ),
         f"- machine: {m['machine']['cpus']} CPUs ({m['machine']['cpu_model']}), "
         f"{m['machine']['mem_gb']} GB",
         f"- server: revision {m.get('server_revision', m['git_head'])} ({m['server_src']})",

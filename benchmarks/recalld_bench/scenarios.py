@@ -3,11 +3,17 @@
     python -m benchmarks.recalld_bench prepare --memories 10000 --out /tmp/rb/base-10k
     python -m benchmarks.recalld_bench run --base /tmp/rb/base-10k --scenario recall \\
         --variants plain,redis --concurrency 1,4,16,64,256 --out benchmarks/results/recall
+    python -m benchmarks.recalld_bench prepare-sessions --base /tmp/rb/base-10k \\
+        --sessions 1000 --messages 200 --out /tmp/rb/sessions-10k
+    python -m benchmarks.recalld_bench run --base /tmp/rb/sessions-10k --scenario context,recall \\
+        --concurrency 1,32
 
 Every variant gets a fresh copy of the prepared data and its own server; all of them
 stay up, and each load point runs every variant back to back in alternating order,
 so the compared variants see the same machine state (this 2-core machine throttles
-after ~40 s of full load: compare within a point, not across runs).
+after ~40 s of full load: compare within a point, not across runs). Several
+scenarios (`--scenario context,recall`) run the same way: one server per variant,
+every (variant, scenario) pair back to back within each point.
 """
 
 from __future__ import annotations
@@ -18,11 +24,21 @@ import contextlib
 import dataclasses
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.recalld_bench import datasets, loader, loadgen, meta, report, server, stages
+from benchmarks.recalld_bench import (
+    conversations,
+    datasets,
+    loader,
+    loadgen,
+    meta,
+    report,
+    server,
+    stages,
+)
 
 VARIANTS = ("plain", "redis", "sequential", "dense", "keyword", "noflush")
 # Server flags per variant: "sequential" runs the recall stages one after another
@@ -40,7 +56,10 @@ SCENARIOS = {
     "write-single": "write_single",
     "write-batch": "write_batch",
     "mixed": "mixed",
+    "context": "context",
 }
+SESSIONS_FILE = "sessions.json"
+"""Written by prepare-sessions next to dataset.json: the sessions' spec and load."""
 
 
 def _ints(text: str) -> list[int]:
@@ -67,10 +86,66 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def prepare_sessions(args: argparse.Namespace) -> dict[str, Any]:
+    """Copies a prepared base and appends seeded conversations to it (no extraction).
+
+    The copy (memories + the session store in its data directory) is a base for
+    `run`: `--scenario context` draws its sessions from it.
+    """
+    base, out = Path(args.base), Path(args.out)
+    if (base / SESSIONS_FILE).exists():
+        raise SystemExit(f"{base} already holds sessions; start from a `prepare` base")
+    if out.resolve() == base.resolve():
+        raise SystemExit("--out must differ from --base (the base stays as it is)")
+    dataset_info = json.loads((base / "dataset.json").read_text())
+    spec = conversations.SessionSpec(
+        datasets.DatasetSpec(**dataset_info["spec"]), args.sessions, args.messages, args.seed
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    server.snapshot(base / "data", out / "data")
+    shutil.copy2(base / "dataset.json", out / "dataset.json")
+    with server.recalld(
+        out / "data", server_src=args.server_src, log_file=out / "prepare-sessions.log"
+    ) as srv:
+        result = asyncio.run(
+            conversations.load(
+                srv.address, spec, concurrency=args.load_concurrency, batch=args.batch
+            )
+        )
+    result["spec"] = {"sessions": spec.sessions, "messages": spec.messages, "seed": spec.seed}
+    result["summary"] = conversations.summary(spec)
+    result["meta"] = meta.collect(args.server_src)
+    (out / SESSIONS_FILE).write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    print(json.dumps({k: v for k, v in result.items() if k != "meta"}, indent=2))
+    return result
+
+
+def sessions_of(base: Path, dataset: datasets.DatasetSpec) -> conversations.SessionSpec | None:
+    """The sessions a base holds (None for a `prepare` base without sessions)."""
+    path = base / SESSIONS_FILE
+    if not path.exists():
+        return None
+    return conversations.SessionSpec(dataset, **json.loads(path.read_text())["spec"])
+
+
+def _series(variant: str, scenario: str, variants: list[str], scenarios: list[str]) -> str:
+    """A result's label in tables and plots: the variant, the scenario, or both."""
+    if len(scenarios) == 1:
+        return variant
+    return scenario if len(variants) == 1 else f"{variant}/{scenario}"
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     base = Path(args.base)
     dataset_info = json.loads((base / "dataset.json").read_text())
     spec = datasets.DatasetSpec(**dataset_info["spec"])
+    scenario_names = args.scenario.split(",")
+    for s in scenario_names:
+        if s not in SCENARIOS:
+            raise SystemExit(f"unknown scenario {s!r}; choose from {sorted(SCENARIOS)}")
+    sessions = sessions_of(base, spec)
+    if "context" in scenario_names and sessions is None:
+        raise SystemExit(f"--scenario context needs sessions: {base} has no {SESSIONS_FILE}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     work = Path(args.work or f"/tmp/recalld-bench-run-{int(time.time())}")
@@ -78,7 +153,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for v in variants:
         if v not in VARIANTS:
             raise SystemExit(f"unknown variant {v!r}; choose from {VARIANTS}")
-    operation = SCENARIOS[args.scenario]
+    pairs = [(v, s) for v in variants for s in scenario_names]
     points: list[dict[str, Any]] = (
         [{"mode": "closed", "concurrency": c} for c in _ints(args.concurrency)]
         if args.mode == "closed"
@@ -115,13 +190,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "server CPU each",
                     flush=True,
                 )
+                if "context" in scenario_names and sessions is not None:
+                    cold = prewarmed[f"{v}/context"] = loadgen.prewarm_sessions(
+                        servers[v].address,
+                        sessions,
+                        token_budget=args.token_budget,
+                        server_pid=servers[v].pid,
+                    )
+                    print(
+                        f"prewarm {v}: {cold['sessions']} first GetContext calls, p50 "
+                        f"{cold['p50_ms']:.1f} p99 {cold['p99_ms']:.1f} ms, "
+                        f"{cold['server_cpu_ms_per_call']:.1f} ms server CPU each",
+                        flush=True,
+                    )
         for i, point in enumerate(points):
-            order = variants[i % len(variants) :] + variants[: i % len(variants)]
-            for v in order:
+            order = pairs[i % len(pairs) :] + pairs[: i % len(pairs)]
+            for v, scenario in order:
                 srv = servers[v]
                 load = loadgen.LoadSpec(
                     address=srv.address,
-                    operation=operation,
+                    operation=SCENARIOS[scenario],
                     mode=point["mode"],
                     concurrency=int(point.get("concurrency", 0)),
                     rate=float(point.get("rate", 0.0)),
@@ -134,6 +222,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     top_k=args.top_k,
                     write_fraction=args.write_fraction,
                     write_users=args.write_users,
+                    sessions=sessions if scenario == "context" else None,
+                    token_budget=args.token_budget,
+                    empty_query_share=args.empty_query_share,
                 )
                 offset = (
                     srv.traces_file.stat().st_size
@@ -142,6 +233,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 )
                 result = loadgen.run(load, server_pid=srv.pid)
                 result["variant"] = v
+                result["scenario"] = scenario
+                result["series"] = _series(v, scenario, variants, scenario_names)
                 result["point"] = point
                 result["loadavg_1m_after"] = os.getloadavg()[0]
                 if srv.traces_file and srv.traces_file.exists():
@@ -152,7 +245,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 results.append(result)
                 a = result["all"]
                 print(
-                    f"{args.scenario} {v} {point}: {a['throughput_rps']:.1f}/s "
+                    f"{scenario} {v} {point}: {a['throughput_rps']:.1f}/s "
                     f"p50 {a['p50_ms']:.1f} p99 {a['p99_ms']:.1f} ms, "
                     f"errors {result['error_count']}, client cpu {result['client_cpu_cores']:.2f}"
                     f", server cpu {result['server_cpu_cores']:.2f}",
@@ -162,9 +255,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     time.sleep(args.cooldown)
     doc = {
         "scenario": args.scenario,
-        "operation": operation,
+        "scenarios": scenario_names,
+        "operation": ",".join(SCENARIOS[s] for s in scenario_names),
         "mode": args.mode,
         "variants": variants,
+        "series": [_series(v, s, variants, scenario_names) for v, s in pairs],
         "meta": info,
         "dataset": dataset_info["summary"],
         "dataset_load": {k: v for k, v in dataset_info.items() if k not in ("summary", "spec")},
@@ -178,11 +273,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "write_users": args.write_users,
             "traces": args.traces,
             "prewarm": args.prewarm,
+            "token_budget": args.token_budget,
+            "empty_query_share": args.empty_query_share,
         },
         "prewarm": prewarmed,
         "results": results,
     }
-    name = args.name or f"{args.scenario}-{args.mode}"
+    if sessions is not None:
+        doc["sessions"] = json.loads((base / SESSIONS_FILE).read_text())["summary"]
+    name = args.name or f"{'-'.join(scenario_names)}-{args.mode}"
     (out / f"{name}.json").write_text(json.dumps(doc, indent=2))
     report.write_reports(doc, out, name)
     return doc
@@ -199,9 +298,28 @@ def add_arguments(sub: Any) -> None:
     p.add_argument("--server-src", type=Path, default=None)
     p.set_defaults(func=prepare)
 
+    ps = sub.add_parser(
+        "prepare-sessions",
+        help="copy a prepared base and append seeded conversations to it (SessionService)",
+    )
+    ps.add_argument("--base", required=True, help="a directory made by `prepare`")
+    ps.add_argument("--sessions", type=int, default=1000)
+    ps.add_argument("--messages", type=int, default=200, help="messages per session")
+    ps.add_argument("--batch", type=int, default=20, help="messages per AppendMessages call")
+    ps.add_argument("--seed", type=int, default=7)
+    ps.add_argument("--load-concurrency", type=int, default=4)
+    ps.add_argument("--out", required=True)
+    ps.add_argument("--server-src", type=Path, default=None)
+    ps.set_defaults(func=prepare_sessions)
+
     r = sub.add_parser("run", help="run one scenario (a sweep) against prepared data")
     r.add_argument("--base", required=True, help="a directory made by `prepare`")
-    r.add_argument("--scenario", choices=sorted(SCENARIOS), default="recall")
+    r.add_argument(
+        "--scenario",
+        default="recall",
+        help=f"one of {', '.join(sorted(SCENARIOS))}, or several (context,recall) run "
+        "interleaved point by point; context needs a base made by prepare-sessions",
+    )
     r.add_argument("--mode", choices=["closed", "open"], default="closed")
     r.add_argument("--concurrency", default="1,4,16,64,256")
     r.add_argument("--rates", default="10,20,40,80")
@@ -217,7 +335,14 @@ def add_arguments(sub: Any) -> None:
         default="spread",
         help="spread: each Write to a uniformly drawn user; bursts: runs of Writes to one user",
     )
-    r.add_argument("--top-k", type=int, default=10)
+    r.add_argument("--top-k", type=int, default=10, help="Recall top_k, GetContext memory_top_k")
+    r.add_argument("--token-budget", type=int, default=2000, help="GetContext token_budget")
+    r.add_argument(
+        "--empty-query-share",
+        type=float,
+        default=0.5,
+        help="GetContext calls without a query (the server recalls for the last user message)",
+    )
     r.add_argument("--write-fraction", type=float, default=0.1)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--traces", action="store_true", help="record spans: stage breakdown")
