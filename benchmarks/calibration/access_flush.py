@@ -33,6 +33,10 @@ from recalld_server.storage.local import (
     LocalLockManager,
     SystemClock,
 )
+from recalld_server.storage.memory_conversations import (
+    InMemoryConversations,
+    InMemoryExtractionQueue,
+)
 from recalld_server.storage.milvus_records import MilvusHistoryStore, MilvusIdempotencyStore
 from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
 from recalld_server.storage.profile_cache import LocalProfileCache
@@ -84,6 +88,8 @@ async def _main(args: argparse.Namespace) -> dict[str, object]:
         cache,
         LocalGenerations(),
         JiebaAnalyzer(),
+        InMemoryConversations(),
+        InMemoryExtractionQueue(),
     )
     profiles = ProfileService(store, cache, clock)
     memories = UserMemories(backends, profiles.invalidate)

@@ -7,9 +7,11 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import sqlite3
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Protocol
 
 import grpc
 from grpc_health.v1 import _async as health_aio
@@ -20,27 +22,41 @@ from opentelemetry.sdk.trace import TracerProvider
 from pymilvus import MilvusClient, MilvusException
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
 
-from recalld.v1 import memory_service_pb2, memory_service_pb2_grpc
+from recalld.v1 import (
+    memory_service_pb2,
+    memory_service_pb2_grpc,
+    session_service_pb2,
+    session_service_pb2_grpc,
+)
 from recalld_server.api.admission import Admission, AdmissionInterceptor, AdmissionLimits
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.decoding import RequestDecodingInterceptor
 from recalld_server.api.reflection_guard import ReflectionGuardInterceptor
 from recalld_server.api.servicer import MemoryServicer
+from recalld_server.api.session_servicer import SessionServicer
 from recalld_server.config import ServerConfig
 from recalld_server.domain.consolidation import Consolidator
+from recalld_server.domain.extractive_summary import ExtractiveSummarizer
 from recalld_server.domain.lifecycle import LifecyclePolicy
 from recalld_server.domain.limits import RateLimiter, RateLimits
 from recalld_server.domain.policy import Policy
 from recalld_server.domain.ports import (
     Backends,
+    Conversations,
     Embedder,
+    ExtractionQueue,
+    Extractor,
     HistoryStore,
     IdempotencyStore,
+    Summarizer,
     VectorStore,
 )
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.rule_extraction import RuleExtractor
 from recalld_server.domain.service import MemoryService
+from recalld_server.domain.session_window import SessionPolicy
+from recalld_server.domain.sessions import SessionService
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.working_set import WorkingSetPolicy
 from recalld_server.embedding.registry import (
@@ -53,12 +69,17 @@ from recalld_server.embedding.registry import (
 from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
+from recalld_server.llm.openai_compat import ChatClient, LlmExtractor, LlmSummarizer
 from recalld_server.storage.leases import Leases, LocalLeases, RedisLeases
 from recalld_server.storage.local import (
     LocalAccessTracker,
     LocalGenerations,
     LocalLockManager,
     SystemClock,
+)
+from recalld_server.storage.memory_conversations import (
+    InMemoryConversations,
+    InMemoryExtractionQueue,
 )
 from recalld_server.storage.memory_store import (
     InMemoryHistoryStore,
@@ -78,12 +99,18 @@ from recalld_server.storage.milvus_store import (
 from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
 from recalld_server.storage.rate_buckets import LocalRateBuckets, RedisRateBuckets
 from recalld_server.storage.redis_connect import redacted, redis_client
+from recalld_server.storage.redis_conversations import RedisConversations, RedisExtractionQueue
 from recalld_server.storage.redis_coordination import (
     RedisAccessTracker,
     RedisGenerations,
     RedisLockManager,
 )
 from recalld_server.storage.redis_runs import RedisRuns
+from recalld_server.storage.sqlite_conversations import (
+    SqliteConversations,
+    SqliteExtractionQueue,
+    SqliteFile,
+)
 from recalld_server.telemetry.tracing import (
     OtelStages,
     ServerTracingInterceptor,
@@ -95,6 +122,7 @@ from recalld_server.telemetry.tracing import (
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
+SESSION_SERVICE_NAME = session_service_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
 
 DRAIN_QUIET_S = 0.3
 """On shutdown, how long no call may have run before the server stops accepting."""
@@ -147,6 +175,8 @@ class RunningServer:
     admission: Admission
     leases: LocalLeases | RedisLeases
     rate_buckets: LocalRateBuckets | RedisRateBuckets
+    conversations: ClosingConversations
+    extractions: ClosingExtractionQueue
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Drains in-flight calls, writes pending access statistics, closes storage."""
@@ -178,6 +208,8 @@ class RunningServer:
             await self.leases.close()
         if isinstance(self.rate_buckets, RedisRateBuckets):
             await self.rate_buckets.close()
+        await self.extractions.close()
+        await self.conversations.close()
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
         close = getattr(self.embedder, "close", None)
@@ -330,6 +362,64 @@ def _point_at(config: ServerConfig, collection: str) -> None:
         client.close()
 
 
+class ClosingConversations(Conversations, Protocol):
+    """A Conversations adapter the server closes when it stops."""
+
+    async def close(self) -> None:
+        """Releases connections and files."""
+        ...
+
+
+class ClosingExtractionQueue(ExtractionQueue, Protocol):
+    """An ExtractionQueue adapter the server closes when it stops."""
+
+    async def close(self) -> None:
+        """Releases connections and files."""
+        ...
+
+
+async def _conversation_storage(
+    config: ServerConfig, circuit: CircuitBreaker
+) -> tuple[ClosingConversations, ClosingExtractionQueue]:
+    """Where sessions live.
+
+    Redis when configured (shared by replicas, with a TTL); else process memory with
+    --storage memory; else a SQLite file in the data directory (durable).
+    """
+    if config.redis_url:
+        ttl_s = round(config.session_ttl_days * 86_400)
+        return (
+            RedisConversations.from_url(config.redis_url, circuit, ttl_s=ttl_s),
+            RedisExtractionQueue.from_url(config.redis_url, circuit),
+        )
+    if config.storage == "memory":
+        return InMemoryConversations(), InMemoryExtractionQueue()
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    path = config.data_dir / "sessions.sqlite3"
+    try:
+        file = await SqliteFile.open(path)
+    except (OSError, sqlite3.Error) as error:
+        raise SystemExit(f"recalld: cannot open the session store {path}: {error}") from error
+    return SqliteConversations(file), SqliteExtractionQueue(file)
+
+
+def _language_models(config: ServerConfig) -> tuple[Summarizer, Summarizer, Extractor, Extractor]:
+    """The summarizer and extractor in use, and the offline ones they fall back to."""
+    offline_summarizer, offline_extractor = ExtractiveSummarizer(), RuleExtractor()
+    if not config.llm_base_url:
+        return offline_summarizer, offline_summarizer, offline_extractor, offline_extractor
+    client = ChatClient(
+        config.llm_base_url, config.llm_model, config.llm_api_key or None, config.llm_timeout_s
+    )
+    log.info("session summaries and extraction by %s at %s", config.llm_model, config.llm_base_url)
+    return (
+        LlmSummarizer(client, offline_summarizer),
+        offline_summarizer,
+        LlmExtractor(client),
+        offline_extractor,
+    )
+
+
 def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> Policy:
     """The lifecycle and recall rules, with the thresholds calibrated for the model."""
     return Policy(
@@ -418,6 +508,7 @@ async def start_server(
     )
     analyzer = JiebaAnalyzer()
     await asyncio.to_thread(analyzer.warm)
+    conversations, extractions = await _conversation_storage(config, redis_circuit)
     backends = Backends(
         store=store,
         embedder=model,
@@ -429,6 +520,8 @@ async def start_server(
         profile_cache=profile_cache,
         generations=generations,
         analyzer=analyzer,
+        conversations=conversations,
+        extractions=extractions,
     )
     profiles = ProfileService(store, profile_cache, clock)
     memories = UserMemories(
@@ -452,6 +545,20 @@ async def start_server(
         write_stages=OtelStages(tracer, meter, prefix="write"),
     )
     consolidator = Consolidator(backends, memories, policy)
+    summarizer, offline_summarizer, extractor, offline_extractor = _language_models(config)
+    sessions = SessionService(
+        backends,
+        service,
+        summarizer,
+        offline_summarizer,
+        extractor,
+        offline_extractor,
+        SessionPolicy(
+            max_window_messages=config.session_window_messages,
+            max_window_tokens=config.session_window_tokens,
+        ),
+        OtelStages(tracer, meter, prefix="context"),
+    )
 
     admission = Admission(
         AdmissionLimits(config.max_in_flight, config.max_queued, config.max_queue_wait_s)
@@ -483,11 +590,15 @@ async def start_server(
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
         MemoryServicer(service, consolidator, authenticator, limiter), server
     )
+    session_service_pb2_grpc.add_SessionServiceServicer_to_server(
+        SessionServicer(sessions, authenticator, limiter), server
+    )
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if config.effective_reflection != "off":
         reflection.enable_server_reflection(
-            [SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], server
+            [SERVICE_NAME, SESSION_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME],
+            server,
         )
 
     address = f"{config.host}:{config.port}"
@@ -505,12 +616,13 @@ async def start_server(
             address,
         )
     await server.start()
-    for name in ("", SERVICE_NAME):
+    for name in ("", SERVICE_NAME, SESSION_SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     leases: LocalLeases | RedisLeases = (
         RedisLeases.from_url(config.redis_url, redis_circuit) if config.redis_url else LocalLeases()
     )
-    background = []
+    # Every replica works the extraction queue: claims are leased, writes idempotent.
+    background = [asyncio.create_task(sessions.extraction.work())]
     if config.access_flush_interval_s > 0:
         background.append(
             asyncio.create_task(
@@ -563,6 +675,8 @@ async def start_server(
         admission,
         leases,
         rate_buckets,
+        conversations,
+        extractions,
     )
 
 

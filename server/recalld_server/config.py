@@ -75,6 +75,17 @@ class ServerConfig:
             used users are evicted beyond it; 0 serves every call from storage).
         working_set_max_user_memories: Users with more live memories are served from
             storage rather than held in the working set.
+        session_ttl_days: With Redis, a session untouched this long expires (0: never).
+            On the embedded store sessions stay until forgotten.
+        session_window_messages: Messages a session holds verbatim; older ones fold
+            into its summary.
+        session_window_tokens: Estimated tokens a session's verbatim window holds.
+        llm_base_url: An OpenAI-compatible endpoint (http://host:port/v1) that writes
+            session summaries and extracts memories; empty keeps both offline.
+        llm_model: The model name sent to that endpoint.
+        llm_api_key: Its key, from the environment only (RECALLD_LLM_API_KEY, else
+            OPENAI_API_KEY), never a flag: flags show up in process listings.
+        llm_timeout_s: Longest wait for one answer of the endpoint.
     """
 
     host: str = "127.0.0.1"
@@ -110,6 +121,13 @@ class ServerConfig:
     consolidate_interval_s: float = 3600.0
     working_set_mb: int = 1024
     working_set_max_user_memories: int = 10_000
+    session_ttl_days: float = 30.0
+    session_window_messages: int = 200
+    session_window_tokens: int = 8000
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str = dataclasses.field(default="", repr=False)
+    llm_timeout_s: float = 30.0
 
     @property
     def effective_reflection(self) -> str:
@@ -289,6 +307,33 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         default=env("WORKING_SET_MAX_USER_MEMORIES", defaults.working_set_max_user_memories),
         help="users with more live memories are served from storage",
     )
+    p.add_argument(
+        "--session-ttl-days",
+        type=float,
+        default=env("SESSION_TTL_DAYS", defaults.session_ttl_days),
+        help="with --redis-url: sessions untouched this long expire (0: never)",
+    )
+    p.add_argument(
+        "--session-window-messages",
+        type=int,
+        default=env("SESSION_WINDOW_MESSAGES", defaults.session_window_messages),
+        help="messages a session holds verbatim; older ones fold into its summary",
+    )
+    p.add_argument(
+        "--session-window-tokens",
+        type=int,
+        default=env("SESSION_WINDOW_TOKENS", defaults.session_window_tokens),
+        help="estimated tokens a session holds verbatim",
+    )
+    p.add_argument(
+        "--llm-base-url",
+        default=env("LLM_BASE_URL", ""),
+        help="OpenAI-compatible endpoint (http://host:port/v1) for session summaries and "
+        "memory extraction; the key comes from RECALLD_LLM_API_KEY or OPENAI_API_KEY "
+        "(default: both offline)",
+    )
+    p.add_argument("--llm-model", default=env("LLM_MODEL", ""))
+    p.add_argument("--llm-timeout", type=float, default=env("LLM_TIMEOUT", defaults.llm_timeout_s))
     return p
 
 
@@ -329,7 +374,28 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         consolidate_interval_s=float(args.consolidate_interval),
         working_set_mb=int(args.working_set_mb),
         working_set_max_user_memories=int(args.working_set_max_user_memories),
+        session_ttl_days=float(args.session_ttl_days),
+        session_window_messages=int(args.session_window_messages),
+        session_window_tokens=int(args.session_window_tokens),
+        llm_base_url=str(args.llm_base_url or ""),
+        llm_model=str(args.llm_model or ""),
+        llm_api_key=environ.get("RECALLD_LLM_API_KEY") or environ.get("OPENAI_API_KEY") or "",
+        llm_timeout_s=float(args.llm_timeout),
     )
+    if config.llm_base_url and not config.llm_model:
+        raise SystemExit("recalld: --llm-base-url needs --llm-model")
+    if config.llm_base_url and not config.llm_base_url.startswith(("http://", "https://")):
+        raise SystemExit("recalld: --llm-base-url must be an http:// or https:// URL")
+    if (
+        config.session_ttl_days < 0
+        or config.session_window_messages < 2
+        or config.session_window_tokens < 64
+        or config.llm_timeout_s <= 0
+    ):
+        raise SystemExit(
+            "recalld: --session-ttl-days must be >= 0, --session-window-messages >= 2, "
+            "--session-window-tokens >= 64, --llm-timeout > 0"
+        )
     if config.working_set_mb < 0 or not 0 < config.working_set_max_user_memories < 16_384:
         raise SystemExit(
             "recalld: --working-set-mb must be >= 0 and "

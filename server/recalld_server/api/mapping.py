@@ -346,6 +346,7 @@ def forget_target_from_proto(request: memory_service_pb2.ForgetRequest) -> model
         selector=selector,
         all_of_user=request.all_of_user,
         whole_tenant=request.whole_tenant,
+        session_id=request.session_id,
     )
 
 

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
-
 import grpc
 
 from recalld.v1 import memory_service_pb2 as pb
 from recalld.v1 import memory_service_pb2_grpc as pb_grpc
 from recalld_server.api import mapping
 from recalld_server.api.auth import Authenticator
-from recalld_server.api.status import to_status
+from recalld_server.api.edge import Edge
 from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.limits import RateLimiter
 from recalld_server.domain.model import Principal
 from recalld_server.domain.service import MemoryService
-
-Resp = TypeVar("Resp")
 
 
 class MemoryServicer(pb_grpc.MemoryServiceServicer):
@@ -32,22 +27,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> None:
         self._service = service
         self._consolidator = consolidator
-        self._auth = authenticator
-        self._limiter = limiter
-
-    async def _serve(
-        self,
-        context: grpc.aio.ServicerContext[object, object],
-        call: Callable[[Principal], Awaitable[Resp]],
-    ) -> Resp:
-        try:
-            principal = self._auth.authenticate(context.invocation_metadata() or ())
-            await self._limiter.admit(principal)
-            return await call(principal)
-        except Exception as error:
-            status = to_status(error)
-            await context.abort(status.code, status.details, status.trailing_metadata)
-            raise  # unreachable: abort_with_status raises
+        self._serve = Edge(authenticator, limiter).serve
 
     async def Write(
         self, request: pb.WriteRequest, context: grpc.aio.ServicerContext[object, object]

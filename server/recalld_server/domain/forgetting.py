@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from recalld_server.domain import authorization, validation
 from recalld_server.domain.changes import Change, bump, scan
+from recalld_server.domain.conversation import SessionCursor, SessionKey
 from recalld_server.domain.errors import FailedPreconditionError, NotFoundError
 from recalld_server.domain.lifecycle import refreshed_expiry
 from recalld_server.domain.model import (
@@ -21,6 +22,7 @@ from recalld_server.domain.model import (
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.ports import Backends
 from recalld_server.domain.reading import load_visible
+from recalld_server.domain.session_rules import can_see, session_lock_key
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.write_planner import StoredFacts, WritePlanner
 from recalld_server.domain.writing import read_holders
@@ -38,6 +40,8 @@ class ForgetMemories:
         self._history = backends.history
         self._requests = backends.requests
         self._access = backends.access
+        self._conversations = backends.conversations
+        self._extractions = backends.extractions
         self._changes = memories.changes
 
     async def __call__(
@@ -75,6 +79,7 @@ class ForgetMemories:
             if dry_run:
                 return [m.id for m in memories]
             await self._forget_memories(tenant, memories, mode)
+            await self._forget_conversations(principal, user_id, target)
             # Deleting a memory deletes its history. The user-wide sweep (history of
             # memories deleted before, request records) is for callers who may see
             # every scope: a scoped key must not erase another agent's audit trail.
@@ -114,8 +119,44 @@ class ForgetMemories:
         if mode is ForgetMode.HARD:
             await self._history.delete_user(tenant, None)
             await self._requests.delete_user(tenant, None)
+        await self._conversations.delete_user(tenant, None)
+        await self._extractions.delete_user(tenant, None)
         await self._access.drain(tenant)
         return [m.id for m in memories]
+
+    async def _forget_conversations(
+        self, principal: Principal, user_id: str, target: ForgetTarget
+    ) -> None:
+        """Deletes the sessions a session or user target names (conversations have no archive).
+
+        A scoped key deletes only the sessions of scopes it may use.
+        """
+        tenant = principal.tenant_id
+        if target.session_id:
+            key = SessionKey(tenant, user_id, target.session_id)
+            async with self._locks.hold(session_lock_key(key)):
+                session = await self._conversations.get(key)
+                if session is not None and can_see(principal, session):
+                    await self._conversations.delete(key)
+                    await self._extractions.delete_session(key)
+            return
+        if not target.all_of_user:
+            return
+        if authorization.readable_scopes(principal) is None:
+            await self._conversations.delete_user(tenant, user_id)
+            await self._extractions.delete_user(tenant, user_id)
+            return
+        after: SessionCursor | None = None
+        while True:
+            batch = await self._conversations.page(tenant, user_id, after, SCAN_BATCH)
+            for session in batch:
+                if can_see(principal, session):
+                    async with self._locks.hold(session_lock_key(session.key)):
+                        await self._conversations.delete(session.key)
+                        await self._extractions.delete_session(session.key)
+            if len(batch) < SCAN_BATCH:
+                return
+            after = SessionCursor(batch[-1].created_at, batch[-1].key.session_id)
 
 
 def _target_filter(principal: Principal, user_id: str, target: ForgetTarget) -> MemoryFilter:
@@ -124,6 +165,8 @@ def _target_filter(principal: Principal, user_id: str, target: ForgetTarget) -> 
     )
     if target.topic_key:
         return dataclasses.replace(base, topic_keys=frozenset({target.topic_key}))
+    if target.session_id:
+        return dataclasses.replace(base, session_id=target.session_id)
     if target.selector is not None:
         s = target.selector
         return dataclasses.replace(

@@ -486,6 +486,8 @@ class ForgetTarget:
     selector: Selector | None = None
     all_of_user: bool = False
     whole_tenant: bool = False
+    session_id: str = ""
+    """Every memory from this session, and the session itself with its messages."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

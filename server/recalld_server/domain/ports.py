@@ -443,3 +443,5 @@ class Backends:
     profile_cache: ProfileCache
     generations: Generations
     analyzer: Analyzer
+    conversations: Conversations
+    extractions: ExtractionQueue

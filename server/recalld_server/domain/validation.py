@@ -323,6 +323,7 @@ def validate_forget(user_id: str, target: ForgetTarget) -> None:
             ("ids", bool(target.ids)),
             ("topic_key", bool(target.topic_key)),
             ("selector", target.selector is not None),
+            ("session_id", bool(target.session_id)),
             ("all_of_user", target.all_of_user),
             ("whole_tenant", target.whole_tenant),
         )
@@ -332,7 +333,9 @@ def validate_forget(user_id: str, target: ForgetTarget) -> None:
     if len(chosen) != 1:
         violations.append(
             FieldViolation(
-                "ids", "set exactly one of ids, topic_key, selector, all_of_user, whole_tenant"
+                "ids",
+                "set exactly one of ids, topic_key, selector, session_id, all_of_user, "
+                "whole_tenant",
             )
         )
     if target.whole_tenant:
@@ -352,6 +355,7 @@ def validate_forget(user_id: str, target: ForgetTarget) -> None:
         max_chars=MAX_TOPIC_KEY_CHARS,
         violations=violations,
     )
+    check_identifier(target.session_id, "session_id", required=False, violations=violations)
     if target.selector is not None:
         if target.selector.is_empty():
             violations.append(FieldViolation("selector", "must set at least one condition"))

@@ -27,6 +27,10 @@ from recalld_server.domain.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 from recalld_server.storage.local import LocalAccessTracker, LocalGenerations, LocalLockManager
+from recalld_server.storage.memory_conversations import (
+    InMemoryConversations,
+    InMemoryExtractionQueue,
+)
 from recalld_server.storage.milvus_records import (
     MilvusHistoryStore,
     MilvusIdempotencyStore,
@@ -79,6 +83,8 @@ async def world(
         cache,
         LocalGenerations(),
         analyzer,
+        InMemoryConversations(),
+        InMemoryExtractionQueue(),
     )
     profiles = ProfileService(store, cache, clock)
     memories = UserMemories(backends, profiles.invalidate)

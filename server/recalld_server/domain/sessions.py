@@ -1,0 +1,73 @@
+"""Every session use case, built once from the adapters: the session servicer's entry point.
+
+Each use case lives in its own module (`appending`, `context_assembly`,
+`session_reads`, `session_ending`, with `folding` and `extraction` shared);
+the pure rules in `session_window`, `context_packing` and `session_rules`.
+"""
+
+from __future__ import annotations
+
+from recalld_server.domain.appending import AppendMessages
+from recalld_server.domain.context_assembly import GetContext
+from recalld_server.domain.extraction import ExtractionRunner
+from recalld_server.domain.folding import Folding
+from recalld_server.domain.ports import Backends, Extractor, Summarizer
+from recalld_server.domain.service import MemoryService
+from recalld_server.domain.session_ending import EndSession
+from recalld_server.domain.session_reads import ReadSessions
+from recalld_server.domain.session_window import SessionPolicy
+from recalld_server.domain.stages import NullStages, Stages
+
+
+class SessionService:
+    """The session use cases, independent of transport and storage engine."""
+
+    def __init__(
+        self,
+        backends: Backends,
+        memories: MemoryService,
+        summarizer: Summarizer,
+        offline_summarizer: Summarizer,
+        extractor: Extractor,
+        offline_extractor: Extractor,
+        policy: SessionPolicy | None = None,
+        stages: Stages | None = None,
+    ) -> None:
+        policy = policy or SessionPolicy()
+        stages = stages or NullStages()
+        conversations = backends.conversations
+        folding = Folding(conversations, summarizer, offline_summarizer, policy, stages)
+        self.extraction = ExtractionRunner(
+            conversations,
+            backends.extractions,
+            extractor,
+            offline_extractor,
+            memories.write,
+            backends.clock,
+            policy,
+            stages,
+        )
+        self.append = AppendMessages(
+            conversations,
+            backends.extractions,
+            backends.locks,
+            backends.clock,
+            folding,
+            self.extraction,
+            policy,
+        )
+        self.get_context = GetContext(
+            conversations,
+            memories.recall,
+            memories.get_profile,
+            offline_summarizer,
+            policy,
+            stages,
+        )
+        reads = ReadSessions(conversations, backends.store)
+        self.get = reads.get
+        self.list_page = reads.list_page
+        self.memories_of = reads.extracted_memories
+        self.end = EndSession(
+            conversations, backends.store, backends.locks, backends.clock, folding, memories.write
+        )

@@ -1,0 +1,1 @@
+"""Language-model adapters behind the domain's Summarizer and Extractor ports."""
