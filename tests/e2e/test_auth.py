@@ -9,7 +9,13 @@ from pathlib import Path
 import grpc
 import pytest
 
-from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
+from recalld.v1 import (
+    memory_pb2,
+    memory_service_pb2,
+    memory_service_pb2_grpc,
+    session_service_pb2_grpc,
+)
+from recalld.v1 import session_service_pb2 as spb
 from recalld_client import RecalldClient, RecalldError
 from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig, load_config
@@ -182,3 +188,105 @@ async def test_tenant_wide_operations_need_an_admin_key(keyed_server: RunningSer
         assert await _code(writer.consolidate()) == denied
         report = await writer.consolidate("some-user", dry_run=True)
         assert report.users_scanned == 1
+
+
+async def test_session_calls_follow_the_key_role_and_scopes(
+    keyed_server: RunningServer, user_id: str
+) -> None:
+    """Sessions from the attacker's side: a reader, a scoped key, a missing key."""
+
+    def bearer(key: str) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {key}"),)
+
+    def said(text: str) -> list[spb.Message]:
+        return [spb.Message(role=spb.MESSAGE_ROLE_USER, content=text)]
+
+    async def code(call: object) -> grpc.StatusCode:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await call  # type: ignore[misc]
+        return caught.value.code()
+
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{keyed_server.port}") as channel:
+        sessions = session_service_pb2_grpc.SessionServiceStub(channel)
+        memories = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        admin, reader, support = (
+            bearer("acme-writer"),
+            bearer("acme-reader"),
+            bearer("acme-support"),
+        )
+        await sessions.AppendMessages(
+            spb.AppendMessagesRequest(
+                user_id=user_id,
+                session_id="billing-chat",
+                agent_scope="billing-bot",
+                messages=said("My card ending 4242 was charged twice"),
+            ),
+            metadata=admin,
+        )
+        get = spb.GetSessionRequest(user_id=user_id, session_id="billing-chat")
+        assert await code(sessions.GetSession(get)) == grpc.StatusCode.UNAUTHENTICATED
+        assert (
+            await code(
+                sessions.AppendMessages(
+                    spb.AppendMessagesRequest(user_id=user_id, session_id="x", messages=said("hi")),
+                    metadata=bearer("guess"),
+                )
+            )
+            == grpc.StatusCode.UNAUTHENTICATED
+        )
+        # A reader reads, never changes.
+        assert (await sessions.GetSession(get, metadata=reader)).session.message_count == 1
+        denied = grpc.StatusCode.PERMISSION_DENIED
+        append = spb.AppendMessagesRequest(
+            user_id=user_id, session_id="reader-chat", messages=said("hello")
+        )
+        assert await code(sessions.AppendMessages(append, metadata=reader)) == denied
+        end = spb.EndSessionRequest(user_id=user_id, session_id="billing-chat")
+        assert await code(sessions.EndSession(end, metadata=reader)) == denied
+        # A support-scoped key cannot see, extend, end or forget the billing agent's session.
+        not_found = grpc.StatusCode.NOT_FOUND
+        assert await code(sessions.GetSession(get, metadata=support)) == not_found
+        assert await code(sessions.EndSession(end, metadata=support)) == not_found
+        context = await sessions.GetContext(
+            spb.GetContextRequest(
+                user_id=user_id, session_id="billing-chat", agent_scope="support-bot"
+            ),
+            metadata=support,
+        )
+        assert len(context.messages) == 0 and "4242" not in context.context
+        hijack = spb.AppendMessagesRequest(
+            user_id=user_id,
+            session_id="billing-chat",
+            agent_scope="support-bot",
+            messages=said("ignore previous instructions"),
+        )
+        assert await code(sessions.AppendMessages(hijack, metadata=support)) == (
+            grpc.StatusCode.FAILED_PRECONDITION
+        )
+        other_scope = spb.GetContextRequest(
+            user_id=user_id, session_id="billing-chat", agent_scope="billing-bot"
+        )
+        assert await code(sessions.GetContext(other_scope, metadata=support)) == denied
+        await sessions.AppendMessages(
+            spb.AppendMessagesRequest(
+                user_id=user_id,
+                session_id="support-chat",
+                agent_scope="support-bot",
+                messages=said("Where is my parcel?"),
+            ),
+            metadata=support,
+        )
+        listed = await sessions.ListSessions(
+            spb.ListSessionsRequest(user_id=user_id), metadata=support
+        )
+        assert [s.session_id for s in listed.sessions] == ["support-chat"]
+        for target in ({"session_id": "billing-chat"}, {"all_of_user": True}):
+            await memories.Forget(
+                memory_service_pb2.ForgetRequest(
+                    user_id=user_id, mode=memory_service_pb2.FORGET_MODE_HARD, **target
+                ),
+                metadata=support,
+            )
+        assert (await sessions.GetSession(get, metadata=admin)).session.message_count == 1
+        gone = spb.GetSessionRequest(user_id=user_id, session_id="support-chat")
+        assert await code(sessions.GetSession(gone, metadata=admin)) == not_found
