@@ -26,13 +26,17 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recalld.v1 import memory_service_pb2
+from recalld.v1 import memory_service_pb2, session_service_pb2
 from recalld_client import RecalldClient
 from recalld_server.app import RunningServer
 from recalld_server.domain.model import UPDATABLE_FIELDS
 from tests.e2e.helpers import memory
 
-SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
+SERVICES = {
+    "MemoryService": memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"],
+    "SessionService": session_service_pb2.DESCRIPTOR.services_by_name["SessionService"],
+}
+METHODS = [(name, m.name) for name, service in SERVICES.items() for m in service.methods]
 FORBIDDEN = {
     grpc.StatusCode.UNKNOWN,
     grpc.StatusCode.INTERNAL,
@@ -192,9 +196,9 @@ def _error_info(error: grpc.aio.AioRpcError) -> list[error_details_pb2.ErrorInfo
     return infos
 
 
-async def _call(port: int, method: str, payload: bytes) -> grpc.StatusCode:
+async def _call(port: int, service: str, method: str, payload: bytes) -> grpc.StatusCode:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        call = channel.unary_unary(f"/{SERVICE.full_name}/{method}", None, None)
+        call = channel.unary_unary(f"/{SERVICES[service].full_name}/{method}", None, None)
         try:
             await call(payload, timeout=30, metadata=(("x-recalld-tenant", "fuzz"),))
         except grpc.aio.AioRpcError as error:
@@ -229,32 +233,45 @@ async def seeded_ids(server: RunningServer) -> list[str]:
         return ids
 
 
-@pytest.mark.parametrize("method", [m.name for m in SERVICE.methods])
+REACHES_STORAGE = {
+    "Write",
+    "Recall",
+    "GetProfile",
+    "Get",
+    "List",
+    "History",
+    "Consolidate",
+    "GetContext",
+    "ListSessions",
+}
+
+
+@pytest.mark.parametrize(("service", "method"), METHODS)
 async def test_every_rpc_answers_generated_requests_with_an_actionable_status(
-    server: RunningServer, seeded_ids: list[str], method: str
+    server: RunningServer, seeded_ids: list[str], service: str, method: str
 ) -> None:
-    request_type = SERVICE.methods_by_name[method].input_type
+    request_type = SERVICES[service].methods_by_name[method].input_type
     seen: list[grpc.StatusCode] = []
 
     @FUZZ
     @given(request=_message(request_type, seeded_ids))
     def check(request: Any) -> None:
-        seen.append(_run_in_thread(server.port, method, request.SerializeToString()))
+        seen.append(_run_in_thread(server.port, service, method, request.SerializeToString()))
 
     await asyncio.to_thread(check)
     assert len(seen) >= 10  # hypothesis really sent them
-    if method in ("Write", "Recall", "GetProfile", "Get", "List", "History", "Consolidate"):
+    if method in REACHES_STORAGE:
         assert grpc.StatusCode.OK in seen, (method, seen)  # generated calls reach storage
 
 
-@pytest.mark.parametrize("method", [m.name for m in SERVICE.methods])
+@pytest.mark.parametrize(("service", "method"), METHODS)
 async def test_every_rpc_answers_raw_bytes_with_an_actionable_status(
-    server: RunningServer, method: str
+    server: RunningServer, service: str, method: str
 ) -> None:
     @settings(FUZZ, max_examples=15)
     @given(payload=st.binary(max_size=200))
     def check(payload: bytes) -> None:
-        _run_in_thread(server.port, method, payload)
+        _run_in_thread(server.port, service, method, payload)
 
     await asyncio.to_thread(check)
     async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
@@ -264,6 +281,6 @@ async def test_every_rpc_answers_raw_bytes_with_an_actionable_status(
     assert health.status == health_pb2.HealthCheckResponse.SERVING
 
 
-def _run_in_thread(port: int, method: str, payload: bytes) -> grpc.StatusCode:
+def _run_in_thread(port: int, service: str, method: str, payload: bytes) -> grpc.StatusCode:
     """Hypothesis drives a synchronous test: each example runs its call on its own loop."""
-    return asyncio.run(_call(port, method, payload))
+    return asyncio.run(_call(port, service, method, payload))
