@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import http.server
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from types import TracebackType
+from typing import Any
 
 from pymilvus import MilvusClient
 
@@ -289,3 +295,166 @@ async def primary_and_replica() -> AsyncIterator[tuple[RedisProcess, RedisProces
         for process in (primary, replica):
             if process.process is not None and process.process.poll() is None:
                 process.kill()
+
+
+class OpenAICompatibleServer:
+    """A real HTTP server on loopback speaking the OpenAI chat-completions protocol.
+
+    `POST /v1/chat/completions` answers a chat completion whose content is
+    `responder(request_json)`. Scriptable between calls through its attributes:
+    `status` (answer this HTTP status with an OpenAI-style error instead),
+    `delay_s` (wait before answering: a slow model), `raw_body` (answer these
+    bytes with status 200: a malformed body). With `expected_key`, a request
+    without `Authorization: Bearer <expected_key>` gets 401. Every request
+    received is recorded in `requests`.
+    """
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Request:
+        method: str
+        path: str
+        headers: dict[str, str]
+        body: Any
+        """The parsed JSON body (None if it was not JSON)."""
+
+    def __init__(
+        self,
+        responder: Callable[[dict[str, Any]], str] | None = None,
+        *,
+        expected_key: str | None = None,
+        status: int = 200,
+        delay_s: float = 0.0,
+        raw_body: bytes | None = None,
+    ) -> None:
+        self.responder: Callable[[dict[str, Any]], str] = responder or (lambda _request: "ok")
+        self.expected_key = expected_key
+        self.status = status
+        self.delay_s = delay_s
+        self.raw_body = raw_body
+        self.requests: list[OpenAICompatibleServer.Request] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: http.server.ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "the server is not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """The API root to give a client (`.../v1`)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> None:
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, payload: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _error(self, status: int, message: str, code: str) -> None:
+                error = {"message": message, "type": "invalid_request_error", "code": code}
+                self._send(status, json.dumps({"error": error}).encode())
+
+            def do_GET(self) -> None:
+                self._error(404, f"no route {self.path}", "not_found")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = None
+                with owner._lock:
+                    owner.requests.append(
+                        OpenAICompatibleServer.Request(
+                            "POST", self.path, dict(self.headers.items()), body
+                        )
+                    )
+                if owner.delay_s:
+                    owner._stopping.wait(owner.delay_s)
+                if self.path != "/v1/chat/completions":
+                    self._error(404, f"no route {self.path}", "not_found")
+                    return
+                sent = self.headers.get("Authorization", "")
+                if owner.expected_key is not None and sent != f"Bearer {owner.expected_key}":
+                    self._error(401, f"Incorrect API key provided: {sent}", "invalid_api_key")
+                    return
+                if owner.status != 200:
+                    self._error(owner.status, "scripted failure", "scripted")
+                    return
+                if owner.raw_body is not None:
+                    self._send(200, owner.raw_body)
+                    return
+                if not isinstance(body, dict):
+                    self._error(400, "the body is not a JSON object", "invalid_json")
+                    return
+                content = owner.responder(body)
+                prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+                completion = {
+                    "id": f"chatcmpl-{len(owner.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", ""),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt // 4,
+                        "completion_tokens": len(content) // 4,
+                        "total_tokens": prompt // 4 + len(content) // 4,
+                    },
+                }
+                self._send(200, json.dumps(completion, ensure_ascii=False).encode())
+
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # a client that gave up (timeout) closed the socket: expected
+
+        self._stopping.clear()
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="openai-compatible-server",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> OpenAICompatibleServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()

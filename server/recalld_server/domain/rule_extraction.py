@@ -299,6 +299,9 @@ _ZH_DATE = re.compile(
     r"|\d{1,2}[点:：]\d{0,2}|[一二三四五六七八九十]{1,3}点"
 )
 """Dates that place a plan: with 我 or an event word they make an event."""
+_ZH_LEADING_TIME = re.compile(
+    r"^([\d\-:：/年月日号周星期礼拜一二三四五六七八九十天今明后下上午晚点半个\s]+?)(我们|咱们|我)"
+)
 _ZH_NEAR = re.compile(r"今天|今晚|本周|这周|周末|[上下]午|晚上")
 """Today and its parts: an event only with an event word (我今天很累 is not one)."""
 _ZH_EVENT = re.compile(
@@ -327,6 +330,8 @@ def _zh_rules(clause: str) -> _Found | None:
         return _Found(MemoryType.FACT, _zh_third_person(c), topic, importance)
 
     if re.match(rf"^我{adv}(?:对.{{1,20}}?过敏|.{{0,12}}过敏)", c):
+        if re.search(r"(?:不|没|没有|不会|并不)过敏", c):
+            return None  # 我对猫毛不过敏: no allergy to keep
         return fact("allergy", IMPORTANCE_CORE)
     if re.match(rf"^我{adv}(?:有|患有|得了)(?:糖尿病|哮喘|癫痫|乳糜泻|高血压|心脏病)", c):
         return fact("", IMPORTANCE_CORE)
@@ -354,6 +359,8 @@ def _zh_rules(clause: str) -> _Found | None:
         r"|^(?:请|麻烦)?(?:你)?(?:每次都|一律|永远|始终|总是)|^(?:请|麻烦)?(?:你)?(?:别|不要)再",
         c,
     ) or re.match(r"^以后(?:都|请|就|别|不要|统一|一律|也|用|回答|叫我)", c):
+        if re.search(r"再(?:说|聊|看|讲|议)", c):
+            return None  # 以后再说: not now
         return _Found(MemoryType.PREFERENCE, f"用户要求：{_zh_third_person(c)}")
     if re.match(
         rf"^(?:我们|咱们){adv}(?:决定|定了|确定|选择|选了|就用|还是用|统一用|改用|改成|换成|用)"
@@ -378,17 +385,20 @@ def _zh_rules(clause: str) -> _Found | None:
         return _Found(MemoryType.TASK, f"提醒用户{task}", "", IMPORTANCE_TASK, False)
     if re.match(r"^我?(?:得|要|需要|先)(?:先)?(?:走|睡|下线|去忙|撤)了?$", c):
         return None  # 我得走了: chit-chat
-    if re.match(rf"^我{adv}(?:需要|得|必须|要记得|记得要|一定要)", c) or re.match(
+    if re.match(rf"^我{adv}(?:需要|得(?!了)|必须|要记得|记得要|一定要)", c) or re.match(
         r"^(?:别忘了|不要忘了|记得)", c
     ):
         content = _zh_third_person(c)
         if not content.startswith("用户"):
             content = "用户需要" + re.sub(r"^(?:别忘了|不要忘了|记得)", "", content)
         return _Found(MemoryType.TASK, content, "", IMPORTANCE_TASK, False)
-    if (_ZH_DATE.search(c) and (_ZH_SUBJECT.search(c) or _ZH_EVENT.search(c))) or (
+    if (_ZH_DATE.search(c) and ("我" in c or _ZH_EVENT.search(c))) or (
         _ZH_NEAR.search(c) and _ZH_EVENT.search(c)
     ):
         kind = MemoryType.TASK if _ZH_TASK.search(c) else MemoryType.EVENT
+        when = _ZH_LEADING_TIME.match(c)
+        if when:  # 下周三我要去上海 -> 用户下周三要去上海
+            c = when.group(2) + when.group(1).strip() + c[when.end() :]
         content = _zh_third_person(c)
         if "用户" not in content:
             content = "用户" + content
@@ -653,11 +663,12 @@ def _en_rules(clause: str) -> _Found | None:
         return _Found(MemoryType.PREFERENCE, _en_third_person(c))
     if re.match(r"^my\s+(?:\w+\s+)?favou?rite\s+[\w' -]{1,30}?\s+(?:is|are)\s+\S", c, i):
         return _Found(MemoryType.PREFERENCE, _en_third_person(c))
-    if re.match(rf"^i\s+{adv}(?:always|never|usually|only)\s+[a-z]", c, i):
+    if re.match(rf"^i\s+{adv}(?:always|never|usually|only)\s+[a-z]+\s+\S", c, i):
         return _Found(MemoryType.PREFERENCE, _en_third_person(c))
     if re.match(
         r"^(?:please\s+)?(?:from now on|going forward|moving forward|in the future|henceforth"
-        r"|from here on|always|never|don't ever|do not ever|stop\s+\w+ing|no more)\b",
+        r"|from here on|always|never|don't ever|do not ever|stop\s+\w+ing|no more)\b"
+        r"(?!\s*(?:mind|again|questions?)\b)\W*\w",  # not "never mind", "always!"
         c,
         i,
     ):
@@ -682,12 +693,13 @@ def _en_rules(clause: str) -> _Found | None:
     if decision:
         return _Found(MemoryType.DECISION, f"The user decided: {decision.group(1)}")
     remind = re.search(r"\bremind me\s+(\S.*)$", c, i)
-    if remind:
+    if remind and not re.match(r"(?:later|soon|again|tomorrow|tonight)$", remind.group(1), i):
         body = _en_rest(remind.group(1))
         return _Found(MemoryType.TASK, f"Remind the user {body}", "", IMPORTANCE_TASK, False)
     if re.match(
         r"^i(?:'ve)?\s+(?:\w+\s+)?(?:need to|have to|got to|gotta|must|should)\s+"
-        r"(?:go|leave|run|sleep|think|check|ask|log off|head out)(?:\s+(?:now|soon|first))?$",
+        r"(?:go|leave|run|sleep|think|check|ask|log off|head out)"
+        r"(?:\s+(?:now|soon|first|about it|about that|it over))?$",
         c,
         i,
     ):
