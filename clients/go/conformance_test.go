@@ -73,32 +73,78 @@ type scriptExpect struct {
 	Existing       *[]string  `json:"existing"`
 	ProposedStatus *string    `json:"proposed_status"`
 	ExistingStatus *string    `json:"existing_status"`
+
+	// Sessions.
+	MessageCount         *int64    `json:"message_count"`
+	WindowMessageCount   *int32    `json:"window_message_count"`
+	Extracted            *[]string `json:"extracted"`
+	MaxTokens            *int32    `json:"max_tokens"`
+	Messages             *[]string `json:"messages"`
+	MinMessageCount      *int      `json:"min_message_count"`
+	MaxMessageCount      *int      `json:"max_message_count"`
+	MessagesInclude      []string  `json:"messages_include"`
+	MessagesExclude      []string  `json:"messages_exclude"`
+	FirstMessage         *string   `json:"first_message"`
+	LastMessage          *string   `json:"last_message"`
+	SummaryNonempty      *bool     `json:"summary_nonempty"`
+	SummaryContains      []string  `json:"summary_contains"`
+	MemoryCount          *int      `json:"memory_count"`
+	MemoriesFirst        *string   `json:"memories_first"`
+	MemoriesInclude      []string  `json:"memories_include"`
+	ContextContains      []string  `json:"context_contains"`
+	ContextNotContains   []string  `json:"context_not_contains"`
+	Ended                *bool     `json:"ended"`
+	SummaryMemoryType    *string   `json:"summary_memory_type"`
+	SummaryMemorySession *string   `json:"summary_memory_session"`
+	Sessions             *[]string `json:"sessions"`
+}
+
+// messageSpec is MESSAGE: a session message in the scripts' small JSON form.
+type messageSpec struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// messageFromSpec builds the proto Message for a MESSAGE spec.
+func messageFromSpec(s messageSpec) (*recalld.Message, error) {
+	role, err := enumValue[recalld.MessageRole](recalldv1.MessageRole_value, "MESSAGE_ROLE_", strings.ToUpper(s.Role))
+	if err != nil || s.Role != strings.ToLower(s.Role) || role == recalldv1.MessageRole_MESSAGE_ROLE_UNSPECIFIED {
+		return nil, fmt.Errorf("unknown message role %q", s.Role)
+	}
+	if s.Content == "" {
+		return nil, errors.New("a message without content")
+	}
+	return recalld.NewMessage(role, s.Content), nil
 }
 
 type scriptStep struct {
-	Op          string       `json:"op"`
-	Tenant      *string      `json:"tenant"`
-	User        *string      `json:"user"`
-	Expect      scriptExpect `json:"expect"`
-	Save        []string     `json:"save"`
-	Memories    []memorySpec `json:"memories"`
-	RequestID   string       `json:"request_id"`
-	Query       string       `json:"query"`
-	TopK        *int32       `json:"top_k"`
-	Types       []string     `json:"types"`
-	MinScore    *float32     `json:"min_score"`
-	TokenBudget *int32       `json:"token_budget"`
-	ID          string       `json:"id"`
-	Statuses    []string     `json:"statuses"`
-	Memory      *memorySpec  `json:"memory"`
-	Paths       []string     `json:"paths"`
-	Etag        *string      `json:"etag"`
-	IDs         []string     `json:"ids"`
-	TopicKey    *string      `json:"topic_key"`
-	AllOfUser   bool         `json:"all_of_user"`
-	Mode        *string      `json:"mode"`
-	DryRun      bool         `json:"dry_run"`
-	Resolution  string       `json:"resolution"`
+	Op          string        `json:"op"`
+	Tenant      *string       `json:"tenant"`
+	User        *string       `json:"user"`
+	Expect      scriptExpect  `json:"expect"`
+	Save        []string      `json:"save"`
+	Memories    []memorySpec  `json:"memories"`
+	RequestID   string        `json:"request_id"`
+	Query       string        `json:"query"`
+	TopK        *int32        `json:"top_k"`
+	Types       []string      `json:"types"`
+	MinScore    *float32      `json:"min_score"`
+	TokenBudget *int32        `json:"token_budget"`
+	ID          string        `json:"id"`
+	Statuses    []string      `json:"statuses"`
+	Memory      *memorySpec   `json:"memory"`
+	Paths       []string      `json:"paths"`
+	Etag        *string       `json:"etag"`
+	IDs         []string      `json:"ids"`
+	TopicKey    *string       `json:"topic_key"`
+	AllOfUser   bool          `json:"all_of_user"`
+	Mode        *string       `json:"mode"`
+	DryRun      bool          `json:"dry_run"`
+	Resolution  string        `json:"resolution"`
+	Session     *string       `json:"session"`
+	Messages    []messageSpec `json:"messages"`
+	Extract     bool          `json:"extract"`
+	AgentScope  string        `json:"agent_scope"`
 
 	raw map[string]json.RawMessage // the keys as written, for checkMemoryScript
 }
@@ -153,12 +199,30 @@ var scriptOps = map[string]struct{ fields, expect, required []string }{
 	"get":            {[]string{"id"}, []string{"status", "tier", "content", "superseded_by", "supersedes"}, []string{"id"}},
 	"list":           {[]string{"statuses"}, []string{"count", "contains", "excludes"}, nil},
 	"update":         {[]string{"id", "memory", "paths", "etag"}, []string{"content", "version"}, []string{"id", "memory", "paths"}},
-	"forget":         {[]string{"ids", "topic_key", "all_of_user", "mode", "dry_run"}, []string{"count"}, nil},
+	"forget":         {[]string{"ids", "topic_key", "session", "all_of_user", "mode", "dry_run"}, []string{"count"}, nil},
 	"restore":        {[]string{"ids"}, []string{"status"}, []string{"ids"}},
 	"confirm":        {[]string{"ids"}, []string{"outcomes", "status"}, []string{"ids"}},
 	"history":        {[]string{"id"}, []string{"operations"}, []string{"id"}},
 	"list_conflicts": {[]string{"save"}, []string{"count", "proposed", "existing"}, nil},
 	"resolve":        {[]string{"id", "resolution"}, []string{"proposed_status", "existing_status"}, []string{"id", "resolution"}},
+	"append": {
+		[]string{"session", "messages", "extract", "request_id", "agent_scope", "save"},
+		[]string{"message_count", "window_message_count", "extracted"},
+		[]string{"messages"},
+	},
+	"get_context": {
+		[]string{"session", "query", "token_budget", "save"},
+		[]string{
+			"max_tokens", "messages", "message_count", "min_message_count", "max_message_count",
+			"messages_include", "messages_exclude", "first_message", "last_message",
+			"summary_nonempty", "summary_contains", "memory_count", "memories_first", "memories_include",
+			"context_contains", "context_not_contains",
+		},
+		nil,
+	},
+	"get_session":   {[]string{"session"}, []string{"message_count", "window_message_count", "ended", "summary_nonempty", "summary_contains"}, nil},
+	"end_session":   {[]string{"session", "save"}, []string{"ended", "summary_memory_type", "summary_memory_session", "summary_nonempty", "summary_contains"}, nil},
+	"list_sessions": {nil, []string{"count", "sessions"}, nil},
 }
 
 // enumValue returns the value of the enum constant prefix+name.
@@ -257,11 +321,21 @@ func checkMemoryScript(s *memoryScript) []string {
 			_, err := enumValue[recalld.ConflictResolution](recalldv1.ConflictResolution_value, "CONFLICT_RESOLUTION_", st.Resolution)
 			check(err)
 		}
-		if e.Outcomes != nil {
-			for _, n := range *e.Outcomes {
-				_, err := enumValue[recalld.WriteOutcome](recalldv1.WriteOutcome_value, "WRITE_OUTCOME_", n)
-				check(err)
+		for _, list := range []*[]string{e.Outcomes, e.Extracted} {
+			if list != nil {
+				for _, n := range *list {
+					_, err := enumValue[recalld.WriteOutcome](recalldv1.WriteOutcome_value, "WRITE_OUTCOME_", n)
+					check(err)
+				}
 			}
+		}
+		if e.SummaryMemoryType != nil {
+			_, err := enumValue[recalld.MemoryType](recalldv1.MemoryType_value, "MEMORY_TYPE_", *e.SummaryMemoryType)
+			check(err)
+		}
+		for _, m := range st.Messages {
+			_, err := messageFromSpec(m)
+			check(err)
 		}
 		if e.Operations != nil {
 			for _, n := range *e.Operations {
@@ -402,6 +476,48 @@ func (r *scriptRun) user(st *scriptStep) string {
 		u = *st.User
 	}
 	return u + "-" + r.runID
+}
+
+// session returns the step's session name, used as it is: tenants and users
+// are fresh per run.
+func (r *scriptRun) session(st *scriptStep) string {
+	if st.Session != nil {
+		return *st.Session
+	}
+	return "s1"
+}
+
+// matches reports whether m is the memory ref names: by id for a saved name,
+// else by a content substring.
+func (r *scriptRun) matches(m *recalld.Memory, ref string) bool {
+	if id, ok := r.ids[ref]; ok {
+		return m.GetId() == id
+	}
+	return m != nil && strings.Contains(m.GetContent(), ref)
+}
+
+// checkSummary checks summary_nonempty and summary_contains.
+func checkSummary(summary string, e scriptExpect) error {
+	if e.SummaryNonempty != nil && (summary != "") != *e.SummaryNonempty {
+		return fmt.Errorf("summary_nonempty: want %v, got %q", *e.SummaryNonempty, summary)
+	}
+	for _, text := range e.SummaryContains {
+		if !strings.Contains(summary, text) {
+			return fmt.Errorf("summary_contains %q: got %q", text, summary)
+		}
+	}
+	return nil
+}
+
+// checkCounts checks message_count and window_message_count of a session.
+func checkCounts(s *recalld.Session, e scriptExpect) error {
+	if e.MessageCount != nil && s.GetMessageCount() != *e.MessageCount {
+		return fmt.Errorf("message_count = %d, want %d", s.GetMessageCount(), *e.MessageCount)
+	}
+	if e.WindowMessageCount != nil && s.GetWindowMessageCount() != *e.WindowMessageCount {
+		return fmt.Errorf("window_message_count = %d, want %d", s.GetWindowMessageCount(), *e.WindowMessageCount)
+	}
+	return nil
 }
 
 func (r *scriptRun) idOf(name string) (string, error) {
@@ -682,6 +798,9 @@ func (r *scriptRun) do(ctx context.Context, st *scriptStep) error {
 		if st.TopicKey != nil {
 			req.TopicKey = *st.TopicKey
 		}
+		if st.Session != nil {
+			req.SessionId = r.session(st)
+		}
 		res, err := c.Forget(ctx, req)
 		if err != nil {
 			return err
@@ -793,6 +912,175 @@ func (r *scriptRun) do(ctx context.Context, st *scriptStep) error {
 		}
 		if e.ExistingStatus != nil && memoryStatus(res.GetExisting()) != *e.ExistingStatus {
 			return fmt.Errorf("existing_status = %s, want %s", memoryStatus(res.GetExisting()), *e.ExistingStatus)
+		}
+
+	case "append":
+		req := &recalld.AppendMessagesRequest{
+			UserId: user, SessionId: r.session(st), Extract: st.Extract, RequestId: st.RequestID, AgentScope: st.AgentScope,
+		}
+		for _, s := range st.Messages {
+			m, err := messageFromSpec(s)
+			if err != nil {
+				return err
+			}
+			req.Messages = append(req.Messages, m)
+		}
+		res, err := c.AppendMessages(ctx, req)
+		if err != nil {
+			return err
+		}
+		var ids, outcomes []string
+		for _, w := range res.GetExtracted() {
+			ids = append(ids, w.GetId())
+			outcomes = append(outcomes, enumName(w.GetOutcome(), "WRITE_OUTCOME_"))
+		}
+		r.save(st, ids)
+		if err := checkCounts(res.GetSession(), e); err != nil {
+			return err
+		}
+		if e.Extracted != nil && !slices.Equal(outcomes, *e.Extracted) {
+			return fmt.Errorf("extracted = %v, want %v", outcomes, *e.Extracted)
+		}
+
+	case "get_context":
+		req := &recalld.GetContextRequest{UserId: user, SessionId: r.session(st), Query: st.Query}
+		if st.TokenBudget != nil {
+			req.TokenBudget = *st.TokenBudget
+		}
+		res, err := c.GetContext(ctx, req)
+		if err != nil {
+			return err
+		}
+		var ids, texts, contents []string
+		var memories []*recalld.Memory
+		for _, it := range res.GetMemories() {
+			memories = append(memories, it.GetMemory())
+			ids = append(ids, it.GetMemory().GetId())
+			texts = append(texts, it.GetMemory().GetContent())
+		}
+		r.save(st, ids)
+		for _, m := range res.GetMessages() {
+			contents = append(contents, m.GetContent())
+		}
+		if e.MaxTokens != nil && res.GetTokenEstimate() > *e.MaxTokens {
+			return fmt.Errorf("token_estimate %d > %d", res.GetTokenEstimate(), *e.MaxTokens)
+		}
+		if e.Messages != nil && !slices.Equal(contents, *e.Messages) {
+			return fmt.Errorf("messages = %q, want %q", contents, *e.Messages)
+		}
+		if e.MessageCount != nil && int64(len(contents)) != *e.MessageCount {
+			return fmt.Errorf("message_count = %d, want %d: %q", len(contents), *e.MessageCount, contents)
+		}
+		if e.MinMessageCount != nil && len(contents) < *e.MinMessageCount {
+			return fmt.Errorf("min_message_count %d: %q", *e.MinMessageCount, contents)
+		}
+		if e.MaxMessageCount != nil && len(contents) > *e.MaxMessageCount {
+			return fmt.Errorf("max_message_count %d: %q", *e.MaxMessageCount, contents)
+		}
+		for _, text := range e.MessagesInclude {
+			if !slices.Contains(contents, text) {
+				return fmt.Errorf("messages_include %q: %q", text, contents)
+			}
+		}
+		for _, text := range e.MessagesExclude {
+			if slices.Contains(contents, text) {
+				return fmt.Errorf("messages_exclude %q: %q", text, contents)
+			}
+		}
+		if e.FirstMessage != nil && (len(contents) == 0 || contents[0] != *e.FirstMessage) {
+			return fmt.Errorf("first_message: want %q, got %q", *e.FirstMessage, contents)
+		}
+		if e.LastMessage != nil && (len(contents) == 0 || contents[len(contents)-1] != *e.LastMessage) {
+			return fmt.Errorf("last_message: want %q, got %q", *e.LastMessage, contents)
+		}
+		if err := checkSummary(res.GetSummary(), e); err != nil {
+			return err
+		}
+		if e.MemoryCount != nil && len(memories) != *e.MemoryCount {
+			return fmt.Errorf("memory_count = %d, want %d: %q", len(memories), *e.MemoryCount, texts)
+		}
+		if e.MemoriesFirst != nil && (len(memories) == 0 || !r.matches(memories[0], *e.MemoriesFirst)) {
+			return fmt.Errorf("memories_first %s: %q", *e.MemoriesFirst, texts)
+		}
+		for _, ref := range e.MemoriesInclude {
+			if !slices.ContainsFunc(memories, func(m *recalld.Memory) bool { return r.matches(m, ref) }) {
+				return fmt.Errorf("memories_include %s: %q", ref, texts)
+			}
+		}
+		for _, text := range e.ContextContains {
+			if !strings.Contains(res.GetContext(), text) {
+				return fmt.Errorf("context_contains %q: %q", text, res.GetContext())
+			}
+		}
+		for _, text := range e.ContextNotContains {
+			if strings.Contains(res.GetContext(), text) {
+				return fmt.Errorf("context_not_contains %q: %q", text, res.GetContext())
+			}
+		}
+
+	case "get_session":
+		res, err := c.GetSession(ctx, &recalld.GetSessionRequest{UserId: user, SessionId: r.session(st)})
+		if err != nil {
+			return err
+		}
+		s := res.GetSession()
+		if err := checkCounts(s, e); err != nil {
+			return err
+		}
+		if e.Ended != nil && (s.GetEndedAt() != nil) != *e.Ended {
+			return fmt.Errorf("ended: want %v, got %v", *e.Ended, s.GetEndedAt())
+		}
+		if err := checkSummary(s.GetSummary(), e); err != nil {
+			return err
+		}
+
+	case "end_session":
+		res, err := c.EndSession(ctx, &recalld.EndSessionRequest{UserId: user, SessionId: r.session(st)})
+		if err != nil {
+			return err
+		}
+		m := res.GetSummaryMemory()
+		if m != nil {
+			r.save(st, []string{m.GetId()})
+		}
+		s := res.GetSession()
+		if e.Ended != nil && (s.GetEndedAt() != nil) != *e.Ended {
+			return fmt.Errorf("ended: want %v, got %v", *e.Ended, s.GetEndedAt())
+		}
+		if e.SummaryMemoryType != nil {
+			if m == nil {
+				return errors.New("no summary memory")
+			}
+			if got := enumName(m.GetType(), "MEMORY_TYPE_"); got != *e.SummaryMemoryType {
+				return fmt.Errorf("summary_memory_type = %s, want %s", got, *e.SummaryMemoryType)
+			}
+			if s.GetSummaryMemoryId() != m.GetId() {
+				return fmt.Errorf("session.summary_memory_id = %q, want %q", s.GetSummaryMemoryId(), m.GetId())
+			}
+		}
+		if e.SummaryMemorySession != nil && m.GetSessionId() != *e.SummaryMemorySession {
+			return fmt.Errorf("summary_memory_session = %q, want %q", m.GetSessionId(), *e.SummaryMemorySession)
+		}
+		if err := checkSummary(s.GetSummary(), e); err != nil {
+			return err
+		}
+
+	case "list_sessions":
+		var names []string
+		for s, err := range c.ListAllSessions(ctx, &recalld.ListSessionsRequest{UserId: user}) {
+			if err != nil {
+				return err
+			}
+			names = append(names, s.GetSessionId())
+		}
+		if e.Count != nil && len(names) != *e.Count {
+			return fmt.Errorf("count = %d, want %d: %q", len(names), *e.Count, names)
+		}
+		if e.Sessions != nil {
+			got, want := slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(*e.Sessions))
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("sessions = %q, want %q", got, want)
+			}
 		}
 
 	default:

@@ -14,7 +14,7 @@ from typing import Any
 import grpc
 import pytest
 
-from recalld.v1 import memory_pb2, memory_service_pb2
+from recalld.v1 import memory_pb2, memory_service_pb2, session_service_pb2
 from recalld_client import RecalldClient, RecalldError
 from recalld_server.app import RunningServer
 
@@ -45,6 +45,25 @@ def _status(memory: memory_pb2.Memory) -> str:
     return memory_pb2.MemoryStatus.Name(memory.status).removeprefix("MEMORY_STATUS_")
 
 
+def _outcomes(results: Any) -> list[str]:
+    return [
+        memory_service_pb2.WriteOutcome.Name(r.outcome).removeprefix("WRITE_OUTCOME_")
+        for r in results
+    ]
+
+
+def _message(spec: dict[str, Any]) -> session_service_pb2.Message:
+    role = session_service_pb2.MessageRole.Value(f"MESSAGE_ROLE_{spec['role'].upper()}")
+    return session_service_pb2.Message(role=role, content=spec["content"])
+
+
+def _check_summary(summary: str, expect: dict[str, Any]) -> None:
+    if "summary_nonempty" in expect:
+        assert bool(summary) == expect["summary_nonempty"], summary
+    for text in expect.get("summary_contains", []):
+        assert text in summary, (text, summary)
+
+
 class ScriptRun:
     """One run of one script: symbolic names to fresh tenants, users and ids."""
 
@@ -64,6 +83,17 @@ class ScriptRun:
 
     def user(self, step: dict[str, Any]) -> str:
         return f"{step.get('user', 'u1')}-{self.run_id}"
+
+    @staticmethod
+    def session(step: dict[str, Any]) -> str:
+        """Session names are used as they are: tenants and users are fresh per run."""
+        return str(step.get("session", "s1"))
+
+    def matches(self, memory: memory_pb2.Memory, ref: str) -> bool:
+        """A saved name names the memory by id; anything else is a content substring."""
+        if ref in self.ids:
+            return memory.id == self.ids[ref]
+        return ref in memory.content
 
     def id_of(self, name: str) -> str:
         return self.ids[name]
@@ -96,11 +126,7 @@ class ScriptRun:
         results = list(response.results)
         self.save(step, [r.id for r in results])
         if "outcomes" in expect:
-            outcomes = [
-                memory_service_pb2.WriteOutcome.Name(r.outcome).removeprefix("WRITE_OUTCOME_")
-                for r in results
-            ]
-            assert outcomes == expect["outcomes"]
+            assert _outcomes(results) == expect["outcomes"]
         for key, field in (("related", "related_id"), ("same_as", "id")):
             if key in expect:
                 for name, result in zip(expect[key], results, strict=True):
@@ -187,6 +213,8 @@ class ScriptRun:
         target: dict[str, Any] = {}
         if "topic_key" in step:
             target["topic_key"] = step["topic_key"]
+        if "session" in step:
+            target["session_id"] = self.session(step)
         if step.get("all_of_user"):
             target["all_of_user"] = True
         mode = memory_service_pb2.ForgetMode.Value(f"FORGET_MODE_{step.get('mode', 'SOFT')}")
@@ -210,10 +238,7 @@ class ScriptRun:
         client = await self.client(step.get("tenant", "main"))
         results = await client.confirm(self.user(step), [self.id_of(n) for n in step["ids"]])
         if "outcomes" in expect:
-            assert [
-                memory_service_pb2.WriteOutcome.Name(r.outcome).removeprefix("WRITE_OUTCOME_")
-                for r in results
-            ] == expect["outcomes"]
+            assert _outcomes(results) == expect["outcomes"]
         if "status" in expect:
             assert all(_status(r.memory) == expect["status"] for r in results)
 
@@ -252,6 +277,100 @@ class ScriptRun:
             assert _status(response.proposed) == expect["proposed_status"]
         if "existing_status" in expect:
             assert _status(response.existing) == expect["existing_status"]
+
+    async def op_append(self, step: dict[str, Any], expect: dict[str, Any]) -> None:
+        client = await self.client(step.get("tenant", "main"))
+        response = await client.append_messages(
+            self.user(step),
+            self.session(step),
+            [_message(m) for m in step["messages"]],
+            extract=step.get("extract", False),
+            request_id=step.get("request_id", ""),
+            agent_scope=step.get("agent_scope", ""),
+        )
+        self.save(step, [r.id for r in response.extracted])
+        for key in ("message_count", "window_message_count"):
+            if key in expect:
+                assert getattr(response.session, key) == expect[key], (key, response.session)
+        if "extracted" in expect:
+            assert _outcomes(response.extracted) == expect["extracted"]
+
+    async def op_get_context(self, step: dict[str, Any], expect: dict[str, Any]) -> None:
+        client = await self.client(step.get("tenant", "main"))
+        response = await client.get_context(
+            self.user(step),
+            self.session(step),
+            query=step.get("query", ""),
+            token_budget=step.get("token_budget", 0),
+        )
+        self.save(step, [i.memory.id for i in response.memories])
+        contents = [m.content for m in response.messages]
+        memories = [i.memory for i in response.memories]
+        if "max_tokens" in expect:
+            assert response.token_estimate <= expect["max_tokens"], response.token_estimate
+        if "messages" in expect:
+            assert contents == expect["messages"]
+        if "message_count" in expect:
+            assert len(contents) == expect["message_count"], contents
+        if "min_message_count" in expect:
+            assert len(contents) >= expect["min_message_count"], contents
+        if "max_message_count" in expect:
+            assert len(contents) <= expect["max_message_count"], contents
+        for text in expect.get("messages_include", []):
+            assert text in contents, (text, contents)
+        for text in expect.get("messages_exclude", []):
+            assert text not in contents, (text, contents)
+        if "first_message" in expect:
+            assert contents[:1] == [expect["first_message"]], contents
+        if "last_message" in expect:
+            assert contents[-1:] == [expect["last_message"]], contents
+        _check_summary(response.summary, expect)
+        if "memory_count" in expect:
+            assert len(memories) == expect["memory_count"], [m.content for m in memories]
+        if "memories_first" in expect:
+            assert memories, "no memories"
+            assert self.matches(memories[0], expect["memories_first"]), memories[0].content
+        for ref in expect.get("memories_include", []):
+            assert any(self.matches(m, ref) for m in memories), (ref, [m.content for m in memories])
+        for text in expect.get("context_contains", []):
+            assert text in response.context, (text, response.context)
+        for text in expect.get("context_not_contains", []):
+            assert text not in response.context, (text, response.context)
+
+    async def op_get_session(self, step: dict[str, Any], expect: dict[str, Any]) -> None:
+        client = await self.client(step.get("tenant", "main"))
+        session = await client.get_session(self.user(step), self.session(step))
+        for key in ("message_count", "window_message_count"):
+            if key in expect:
+                assert getattr(session, key) == expect[key], (key, session)
+        if "ended" in expect:
+            assert session.HasField("ended_at") == expect["ended"], session
+        _check_summary(session.summary, expect)
+
+    async def op_end_session(self, step: dict[str, Any], expect: dict[str, Any]) -> None:
+        client = await self.client(step.get("tenant", "main"))
+        response = await client.end_session(self.user(step), self.session(step))
+        summary = response.summary_memory
+        self.save(step, [summary.id] if response.HasField("summary_memory") else [])
+        if "ended" in expect:
+            assert response.session.HasField("ended_at") == expect["ended"], response.session
+        if "summary_memory_type" in expect:
+            assert response.HasField("summary_memory"), "no summary memory"
+            assert memory_pb2.MemoryType.Name(summary.type) == (
+                f"MEMORY_TYPE_{expect['summary_memory_type']}"
+            )
+            assert response.session.summary_memory_id == summary.id
+        if "summary_memory_session" in expect:
+            assert summary.session_id == expect["summary_memory_session"], summary
+        _check_summary(response.session.summary, expect)
+
+    async def op_list_sessions(self, step: dict[str, Any], expect: dict[str, Any]) -> None:
+        client = await self.client(step.get("tenant", "main"))
+        names = [s.session_id async for s in client.list_all_sessions(self.user(step))]
+        if "count" in expect:
+            assert len(names) == expect["count"], names
+        if "sessions" in expect:
+            assert sorted(names) == sorted(expect["sessions"])
 
 
 @pytest.fixture

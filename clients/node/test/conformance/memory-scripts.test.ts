@@ -23,6 +23,7 @@ import {
   MemoryStatus,
   MemoryTier,
   MemoryType,
+  type MessageRoleName,
   RecalldClient,
   RecalldError,
   WriteOutcome,
@@ -34,6 +35,7 @@ import {
   enumValue,
   loadScripts,
   type MemorySpec,
+  type MessageSpec,
   type Script,
   type Step,
   scriptsPath,
@@ -75,6 +77,21 @@ function status(m: Memory | undefined): string {
   return enumName(MemoryStatus, m?.status ?? MemoryStatus.UNSPECIFIED);
 }
 
+/** The message to append for a MESSAGE spec. */
+function message(spec: MessageSpec): { role: MessageRoleName; content: string } {
+  return { role: spec.role as MessageRoleName, content: spec.content };
+}
+
+/** Checks summary_nonempty and summary_contains against a summary. */
+function checkSummary(summary: string, expect: Expect): void {
+  if (expect.summary_nonempty !== undefined) {
+    same(summary !== "", expect.summary_nonempty, `summary_nonempty of ${JSON.stringify(summary)}`);
+  }
+  for (const text of expect.summary_contains ?? []) {
+    assert.ok(summary.includes(text), `summary_contains ${text}: ${JSON.stringify(summary)}`);
+  }
+}
+
 /** Asserts deep equality with a message naming the check and both values. */
 function same<T>(actual: T, expected: T, what: string): void {
   assert.deepEqual(actual, expected, `${what}: got ${inspect(actual)}, want ${inspect(expected)}`);
@@ -106,6 +123,17 @@ class ScriptRun {
 
   private user(step: Step): string {
     return `${step.user ?? "u1"}-${this.runId}`;
+  }
+
+  /** Session names are used as they are: tenants and users are fresh per run. */
+  private session(step: Step): string {
+    return step.session ?? "s1";
+  }
+
+  /** A saved name names the memory by id; anything else is a content substring. */
+  private matches(m: Memory | undefined, ref: string): boolean {
+    const id = this.ids.get(ref);
+    return id !== undefined ? m?.id === id : (m?.content ?? "").includes(ref);
   }
 
   private idOf(name: string): string {
@@ -238,6 +266,7 @@ class ScriptRun {
         mode: enumValue(ForgetMode, step.mode ?? "SOFT", "forget mode"),
         dryRun: step.dry_run ?? false,
         ...(step.topic_key !== undefined && { topicKey: step.topic_key }),
+        ...(step.session !== undefined && { sessionId: this.session(step) }),
         ...(step.all_of_user && { allOfUser: true }),
       });
       if (expect.count !== undefined) same(res.forgottenIds.length, expect.count, "count");
@@ -320,6 +349,124 @@ class ScriptRun {
       });
       if (expect.proposed_status !== undefined) same(status(res.proposed), expect.proposed_status, "proposed_status");
       if (expect.existing_status !== undefined) same(status(res.existing), expect.existing_status, "existing_status");
+    },
+
+    append: async (step, expect) => {
+      const res = await this.client(step).appendMessages({
+        userId: this.user(step),
+        sessionId: this.session(step),
+        messages: (step.messages ?? []).map(message),
+        extract: step.extract ?? false,
+        requestId: step.request_id ?? "",
+        agentScope: step.agent_scope ?? "",
+      });
+      this.save(
+        step,
+        res.extracted.map((r) => r.id),
+      );
+      if (expect.message_count !== undefined) {
+        same(res.session?.messageCount ?? 0n, BigInt(expect.message_count), "message_count");
+      }
+      if (expect.window_message_count !== undefined) {
+        same(res.session?.windowMessageCount ?? 0, expect.window_message_count, "window_message_count");
+      }
+      if (expect.extracted !== undefined) {
+        same(
+          res.extracted.map((r) => enumName(WriteOutcome, r.outcome)),
+          expect.extracted,
+          "extracted",
+        );
+      }
+    },
+
+    get_context: async (step, expect) => {
+      const res = await this.client(step).getContext({
+        userId: this.user(step),
+        sessionId: this.session(step),
+        query: step.query ?? "",
+        tokenBudget: step.token_budget ?? 0,
+      });
+      const memories = res.memories.map((i) => i.memory);
+      this.save(
+        step,
+        memories.map((m) => m?.id ?? ""),
+      );
+      const contents = res.messages.map((m) => m.content);
+      const shown = JSON.stringify(contents);
+      if (expect.max_tokens !== undefined) {
+        assert.ok(res.tokenEstimate <= expect.max_tokens, `token_estimate ${res.tokenEstimate} > ${expect.max_tokens}`);
+      }
+      if (expect.messages !== undefined) same(contents, expect.messages, "messages");
+      if (expect.message_count !== undefined) same(contents.length, expect.message_count, `message_count of ${shown}`);
+      if (expect.min_message_count !== undefined) {
+        assert.ok(contents.length >= expect.min_message_count, `min_message_count: ${shown}`);
+      }
+      if (expect.max_message_count !== undefined) {
+        assert.ok(contents.length <= expect.max_message_count, `max_message_count: ${shown}`);
+      }
+      for (const text of expect.messages_include ?? [])
+        assert.ok(contents.includes(text), `includes ${text}: ${shown}`);
+      for (const text of expect.messages_exclude ?? [])
+        assert.ok(!contents.includes(text), `excludes ${text}: ${shown}`);
+      if (expect.first_message !== undefined) same(contents.slice(0, 1), [expect.first_message], "first_message");
+      if (expect.last_message !== undefined) same(contents.slice(-1), [expect.last_message], "last_message");
+      checkSummary(res.summary, expect);
+      const texts = JSON.stringify(memories.map((m) => m?.content ?? ""));
+      if (expect.memory_count !== undefined) same(memories.length, expect.memory_count, `memory_count of ${texts}`);
+      if (expect.memories_first !== undefined) {
+        assert.ok(
+          this.matches(memories[0], expect.memories_first),
+          `memories_first ${expect.memories_first}: ${texts}`,
+        );
+      }
+      for (const ref of expect.memories_include ?? []) {
+        assert.ok(
+          memories.some((m) => this.matches(m, ref)),
+          `memories_include ${ref}: ${texts}`,
+        );
+      }
+      for (const text of expect.context_contains ?? []) {
+        assert.ok(res.context.includes(text), `context_contains ${text}: ${JSON.stringify(res.context)}`);
+      }
+      for (const text of expect.context_not_contains ?? []) {
+        assert.ok(!res.context.includes(text), `context_not_contains ${text}: ${JSON.stringify(res.context)}`);
+      }
+    },
+
+    get_session: async (step, expect) => {
+      const res = await this.client(step).getSession({ userId: this.user(step), sessionId: this.session(step) });
+      const s = res.session;
+      if (expect.message_count !== undefined) {
+        same(s?.messageCount ?? 0n, BigInt(expect.message_count), "message_count");
+      }
+      if (expect.window_message_count !== undefined) {
+        same(s?.windowMessageCount ?? 0, expect.window_message_count, "window_message_count");
+      }
+      if (expect.ended !== undefined) same(s?.endedAt !== undefined, expect.ended, "ended");
+      checkSummary(s?.summary ?? "", expect);
+    },
+
+    end_session: async (step, expect) => {
+      const res = await this.client(step).endSession({ userId: this.user(step), sessionId: this.session(step) });
+      const m = res.summaryMemory;
+      this.save(step, m === undefined ? [] : [m.id]);
+      if (expect.ended !== undefined) same(res.session?.endedAt !== undefined, expect.ended, "ended");
+      if (expect.summary_memory_type !== undefined) {
+        assert.ok(m !== undefined, "no summary memory");
+        same(enumName(MemoryType, m.type), expect.summary_memory_type, "summary_memory_type");
+        same(res.session?.summaryMemoryId ?? "", m.id, "session.summary_memory_id");
+      }
+      if (expect.summary_memory_session !== undefined) {
+        same(m?.sessionId ?? "", expect.summary_memory_session, "summary_memory_session");
+      }
+      checkSummary(res.session?.summary ?? "", expect);
+    },
+
+    list_sessions: async (step, expect) => {
+      const names: string[] = [];
+      for await (const s of this.client(step).listAllSessions({ userId: this.user(step) })) names.push(s.sessionId);
+      if (expect.count !== undefined) same(names.length, expect.count, `count of ${JSON.stringify(names)}`);
+      if (expect.sessions !== undefined) same([...names].sort(), [...expect.sessions].sort(), "sessions");
     },
   };
 }

@@ -50,7 +50,39 @@ export interface Expect {
   existing?: string[];
   proposed_status?: string;
   existing_status?: string;
+  // Sessions.
+  message_count?: number;
+  window_message_count?: number;
+  extracted?: string[];
+  max_tokens?: number;
+  messages?: string[];
+  min_message_count?: number;
+  max_message_count?: number;
+  messages_include?: string[];
+  messages_exclude?: string[];
+  first_message?: string;
+  last_message?: string;
+  summary_nonempty?: boolean;
+  summary_contains?: string[];
+  memory_count?: number;
+  memories_first?: string;
+  memories_include?: string[];
+  context_contains?: string[];
+  context_not_contains?: string[];
+  ended?: boolean;
+  summary_memory_type?: string;
+  summary_memory_session?: string;
+  sessions?: string[];
 }
+
+/** MESSAGE: a session message in the scripts' small JSON form. */
+export interface MessageSpec {
+  role: string;
+  content: string;
+}
+
+/** The message roles a MESSAGE may name. */
+export const MESSAGE_ROLES = ["user", "assistant", "system", "tool"];
 
 export interface Step {
   op: string;
@@ -76,6 +108,10 @@ export interface Step {
   mode?: string;
   dry_run?: boolean;
   resolution?: string;
+  session?: string;
+  messages?: MessageSpec[];
+  extract?: boolean;
+  agent_scope?: string;
 }
 
 export interface Script {
@@ -98,12 +134,46 @@ export const OPS: Readonly<Record<string, { fields: readonly string[]; expect: r
   get: { fields: ["id"], expect: ["status", "tier", "content", "superseded_by", "supersedes"] },
   list: { fields: ["statuses"], expect: ["count", "contains", "excludes"] },
   update: { fields: ["id", "memory", "paths", "etag"], expect: ["content", "version"] },
-  forget: { fields: ["ids", "topic_key", "all_of_user", "mode", "dry_run"], expect: ["count"] },
+  forget: { fields: ["ids", "topic_key", "session", "all_of_user", "mode", "dry_run"], expect: ["count"] },
   restore: { fields: ["ids"], expect: ["status"] },
   confirm: { fields: ["ids"], expect: ["outcomes", "status"] },
   history: { fields: ["id"], expect: ["operations"] },
   list_conflicts: { fields: ["save"], expect: ["count", "proposed", "existing"] },
   resolve: { fields: ["id", "resolution"], expect: ["proposed_status", "existing_status"] },
+  append: {
+    fields: ["session", "messages", "extract", "request_id", "agent_scope", "save"],
+    expect: ["message_count", "window_message_count", "extracted"],
+  },
+  get_context: {
+    fields: ["session", "query", "token_budget", "save"],
+    expect: [
+      "max_tokens",
+      "messages",
+      "message_count",
+      "min_message_count",
+      "max_message_count",
+      "messages_include",
+      "messages_exclude",
+      "first_message",
+      "last_message",
+      "summary_nonempty",
+      "summary_contains",
+      "memory_count",
+      "memories_first",
+      "memories_include",
+      "context_contains",
+      "context_not_contains",
+    ],
+  },
+  get_session: {
+    fields: ["session"],
+    expect: ["message_count", "window_message_count", "ended", "summary_nonempty", "summary_contains"],
+  },
+  end_session: {
+    fields: ["session", "save"],
+    expect: ["ended", "summary_memory_type", "summary_memory_session", "summary_nonempty", "summary_contains"],
+  },
+  list_sessions: { fields: [], expect: ["count", "sessions"] },
 };
 
 const REQUIRED: Readonly<Record<string, readonly string[]>> = {
@@ -115,6 +185,7 @@ const REQUIRED: Readonly<Record<string, readonly string[]>> = {
   confirm: ["ids"],
   history: ["id"],
   resolve: ["id", "resolution"],
+  append: ["messages"],
 };
 
 const STEP_KEYS = ["op", "tenant", "user", "expect"];
@@ -238,6 +309,15 @@ export function checkScript(script: Script): string[] {
     tryEnum(ForgetMode, step.mode === undefined ? [] : [step.mode], "forget mode");
     tryEnum(ConflictResolution, step.resolution === undefined ? [] : [step.resolution], "conflict resolution");
     tryEnum(WriteOutcome, expect.outcomes, "write outcome");
+    tryEnum(WriteOutcome, expect.extracted, "write outcome");
+    tryEnum(MemoryType, expect.summary_memory_type === undefined ? [] : [expect.summary_memory_type], "memory type");
+    if (step.op === "append") {
+      for (const m of step.messages ?? []) {
+        for (const k of unknownKeys(m, ["role", "content"])) problems.push(`${at}: unknown message key ${k}`);
+        if (!MESSAGE_ROLES.includes(m.role)) problems.push(`${at}: unknown message role ${JSON.stringify(m.role)}`);
+        if (typeof m.content !== "string" || m.content === "") problems.push(`${at}: a message without content`);
+      }
+    }
     tryEnum(MemoryOperation, expect.operations, "memory operation");
     const statuses = [expect.status, expect.proposed_status, expect.existing_status].filter((s) => s !== undefined);
     tryEnum(MemoryStatus, statuses as string[], "memory status");
