@@ -66,10 +66,10 @@ from recalld_server.embedding.registry import (
     embedding_models,
     model_spec,
 )
+from recalld_server.llm.openai_compat import ChatClient, LlmExtractor, LlmSummarizer
 from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
-from recalld_server.llm.openai_compat import ChatClient, LlmExtractor, LlmSummarizer
 from recalld_server.storage.leases import Leases, LocalLeases, RedisLeases
 from recalld_server.storage.local import (
     LocalAccessTracker,

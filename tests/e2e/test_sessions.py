@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import grpc
 import pytest
@@ -126,9 +127,10 @@ def _error(
     """The status code, the ErrorInfo reason and the BadRequest fields of a failed call."""
     error = caught.value
     reason, fields = "", []
-    for key, value in error.trailing_metadata() or ():
+    trailers: Any = error.trailing_metadata() or ()
+    for key, value in trailers:
         if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)  # type: ignore[arg-type]
+            status = status_pb2.Status.FromString(bytes(value))
             for detail in status.details:
                 if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
                     info = error_details_pb2.ErrorInfo()

@@ -68,7 +68,8 @@ Content is a third-person sentence where the rewrite is simple ("I prefer tea"
 -> "The user prefers tea"; "我住在杭州" -> "用户住在杭州"; "we decided to use X" ->
 "The user decided to use X"; instructions -> "The user asked: ..." / "用户要求：..."),
 with "Possibly, " / 可能 when a leading hedge was removed; otherwise the clause
-verbatim. Topic keys come from TOPICS (see `topic_for`); tasks and events get none.
+verbatim. Topic keys come from TOPICS (see `topic_for`) except the MULTI_VALUED
+ones; tasks and events get none.
 """
 
 from __future__ import annotations
@@ -160,6 +161,11 @@ TOPICS: dict[str, tuple[str, ...]] = {
 A topic key is a slot: a newer memory with the same key supersedes the older one
 (docs/lifecycle.md), so "I now prefer americano" replaces "I prefer latte".
 """
+
+MULTI_VALUED = frozenset({"allergy", "food", "drink", "pet", "programming_language", "database"})
+"""Topics a user has many of at once (two allergies, several pets): recognised, so the
+rules can tell a fact from chatter, but never used as a memory's topic key, which is a
+slot that keeps one memory ("I'm also allergic to shellfish" must not replace peanuts)."""
 
 _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -816,6 +822,8 @@ def _candidate(clause: str) -> MemoryCandidate | None:
     topic = found.topic
     if not topic and found.keyword_topic:
         topic = topic_for(core)
+    if topic in MULTI_VALUED:
+        topic = ""
     occurred_at = iso_date_ms(core) if found.type in (MemoryType.TASK, MemoryType.EVENT) else 0
     return MemoryCandidate(
         content=content[:MAX_CONTENT_CHARS],

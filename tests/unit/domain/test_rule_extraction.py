@@ -102,11 +102,11 @@ async def test_an_english_conversation() -> None:
         (FACT, "name", "The user's name is Chen Jing"),
         (FACT, "home_city", "The user lives in Berlin"),
         (FACT, "employer", "The user works at Siemens"),
-        (FACT, "allergy", "The user is allergic to peanuts"),
-        (PREFERENCE, "food", "The user asked: never suggest Thai food"),
-        (PREFERENCE, "drink", "Possibly, the user prefers tea"),
+        (FACT, "", "The user is allergic to peanuts"),
+        (PREFERENCE, "", "The user asked: never suggest Thai food"),
+        (PREFERENCE, "", "Possibly, the user prefers tea"),
         (PREFERENCE, "communication_style", "The user asked: from now on, keep your answers short"),
-        (DECISION, "database", "The user decided to use PostgreSQL 16 for the booking service"),
+        (DECISION, "", "The user decided to use PostgreSQL 16 for the booking service"),
         (TASK, "", "Remind the user to renew their passport before 2026-12-05"),
         (EVENT, "", "The user is flying to Tokyo on 2026-12-20 at 09:30"),
     ]
@@ -129,9 +129,9 @@ async def test_a_chinese_conversation() -> None:
         (FACT, "home_city", "用户住在杭州"),
         (FACT, "employer", "用户在阿里巴巴工作"),
         (PREFERENCE, "coffee", "用户喜欢喝美式咖啡，不喜欢加糖"),
-        (FACT, "allergy", "用户好像对青霉素过敏"),
+        (FACT, "", "用户好像对青霉素过敏"),
         (PREFERENCE, "language", "用户要求：以后请用中文回答用户"),
-        (DECISION, "database", "用户决定用PostgreSQL做订单库"),
+        (DECISION, "", "用户决定用PostgreSQL做订单库"),
         (TASK, "", "提醒用户明天下午三点给张总打电话"),
         (EVENT, "", "用户下周三去上海出差"),
     ]
@@ -145,11 +145,11 @@ async def test_a_mixed_conversation() -> None:
     candidates = await RuleExtractor().extract(MIXED)
     assert summary(candidates) == [
         (FACT, "editor", "用户平时用Neovim写Python，偶尔用VS Code"),
-        (PREFERENCE, "drink", "The user prefers 乌龙茶 over coffee"),
+        (PREFERENCE, "", "The user prefers 乌龙茶 over coffee"),
         (FACT, "timezone", "The user's timezone is UTC+8"),
         (FACT, "home_city", "用户住在深圳"),
-        (DECISION, "database", "The user decided to go with Redis 7.2 for the cache"),
-        (FACT, "pet", "The user has a cat named Miso"),
+        (DECISION, "", "The user decided to go with Redis 7.2 for the cache"),
+        (FACT, "", "The user has a cat named Miso"),
         (PREFERENCE, "language", "The user asked: answer in English from now on"),
         (TASK, "", "The user needs to submit PR-42 by Friday"),
     ]
@@ -172,16 +172,16 @@ async def test_it_is_deterministic(transcript: list[Message]) -> None:
 
 
 PREFERENCES = [
-    ("I prefer tea.", "The user prefers tea", "drink"),
-    ("I really like sushi", "The user really likes sushi", "food"),
+    ("I prefer tea.", "The user prefers tea", ""),
+    ("I really like sushi", "The user really likes sushi", ""),
     ("I love jazz.", "The user loves jazz", ""),
-    ("I don't like coriander.", "The user does not like coriander", "food"),
+    ("I don't like coriander.", "The user does not like coriander", ""),
     ("I hate emojis in answers.", "The user hates emojis in answers", "communication_style"),
-    ("I can't stand spicy food.", "The user cannot stand spicy food", "food"),
+    ("I can't stand spicy food.", "The user cannot stand spicy food", ""),
     (
         "I always drink oat milk in my coffee.",
         "The user always drinks oat milk in their coffee",
-        "drink",
+        "",
     ),
     ("I never eat pork.", "The user never eats pork", "diet"),
     ("I'd rather use tabs.", "The user would rather use tabs", ""),
@@ -197,11 +197,11 @@ PREFERENCES = [
         "communication_style",
     ),
     ("Please stop using emojis.", "The user asked: stop using emojis", "communication_style"),
-    ("我喜欢喝茶。", "用户喜欢喝茶", "drink"),
+    ("我喜欢喝茶。", "用户喜欢喝茶", ""),
     ("我更喜欢拿铁", "用户更喜欢拿铁", "coffee"),
-    ("我爱吃火锅！", "用户爱吃火锅", "food"),
+    ("我爱吃火锅！", "用户爱吃火锅", ""),
     ("我偏好简洁的回答", "用户偏好简洁的回答", "communication_style"),
-    ("我不喜欢香菜", "用户不喜欢香菜", "food"),
+    ("我不喜欢香菜", "用户不喜欢香菜", ""),
     ("我讨厌加班", "用户讨厌加班", ""),
     ("以后都用中文回答", "用户要求：以后都用中文回答", "language"),
     ("以后请叫我小陈", "用户要求：以后请叫用户小陈", ""),
@@ -225,11 +225,11 @@ FACTS = [
         "employer",
         0.6,
     ),
-    ("I'm allergic to penicillin.", "The user is allergic to penicillin", "allergy", 0.9),
+    ("I'm allergic to penicillin.", "The user is allergic to penicillin", "", 0.9),
     (
         "I have a severe shellfish allergy.",
         "The user has a severe shellfish allergy",
-        "allergy",
+        "",
         0.9,
     ),
     ("I'm diabetic.", "The user is diabetic", "", 0.9),
@@ -240,18 +240,18 @@ FACTS = [
     ("I use Neovim on Arch Linux.", "The user uses Neovim on Arch Linux", "editor", 0.6),
     ("I speak French and German.", "The user speaks French and German", "language", 0.6),
     ("My timezone is UTC+8.", "The user's timezone is UTC+8", "timezone", 0.6),
-    ("I have a dog named Rex.", "The user has a dog named Rex", "pet", 0.6),
+    ("I have a dog named Rex.", "The user has a dog named Rex", "", 0.6),
     ("我住在杭州", "用户住在杭州", "home_city", 0.6),
     ("我在腾讯工作。", "用户在腾讯工作", "employer", 0.6),
-    ("我对花生过敏", "用户对花生过敏", "allergy", 0.9),
-    ("我芒果过敏", "用户芒果过敏", "allergy", 0.9),
+    ("我对花生过敏", "用户对花生过敏", "", 0.9),
+    ("我芒果过敏", "用户芒果过敏", "", 0.9),
     ("我有糖尿病", "用户有糖尿病", "", 0.9),
     ("我叫陈静", "用户叫陈静", "name", 0.6),
     ("我是程序员", "用户是程序员", "", 0.6),
     ("我吃素", "用户吃素", "diet", 0.6),
     ("我的时区是东八区", "用户的时区是东八区", "timezone", 0.6),
-    ("我的猫叫咪咪", "用户的猫叫咪咪", "pet", 0.6),
-    ("我养了一只柯基", "用户养了一只柯基", "pet", 0.6),
+    ("我的猫叫咪咪", "用户的猫叫咪咪", "", 0.6),
+    ("我养了一只柯基", "用户养了一只柯基", "", 0.6),
     ("我用VS Code写Go", "用户用VS Code写Go", "editor", 0.6),
     ("我会说粤语", "用户会说粤语", "language", 0.6),
 ]
@@ -265,18 +265,18 @@ def test_facts(text: str, content: str, topic: str, importance: float) -> None:
 
 
 DECISIONS = [
-    ("We decided to use PostgreSQL.", "The user decided to use PostgreSQL", "database"),
+    ("We decided to use PostgreSQL.", "The user decided to use PostgreSQL", ""),
     ("We've decided to ship on Monday.", "The user has decided to ship on Monday", ""),
-    ("Let's go with Redis.", "The user decided to go with Redis", "database"),
+    ("Let's go with Redis.", "The user decided to go with Redis", ""),
     (
         "We'll use TypeScript for the client.",
         "The user will use TypeScript for the client",
-        "programming_language",
+        "",
     ),
     ("We're going with option B.", "The user is going with option B", ""),
-    ("我们决定用PostgreSQL", "用户决定用PostgreSQL", "database"),
-    ("决定用Rust重写", "用户决定用Rust重写", "programming_language"),
-    ("那就用MySQL吧", "用户决定用MySQL", "database"),
+    ("我们决定用PostgreSQL", "用户决定用PostgreSQL", ""),
+    ("决定用Rust重写", "用户决定用Rust重写", ""),
+    ("那就用MySQL吧", "用户决定用MySQL", ""),
     ("我决定下个月换工作", "用户决定下个月换工作", ""),
 ]
 
@@ -441,9 +441,9 @@ def test_one_message_gives_several_memories() -> None:
     assert summary(extract_from_text(text)) == [
         (FACT, "home_city", "The user lives in Lisbon"),
         (FACT, "employer", "The user works at Farfetch"),
-        (FACT, "allergy", "The user is allergic to shellfish"),
-        (PREFERENCE, "food", "The user hates cilantro"),
-        (PREFERENCE, "drink", "用户喜欢茶"),
+        (FACT, "", "The user is allergic to shellfish"),
+        (PREFERENCE, "", "The user hates cilantro"),
+        (PREFERENCE, "", "用户喜欢茶"),
         (PREFERENCE, "coffee", "用户也喜欢咖啡"),
         (FACT, "home_city", "用户住在杭州"),
         (FACT, "employer", "用户在阿里巴巴工作"),
@@ -454,7 +454,7 @@ def test_one_message_gives_several_memories() -> None:
 async def test_a_repeat_across_messages_is_proposed_once() -> None:
     messages = conversation((U, "I prefer tea."), (A, "Noted."), (U, "i prefer TEA"))
     assert summary(await RuleExtractor().extract(messages)) == [
-        (PREFERENCE, "drink", "The user prefers tea")
+        (PREFERENCE, "", "The user prefers tea")
     ]
 
 
