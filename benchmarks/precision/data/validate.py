@@ -17,8 +17,18 @@ HERE = Path(__file__).resolve().parent
 
 MEMORY_TYPES = {"FACT", "PREFERENCE", "EVENT", "STATE", "DECISION", "TASK", "SKILL"}
 MEMORY_LANGS = {"en", "zh", "mixed"}
-TOPIC_KEYS = {"diet", "home_city", "employer", "coffee", "editor", "os", "database",
-              "language", "pet", "timezone"}
+TOPIC_KEYS = {
+    "diet",
+    "home_city",
+    "employer",
+    "coffee",
+    "editor",
+    "os",
+    "database",
+    "language",
+    "pet",
+    "timezone",
+}
 MIN_USERS = 4
 MIN_MEMORIES_PER_USER = 200
 CONTENT_LEN = (20, 160)
@@ -83,7 +93,11 @@ def check_split_balance(where: str, groups: dict[str, collections.Counter]) -> N
 def check_memories(doc) -> dict[str, dict]:
     """Returns key -> memory (with the owning user under '_user')."""
     by_key: dict[str, dict] = {}
-    if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("users"), list):
+    if (
+        not isinstance(doc, dict)
+        or doc.get("version") != 1
+        or not isinstance(doc.get("users"), list)
+    ):
         fail("memories.json: expected {'version': 1, 'users': [...]}")
         return by_key
     users = doc["users"]
@@ -100,7 +114,9 @@ def check_memories(doc) -> dict[str, dict]:
         seen_users.add(uid)
         mems = u["memories"]
         if len(mems) < MIN_MEMORIES_PER_USER:
-            fail(f"memories.json: user {uid} has {len(mems)} memories, need >= {MIN_MEMORIES_PER_USER}")
+            fail(
+                f"memories.json: user {uid} has {len(mems)} memories, need >= {MIN_MEMORIES_PER_USER}"
+            )
         contents = set()
         fp = topic = 0
         for m in mems:
@@ -151,12 +167,18 @@ def check_memories(doc) -> dict[str, dict]:
                     fail(f"{where}: topic_key only on FACT/PREFERENCE")
             by_key[key] = dict(m, _user=uid)
         if fp and topic / fp > TOPIC_KEY_SHARE:
-            fail(f"memories.json: user {uid} has topic_key on {topic}/{fp} facts+preferences (> {TOPIC_KEY_SHARE:.0%})")
+            fail(
+                f"memories.json: user {uid} has topic_key on {topic}/{fp} facts+preferences (> {TOPIC_KEY_SHARE:.0%})"
+            )
     return by_key
 
 
 def check_queries(doc, memories: dict[str, dict]) -> None:
-    if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("queries"), list):
+    if (
+        not isinstance(doc, dict)
+        or doc.get("version") != 1
+        or not isinstance(doc.get("queries"), list)
+    ):
         fail("queries.json: expected {'version': 1, 'queries': [...]}")
         return
     qs = doc["queries"]
@@ -207,7 +229,9 @@ def check_queries(doc, memories: dict[str, dict]) -> None:
                 if k not in memories:
                     fail(f"{where}: {field} key {k!r} does not exist")
                 elif memories[k]["_user"] != user:
-                    fail(f"{where}: {field} key {k!r} belongs to {memories[k]['_user']}, not {user}")
+                    fail(
+                        f"{where}: {field} key {k!r} belongs to {memories[k]['_user']}, not {user}"
+                    )
         if set(rel) & set(out):
             fail(f"{where}: key both relevant and outdated")
         if cat == "no_answer":
@@ -222,8 +246,13 @@ def check_queries(doc, memories: dict[str, dict]) -> None:
                 newest_rel = max(memories[k]["occurred_at"] for k in rel)
                 newest_out = max(memories[k]["occurred_at"] for k in out)
                 if newest_out >= newest_rel:
-                    fail(f"{where}: an outdated memory ({newest_out}) is not older than the newest relevant one ({newest_rel})")
+                    fail(
+                        f"{where}: an outdated memory ({newest_out}) is not older than the newest relevant one ({newest_rel})"
+                    )
                 chains.add((user, tuple(sorted(out))))
+            for k in rel + out:
+                if k in memories and "topic_key" in memories[k]:
+                    fail(f"{where}: time-evolving memory {k} must not carry a topic_key (the newer fact has to win on its own)")
         if cat == "short" and nonempty_str(text):
             words = text.split()
             if len(words) > 2 or (HAN.search(text) and len(text) > 6):
@@ -232,7 +261,9 @@ def check_queries(doc, memories: dict[str, dict]) -> None:
         if per_cat[cat] < need:
             fail(f"queries.json: category {cat} has {per_cat[cat]}, need >= {need}")
     if len(chains) < MIN_TIME_CHAINS:
-        fail(f"queries.json: {len(chains)} distinct time-evolving chains, need >= {MIN_TIME_CHAINS}")
+        fail(
+            f"queries.json: {len(chains)} distinct time-evolving chains, need >= {MIN_TIME_CHAINS}"
+        )
     check_split_balance("queries.json category", splits)
 
     print(f"queries: {len(qs)} ({len(chains)} distinct outdated chains in time_sensitive)")
@@ -241,7 +272,9 @@ def check_queries(doc, memories: dict[str, dict]) -> None:
     print(f"  {'category':26s} {'total':>5s} {'train':>5s} {'test':>5s} {'zh-query':>8s}")
     for cat in MIN_PER_CATEGORY:
         zhq = sum(1 for q in qs if q.get("category") == cat and HAN.search(q.get("query", "")))
-        print(f"  {cat:26s} {per_cat[cat]:5d} {splits[cat]['train']:5d} {splits[cat]['test']:5d} {zhq:8d}")
+        print(
+            f"  {cat:26s} {per_cat[cat]:5d} {splits[cat]['train']:5d} {splits[cat]['test']:5d} {zhq:8d}"
+        )
 
 
 def pair_lang(a: str, b: str) -> str:
@@ -303,9 +336,13 @@ def check_pairs(doc) -> None:
                 fail(f"pairs.json: {section}/{lab} has {count[lab]}, need >= {need}")
             non_en = langs[lab]["zh"] + langs[lab]["cross"]
             if count[lab] and non_en / count[lab] < MIN_NON_EN_SHARE:
-                fail(f"pairs.json: {section}/{lab} only {non_en}/{count[lab]} Chinese or cross-language")
-            print(f"  {section}/{lab:13s} {count[lab]:4d}  train={splits[lab]['train']} test={splits[lab]['test']}"
-                  f"  en={langs[lab]['en']} zh={langs[lab]['zh']} cross={langs[lab]['cross']}")
+                fail(
+                    f"pairs.json: {section}/{lab} only {non_en}/{count[lab]} Chinese or cross-language"
+                )
+            print(
+                f"  {section}/{lab:13s} {count[lab]:4d}  train={splits[lab]['train']} test={splits[lab]['test']}"
+                f"  en={langs[lab]['en']} zh={langs[lab]['zh']} cross={langs[lab]['cross']}"
+            )
         check_split_balance(f"pairs.json {section}", splits)
 
 
@@ -320,8 +357,10 @@ def main() -> int:
             langs = collections.Counter(m["lang"] for m in ms)
             types = collections.Counter(m["type"] for m in ms)
             topics = sum(1 for m in ms if "topic_key" in m)
-            print(f"  {u:6s} {n:4d}  lang {dict(sorted(langs.items()))}  topic_key {topics}"
-                  f"  types {dict(sorted(types.items()))}")
+            print(
+                f"  {u:6s} {n:4d}  lang {dict(sorted(langs.items()))}  topic_key {topics}"
+                f"  types {dict(sorted(types.items()))}"
+            )
     q_doc = load("queries.json")
     if q_doc is not None:
         check_queries(q_doc, memories)
