@@ -11,6 +11,7 @@ read never rewrites the session.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 from collections.abc import Awaitable, Callable
 
@@ -75,7 +76,7 @@ class GetContext:
         self._conversations = conversations
         self._recall = recall
         self._get_profile = get_profile
-        self._offline = offline_summarizer
+        self._folds = EphemeralFolds(offline_summarizer, policy.summary_tokens)
         self._policy = policy
         self._stages = stages
 
@@ -113,7 +114,7 @@ class GetContext:
             if omitted:
                 # Fold what the budget cannot hold into this answer's summary (offline:
                 # fast and deterministic), then fit again around the longer summary.
-                summary = await self._offline.fold(summary, omitted, self._policy.summary_tokens)
+                summary = await self._folds.summary(session, omitted) if session else summary
                 assembly = assemble(
                     budget,
                     summary,
@@ -184,6 +185,60 @@ class GetContext:
                 record.set("degraded", True)
                 degraded.append("memories")
                 return [], []
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Fold:
+    """A summary of the stored summary plus the window up to `through`."""
+
+    base_through: int
+    base_summary: str
+    through: int
+    summary: str
+
+
+class EphemeralFolds:
+    """The per-answer folds of omitted messages, kept per session and extended turn by turn.
+
+    An agent asks for its context every turn with about the same budget: each turn
+    only the few messages that newly fell out of the budget need folding, on top of
+    the last answer's fold. Summarising a long window from scratch costs tens of
+    milliseconds (the summarizer scores every sentence), extending it a fraction.
+    In process only: another replica folds once for itself.
+    """
+
+    def __init__(self, summarizer: Summarizer, budget_tokens: int, capacity: int = 4096) -> None:
+        self._summarizer = summarizer
+        self._budget = budget_tokens
+        self._capacity = capacity
+        self._folds: collections.OrderedDict[SessionKey, _Fold] = collections.OrderedDict()
+
+    async def summary(self, session: Session, omitted: list[Message]) -> str:
+        """The session's summary with `omitted` (the oldest window messages) folded in."""
+        through = omitted[-1].seq
+        last = self._folds.get(session.key)
+        reusable = (
+            last is not None
+            and last.base_through == session.summarized_through
+            and last.base_summary == session.summary
+            and last.through <= through
+        )
+        if last is not None and reusable:
+            newer = [m for m in omitted if m.seq > last.through]
+            summary = (
+                await self._summarizer.fold(last.summary, newer, self._budget)
+                if newer
+                else last.summary
+            )
+        else:
+            summary = await self._summarizer.fold(session.summary, omitted, self._budget)
+        self._folds[session.key] = _Fold(
+            session.summarized_through, session.summary, through, summary
+        )
+        self._folds.move_to_end(session.key)
+        while len(self._folds) > self._capacity:
+            self._folds.popitem(last=False)
+        return summary
 
 
 def _last_user_message(window: list[Message]) -> str:

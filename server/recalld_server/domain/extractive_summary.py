@@ -39,6 +39,7 @@ prefix (a summary written by another summarizer) weigh 0.8.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Sequence
 
@@ -177,8 +178,13 @@ MIN_SCORE = 0.5
 plain question, a tool's or system's sentence without identifiers or numbers."""
 
 
+@functools.lru_cache(maxsize=65_536)
 def salience(sentence: str) -> float:
-    """How worth keeping a sentence is, before the speaker's weight (0: never keep it)."""
+    """How worth keeping a sentence is, before the speaker's weight (0: never keep it).
+
+    Remembered: a window's sentences are scored again at every fold and every
+    GetContext that folds them, and scoring is most of a fold's cost.
+    """
     bare = _NON_WORD.sub(" ", normalise(sentence)).strip()
     if not bare or _FILLER.fullmatch(bare):
         return 0.0
