@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("hdrh", reason="benchmark extra not installed: pip install -e .[bench]")
 pytest.importorskip("matplotlib", reason="benchmark extra not installed: pip install -e .[bench]")
 
-from benchmarks.recalld_bench import datasets, loader, loadgen, report, stages
+from benchmarks.recalld_bench import conversations, datasets, loader, loadgen, report, stages
 from recalld_server.app import RunningServer
 
 SPEC = datasets.DatasetSpec(memories=40, tenants=2, users_per_tenant=3, seed=7)
@@ -99,3 +99,32 @@ def test_stage_breakdown_from_spans(tmp_path: Path) -> None:
     assert result["fanout_wall"]["mean_ms"] == 6.0
     assert result["fanout_sum"]["mean_ms"] == 11.0
     assert result["sequential_estimate"]["mean_ms"] == 15.0
+
+
+async def test_sessions_load_and_context_load(server: RunningServer) -> None:
+    address = f"127.0.0.1:{server.port}"
+    sessions = conversations.SessionSpec(SPEC, sessions=3, messages=30, seed=3)
+    assert conversations.summary(sessions) == conversations.summary(sessions)
+    loaded = await conversations.load(address, sessions, concurrency=2, batch=10)
+    assert loaded["appended"] == 90 and loaded["calls"] == 9 and not loaded["errors"]
+
+    spec = loadgen.LoadSpec(
+        address=address,
+        operation="context",
+        concurrency=2,
+        duration_s=1.5,
+        warmup_s=0.5,
+        processes=1,
+        dataset=SPEC,
+        sessions=sessions,
+    )
+    result = await asyncio.to_thread(loadgen.run, spec)
+    summary = result["by_operation"]["context"]
+    assert summary["count"] > 0
+    assert result["error_count"] == sum(result["errors"].values())
+    assert 0 < summary["p50_ms"] <= summary["p99_ms"] <= summary["max_ms"]
+    result = {**result, "variant": "plain", "scenario": "context", "series": "context"}
+    assert "| context | 2 |" in report.table(
+        {"mode": "closed", "results": [{**result, "point": {"concurrency": 2}}]}
+    )
+    json.dumps(result)
