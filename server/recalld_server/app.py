@@ -430,7 +430,7 @@ def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> Policy:
         recall=RecallPolicy(
             sequential=config.recall_sequential,
             retrieval=config.recall_mode,
-            default_min_score=spec.default_min_score,
+            fusion=spec.fusion,
             duplicate_similarity=spec.near_duplicate_similarity,
         ),
         max_memories_per_user=config.max_memories_per_user,

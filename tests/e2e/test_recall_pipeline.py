@@ -185,22 +185,25 @@ async def test_duplicates_in_results_are_dropped(client: RecalldClient, user_id:
     assert dropped and dropped[0].duplicate_of in returned
 
 
-async def test_scores_carry_a_breakdown_and_decay_by_type(
+async def test_scores_carry_a_breakdown_and_recency_never_buries_relevance(
     client: RecalldClient, user_id: str
 ) -> None:
     old_event = memory("The user ran the Beijing marathon", memory_pb2.MEMORY_TYPE_EVENT)
     old_event.occurred_at.FromSeconds(1_600_000_000)  # 2020
-    old_fact = memory(
+    new_fact = memory(
         "The user trains for marathons every weekend", memory_pb2.MEMORY_TYPE_FACT, importance=1.0
     )
-    old_fact.occurred_at.FromSeconds(1_600_000_000)
-    outcomes = [r.outcome for r in (await client.write(user_id, [old_event, old_fact])).results]
+    outcomes = [r.outcome for r in (await client.write(user_id, [old_event, new_fact])).results]
     assert outcomes == [memory_service_pb2.WRITE_OUTCOME_CREATED] * 2
     response = await client.recall(user_id, "marathon", min_score=-1)
     by_type = {i.memory.type: i for i in response.items}
     event, fact = by_type[memory_pb2.MEMORY_TYPE_EVENT], by_type[memory_pb2.MEMORY_TYPE_FACT]
-    assert event.breakdown.decay < 0.01 < fact.breakdown.decay
+    # Recency halves every 30 days but decides only half of the ranking: a years-old
+    # event keeps half its weight, a new fact all of it.
+    assert event.breakdown.decay == pytest.approx(0.5, abs=1e-3)
+    assert fact.breakdown.decay == pytest.approx(1.0, abs=1e-3)
     assert fact.breakdown.importance_weight == pytest.approx(1.25)
+    assert 0 < event.breakdown.keyword_match <= 1
     for item in response.items:
         b = item.breakdown
         assert item.score == pytest.approx(b.fused * b.decay * b.importance_weight, rel=1e-5)

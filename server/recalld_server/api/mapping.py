@@ -312,6 +312,7 @@ def breakdown_to_proto(
     target.fused = breakdown.fused
     target.decay = breakdown.decay
     target.importance_weight = breakdown.importance_weight
+    target.keyword_match = breakdown.keyword_match
 
 
 def profile_to_proto(profile: model.Profile, target: memory_service_pb2.Profile) -> None:

@@ -51,6 +51,32 @@ class Bm25Index:
             if not documents:
                 del self._postings[term]
 
+    def idf(self, term: str) -> float | None:
+        """The term's inverse document frequency here (None if no document holds it)."""
+        documents = self._postings.get(term)
+        if not documents:
+            return None
+        count = len(self._lengths)
+        return math.log(1.0 + (count - len(documents) + 0.5) / (len(documents) + 0.5))
+
+    def unseen_idf(self) -> float:
+        """The IDF a term would have if one more document held it: rarer than any here."""
+        count = len(self._lengths)
+        return math.log(1.0 + (count + 0.5) / 0.5)
+
+    def idf_weights(self, terms: Iterable[str], unseen: float | None = None) -> dict[str, float]:
+        """Each term's IDF; a term no document holds weighs `unseen` (default the rarest)."""
+        missing = self.unseen_idf() if unseen is None else unseen
+        out = {}
+        for term in terms:
+            value = self.idf(term)
+            out[term] = missing if value is None else value
+        return out
+
+    def terms_of(self, key: str) -> tuple[str, ...]:
+        """A document's distinct terms (empty for unknown keys)."""
+        return self._terms.get(key, ())
+
     def scores(self, query_terms: Iterable[str]) -> dict[str, float]:
         """BM25 score of every document sharing a term with the query (others score 0)."""
         count = len(self._lengths)

@@ -225,6 +225,8 @@ class ScoreBreakdown:
     fused: float = 0.0
     decay: float = 1.0
     importance_weight: float = 1.0
+    keyword_match: float = 0.0
+    """The IDF-weighted share of the query's informative terms the memory holds."""
 
     @property
     def final(self) -> float:

@@ -12,13 +12,21 @@ import asyncio
 import collections
 import dataclasses
 import logging
-import math
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import numpy as np
 
 from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.fusion import (
+    NO_EVIDENCE,
+    FusionPolicy,
+    KeywordEvidence,
+    QueryTerms,
+    floor_for,
+    fuse,
+    passes,
+)
 from recalld_server.domain.lifecycle import DAY_MS
 from recalld_server.domain.model import (
     Candidate,
@@ -34,7 +42,14 @@ from recalld_server.domain.model import (
     Status,
 )
 from recalld_server.domain.packing import pack, render_context
-from recalld_server.domain.ports import AccessTracker, Clock, Embedder, Vector, VectorStore
+from recalld_server.domain.ports import (
+    AccessTracker,
+    Analyzer,
+    Clock,
+    Embedder,
+    Vector,
+    VectorStore,
+)
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.retrieval import (
     Retrieval,
@@ -48,6 +63,7 @@ from recalld_server.domain.working_set import WorkingSet
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+NO_TERMS = QueryTerms((), ())
 QUERY_VECTOR_CACHE = 2048
 LINE_COST_CACHE = 65_536
 """Context lines whose token cost is remembered (first in, first out)."""
@@ -59,19 +75,17 @@ class RecallPolicy:
     """Ranking knobs, with the documented defaults (docs/recall.md).
 
     Attributes:
-        rrf_k: Reciprocal-rank-fusion constant: rank r contributes weight / (k + r).
-        dense_weight / keyword_weight / recent_weight: Weights of the three rankings.
-        decay_per_day: Recency lambda per memory type; score *= exp(-lambda * age_days),
-            age counted from occurred_at. Stable knowledge barely decays; events fade
-            with a half-life of about two weeks.
-        keyword_relative_floor: Keyword matches below this fraction of the best BM25
-            score are ignored; the ones above it pass the default relevance floor even
-            when their dense score is low (exact identifiers).
-        default_min_score: Dense relevance floor when the caller sets none. For the
-            default model (USE v3) unrelated pairs score about 0.0-0.1, correct matches
-            0.38 on average, but question-style queries can score a true match as low
-            as 0.11-0.15 ("Where does the user live?" vs "I live in Hangzhou"): the
-            default favours not missing a memory; callers wanting precision raise it.
+        fusion: How dense and keyword evidence make one relevance score, and the
+            gate that leaves out what is not relevant (`domain.fusion`); measured per
+            embedding model on the labelled set (benchmarks/precision).
+        recency_half_life_days: Recency halves every this many days since the
+            memory occurred: decay = 2 ** (-age_days / half_life).
+        recency_share: How much of the ranking recency decides: the ranking score is
+            relevance * (1 - share + share * decay), so an old fact that answers the
+            question still beats a new one that does not, and between two that answer
+            alike the newer wins. Both measured on benchmarks/precision with the
+            fusion (a decay per memory type ranked old events, often the answer,
+            out of sight).
         pool_per_item / min_pool: Candidates fetched from each search.
         recent_days / recent_limit: The recent-events stage looks this far back.
         sequential: Run the stages one after another instead of concurrently (only to
@@ -83,24 +97,9 @@ class RecallPolicy:
             near-duplicate threshold, as the write rules use.
     """
 
-    rrf_k: int = 60
-    dense_weight: float = 1.0
-    keyword_weight: float = 1.0
-    recent_weight: float = 0.3
-    decay_per_day: dict[MemoryType, float] = dataclasses.field(
-        default_factory=lambda: {
-            MemoryType.FACT: 0.0005,
-            MemoryType.PREFERENCE: 0.001,
-            MemoryType.SKILL: 0.0005,
-            MemoryType.DECISION: 0.002,
-            MemoryType.SUMMARY: 0.01,
-            MemoryType.TASK: 0.02,
-            MemoryType.STATE: 0.03,
-            MemoryType.EVENT: 0.05,
-        }
-    )
-    keyword_relative_floor: float = 0.5
-    default_min_score: float = 0.1
+    fusion: FusionPolicy = dataclasses.field(default_factory=FusionPolicy)
+    recency_half_life_days: float = 30.0
+    recency_share: float = 0.5
     pool_per_item: int = 4
     min_pool: int = 20
     recent_days: int = 7
@@ -132,9 +131,10 @@ class RecallPipeline:
         stages: Stages,
         clock: Clock,
         working_set: WorkingSet,
+        analyzer: Analyzer,
         policy: RecallPolicy | None = None,
     ) -> None:
-        self._storage = StorageRetrieval(store, profiles)
+        self._storage = StorageRetrieval(store, profiles, analyzer)
         # Agents repeat queries (retries, the same question each turn, several users
         # asked the same thing): the model's vector for a text never changes.
         self._query_vectors: collections.OrderedDict[str, Vector] = collections.OrderedDict()
@@ -233,19 +233,21 @@ class RecallPipeline:
                 degraded.append(stage)
 
         with self._stages.stage("fuse") as record:
-            # Weak keyword matches (a fraction of the best BM25 score) would otherwise
-            # get full reciprocal-rank credit; they do not enter the keyword ranking.
-            best_keyword = max((score for _, score in keyword), default=0.0)
-            keyword = [
-                (m, score)
-                for m, score in keyword
-                if score >= self._policy.keyword_relative_floor * best_keyword
-            ]
             hits = self._merge(dense, keyword, recent)
-            scored = [(hit, self._score(hit, now)) for hit in hits.values()]
+            terms, evidence = (
+                retrieval.keyword_evidence(query.query, [h.memory for h in hits.values()])
+                if query.query.strip() and mode != "dense"
+                else (NO_TERMS, {})
+            )
+            scored = [
+                (hit, self._score(hit, evidence.get(memory_id, NO_EVIDENCE), now))
+                for memory_id, hit in hits.items()
+            ]
+            if terms.wants_latest and self._policy.fusion.latest_bonus:
+                scored = self._prefer_latest(scored, terms, retrieval)
             scored.sort(key=lambda pair: pair[1].final, reverse=True)
             record.set("candidates_in", len(scored))
-            candidates, kept = self._select(query, strict, scored, now, retrieval)
+            candidates, kept = self._select(query, strict, scored, now, retrieval, terms)
             record.set("candidates_out", len(kept))
 
         with self._stages.stage("budget") as record:
@@ -368,26 +370,55 @@ class RecallPipeline:
             hits.setdefault(memory.id, _Hit(memory)).recent_rank = rank
         return hits
 
-    def _score(self, hit: _Hit, now: int) -> ScoreBreakdown:
+    def _score(self, hit: _Hit, evidence: KeywordEvidence, now: int) -> ScoreBreakdown:
         p = self._policy
-        fused = 0.0
-        for rank, weight in (
-            (hit.dense_rank, p.dense_weight),
-            (hit.keyword_rank, p.keyword_weight),
-            (hit.recent_rank, p.recent_weight),
-        ):
-            if rank is not None:
-                fused += weight / (p.rrf_k + rank)
-        best = (p.dense_weight + p.keyword_weight + p.recent_weight) / (p.rrf_k + 1)
+        if p.retrieval == "keyword":  # keyword-only: the match share is all there is
+            fused = evidence.match
+        else:
+            fused = fuse(hit.dense, evidence, hit.recent_rank is not None, p.fusion)
         age_days = max(0.0, (now - hit.memory.occurred_at) / DAY_MS)
-        decay = math.exp(-p.decay_per_day.get(hit.memory.type, 0.0) * age_days)
+        decay = 2.0 ** (-age_days / p.recency_half_life_days)
         return ScoreBreakdown(
             dense=hit.dense or 0.0,
             keyword=hit.keyword or 0.0,
-            fused=fused / best,
-            decay=decay,
+            fused=fused,
+            decay=1.0 - p.recency_share + p.recency_share * decay,
             importance_weight=0.75 + 0.5 * hit.memory.importance,
+            keyword_match=evidence.match,
         )
+
+    def _prefer_latest(
+        self,
+        scored: list[tuple[_Hit, ScoreBreakdown]],
+        terms: QueryTerms,
+        retrieval: Retrieval,
+    ) -> list[tuple[_Hit, ScoreBreakdown]]:
+        """For a question about now: the newer of two similar relevant memories gains.
+
+        "What phone does the user use now?" matches the old phone as well as the
+        switch to a new one, often the old one better: of two memories about one
+        thing, the one that happened later is the current state.
+        """
+        fusion = self._policy.fusion
+        over = [i for i, (_, b) in enumerate(scored) if b.fused >= floor_for(terms, fusion)]
+        similarities = retrieval.similarities([scored[i][0].memory for i in over])
+        if len(over) < 2 or similarities is None:
+            return scored
+        out = list(scored)
+        for a, i in enumerate(over):
+            newer = scored[i][0].memory.occurred_at
+            if any(
+                b != a
+                and similarities[a, b] >= fusion.latest_similarity
+                and scored[j][0].memory.occurred_at < newer
+                for b, j in enumerate(over)
+            ):
+                hit, breakdown = scored[i]
+                out[i] = (
+                    hit,
+                    dataclasses.replace(breakdown, fused=breakdown.fused + fusion.latest_bonus),
+                )
+        return out
 
     def _select(
         self,
@@ -396,9 +427,15 @@ class RecallPipeline:
         scored: list[tuple[_Hit, ScoreBreakdown]],
         now: int,
         retrieval: Retrieval,
+        terms: QueryTerms,
     ) -> tuple[list[Candidate], list[tuple[Memory, ScoreBreakdown]]]:
         """Applies filters, the relevance gate, duplicate removal and top_k, in that order."""
-        min_score = self._policy.default_min_score if query.min_score is None else query.min_score
+        gate = self._policy.fusion
+        if self._policy.retrieval == "keyword":
+            gate = dataclasses.replace(
+                gate, floor=gate.keyword_min_match, short_query_floor=gate.keyword_min_match
+            )
+        best = max((b.final for _, b in scored), default=0.0)
         candidates: list[Candidate] = []
         kept: list[tuple[Memory, ScoreBreakdown]] = []
         deduper = retrieval.deduper(self._policy.duplicate_similarity)
@@ -406,10 +443,13 @@ class RecallPipeline:
             memory = hit.memory
             reason = _filter_reason(memory, strict, now)
             duplicate_of = ""
-            # The default floor lets a strong keyword match (an exact identifier that
-            # embeddings blur) through; a floor the caller chose is a hard floor.
-            keyword_pass = query.min_score is None and hit.keyword is not None
-            if reason is None and (hit.dense is None or hit.dense < min_score) and not keyword_pass:
+            # The calibrated gate on the fused score decides by default; a floor the
+            # caller chose is a hard floor on the dense score.
+            if reason is None and (
+                not passes(breakdown.fused, breakdown.final, best, terms, gate)
+                if query.min_score is None
+                else hit.dense is None or hit.dense < query.min_score
+            ):
                 reason = DropReason.BELOW_THRESHOLD
             if reason is None:
                 twin = deduper.twin(memory)

@@ -10,12 +10,15 @@ generations cannot be read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
+from recalld_server.domain.fusion import KeywordEvidence, QueryTerms, keyword_evidence, query_terms
 from recalld_server.domain.model import Memory, MemoryFilter, Profile, RecallSource, Status
-from recalld_server.domain.ports import SearchIndex, Vector
+from recalld_server.domain.ports import Analyzer, SearchIndex, Vector
 from recalld_server.domain.profile import ProfileService, select_profile
 from recalld_server.domain.text import DedupeKey, dedupe_key, nearly_same_keys
 from recalld_server.domain.user_set import UserSet
@@ -53,6 +56,16 @@ class Retrieval(Protocol):
 
     def deduper(self, duplicate_similarity: float) -> Deduper:
         """A fresh result de-duplicator for one recall."""
+        ...
+
+    def keyword_evidence(
+        self, text: str, memories: Sequence[Memory]
+    ) -> tuple[QueryTerms, dict[str, KeywordEvidence]]:
+        """The query's terms and what each memory's terms say about them (`fusion`)."""
+        ...
+
+    def similarities(self, memories: Sequence[Memory]) -> npt.NDArray[np.float32] | None:
+        """Pairwise cosine of the memories' vectors, or None where vectors are not at hand."""
         ...
 
 
@@ -133,12 +146,40 @@ class VectorDeduper:
             self._vectors.append(vector)
 
 
+TERMS_CACHE = 65_536
+"""Memory texts whose analysed terms storage recall remembers (first in, first out)."""
+
+
 class StorageRetrieval:
     """Searches storage; profile and recent events through the profile cache."""
 
-    def __init__(self, store: SearchIndex, profiles: ProfileService) -> None:
+    def __init__(self, store: SearchIndex, profiles: ProfileService, analyzer: Analyzer) -> None:
         self._store = store
         self._profiles = profiles
+        self._analyzer = analyzer
+        self._terms: dict[str, frozenset[str]] = {}
+
+    def keyword_evidence(
+        self, text: str, memories: Sequence[Memory]
+    ) -> tuple[QueryTerms, dict[str, KeywordEvidence]]:
+        """Every informative term weighs the same: storage returns no term statistics."""
+        query = query_terms(self._analyzer.terms(text))
+        return query, {
+            m.id: keyword_evidence(query, self._terms_of(m.content), _uniform) for m in memories
+        }
+
+    def similarities(self, memories: Sequence[Memory]) -> npt.NDArray[np.float32] | None:
+        """Storage search results come without vectors."""
+        return None
+
+    def _terms_of(self, content: str) -> frozenset[str]:
+        terms = self._terms.get(content)
+        if terms is None:
+            terms = frozenset(self._analyzer.terms(content))
+            self._terms[content] = terms
+            if len(self._terms) > TERMS_CACHE:
+                self._terms.pop(next(iter(self._terms)))
+        return terms
 
     @property
     def source(self) -> RecallSource:
@@ -210,6 +251,25 @@ class WorkingSetRetrieval:
     def deduper(self, duplicate_similarity: float) -> Deduper:
         """By the vectors and salient tokens the set holds."""
         return VectorDeduper(self._set, duplicate_similarity)
+
+    def keyword_evidence(
+        self, text: str, memories: Sequence[Memory]
+    ) -> tuple[QueryTerms, dict[str, KeywordEvidence]]:
+        """Terms weighted by their rarity among the user's memories."""
+        return self._set.keyword_evidence(text, [m.id for m in memories])
+
+    def similarities(self, memories: Sequence[Memory]) -> npt.NDArray[np.float32] | None:
+        """From the vectors the set holds (None if one is missing)."""
+        vectors = [self._set.vector(m.id) for m in memories]
+        if any(v is None for v in vectors) or not vectors:
+            return None
+        matrix = np.stack([v for v in vectors if v is not None])
+        result: npt.NDArray[np.float32] = matrix @ matrix.T
+        return result
+
+
+def _uniform(term: str) -> float:
+    return 1.0
 
 
 def active_filter(

@@ -47,6 +47,7 @@ class MemoryService:
             stages or NullStages(),
             backends.clock,
             memories.working_set,
+            backends.analyzer,
             policy.recall,
         )
         self.write = WriteMemories(backends, memories, policy, write_stages or NullStages())

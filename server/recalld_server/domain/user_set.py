@@ -10,12 +10,13 @@ expiry at its own time), the only statuses recall and the write rules read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 import numpy as np
 
 from recalld_server.domain.bm25 import Bm25Index
+from recalld_server.domain.fusion import KeywordEvidence, QueryTerms, keyword_evidence, query_terms
 from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status
 from recalld_server.domain.ports import Analyzer, Vector, Vectors
 from recalld_server.domain.text import salient_tokens
@@ -210,9 +211,7 @@ class UserSet:
         self, memory_filter: MemoryFilter, text: str, limit: int
     ) -> list[tuple[Memory, float]]:
         """BM25 matches passing the filter, best first."""
-        for memory_id in self._unindexed:
-            self._bm25.add(memory_id, self._analyzer.terms(self._memories[memory_id].content))
-        self._unindexed.clear()
+        self._index_pending()
         scores = self._bm25.scores(self._analyzer.terms(text))
         ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
         found: list[tuple[Memory, float]] = []
@@ -223,6 +222,23 @@ class UserSet:
                 if len(found) >= limit:
                     break
         return found
+
+    def keyword_evidence(
+        self, text: str, memory_ids: Sequence[str]
+    ) -> tuple[QueryTerms, dict[str, KeywordEvidence]]:
+        """The query's terms and each memory's keyword evidence, terms weighted by IDF here."""
+        self._index_pending()
+        query = query_terms(self._analyzer.terms(text))
+        weights = self._bm25.idf_weights(query.informative)
+        return query, {
+            memory_id: keyword_evidence(query, self._bm25.terms_of(memory_id), weights.__getitem__)
+            for memory_id in memory_ids
+        }
+
+    def _index_pending(self) -> None:
+        for memory_id in self._unindexed:
+            self._bm25.add(memory_id, self._analyzer.terms(self._memories[memory_id].content))
+        self._unindexed.clear()
 
     def matching(self, memory_filter: MemoryFilter) -> list[Memory]:
         """Every memory passing the filter, in id (creation) order."""

@@ -20,7 +20,9 @@ def test_models_have_distinct_collections_and_ordered_thresholds() -> None:
     for spec in models.values():
         assert spec.dimension > 0
         # A contradiction is similar but not the same: it must sit below the duplicate bar.
-        assert 0 < spec.default_min_score < spec.contradiction_similarity
+        assert (
+            0 < spec.fusion.short_query_floor <= spec.fusion.floor < spec.contradiction_similarity
+        )
         assert spec.contradiction_similarity < spec.near_duplicate_similarity < 1
 
 

@@ -615,8 +615,8 @@ type RecallRequest struct {
 	// Only memories that occurred before this time.
 	OccurredBefore *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=occurred_before,json=occurredBefore,proto3" json:"occurred_before,omitempty"`
 	// Relevance floor on the dense (cosine, -1..1) score. Unset uses the
-	// server's calibrated default (0.1), which a strong keyword match (an exact
-	// identifier) may pass; a value given here is a hard floor.
+	// server's calibrated gate on the fused score (per embedding model); a value
+	// given here is a hard floor on the dense score instead.
 	MinScore *float32 `protobuf:"fixed32,14,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
 	// Also return every candidate considered and why it was dropped (slower:
 	// the searches then also look at inactive, expired and other-scope
@@ -901,7 +901,7 @@ type RecalledMemory struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Memory *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
 	// The final ranking score: fused * decay * importance_weight (higher is
-	// better; about 0..1.25).
+	// better; about 0..2.5).
 	Score float32 `protobuf:"fixed32,2,opt,name=score,proto3" json:"score,omitempty"`
 	// Cosine similarity between the query and the memory (0 if only the
 	// keyword search found it).
@@ -977,15 +977,21 @@ type ScoreBreakdown struct {
 	Dense float32 `protobuf:"fixed32,1,opt,name=dense,proto3" json:"dense,omitempty"`
 	// BM25 score of the keyword search (0 when it did not match).
 	Keyword float32 `protobuf:"fixed32,2,opt,name=keyword,proto3" json:"keyword,omitempty"`
-	// Reciprocal-rank fusion of the dense, keyword and recent-event rankings,
-	// scaled to 0..1.
+	// Relevance: the dense score plus keyword credit when the memory holds most
+	// of the query's informative terms (weighted by rarity), an identifier
+	// bonus or penalty, and a lift for the newest of similar memories when the
+	// question asks about now (about 0..2; docs/recall.md).
 	Fused float32 `protobuf:"fixed32,3,opt,name=fused,proto3" json:"fused,omitempty"`
-	// Recency factor exp(-lambda * age_days), lambda by memory type.
+	// Recency factor 1 - s + s * 2^(-age_days / half_life), age from
+	// occurred_at (s = 0.5, half_life = 30 days by default).
 	Decay float32 `protobuf:"fixed32,4,opt,name=decay,proto3" json:"decay,omitempty"`
 	// 0.75 + 0.5 * importance.
 	ImportanceWeight float32 `protobuf:"fixed32,5,opt,name=importance_weight,json=importanceWeight,proto3" json:"importance_weight,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The share (0..1) of the query's informative terms the memory holds, each
+	// weighted by how rare it is among the user's memories.
+	KeywordMatch  float32 `protobuf:"fixed32,6,opt,name=keyword_match,json=keywordMatch,proto3" json:"keyword_match,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ScoreBreakdown) Reset() {
@@ -1049,6 +1055,13 @@ func (x *ScoreBreakdown) GetDecay() float32 {
 func (x *ScoreBreakdown) GetImportanceWeight() float32 {
 	if x != nil {
 		return x.ImportanceWeight
+	}
+	return 0
+}
+
+func (x *ScoreBreakdown) GetKeywordMatch() float32 {
+	if x != nil {
+		return x.KeywordMatch
 	}
 	return 0
 }
@@ -2917,13 +2930,14 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x05score\x18\x02 \x01(\x02R\x05score\x12\x1f\n" +
 	"\vdense_score\x18\x03 \x01(\x02R\n" +
 	"denseScore\x128\n" +
-	"\tbreakdown\x18\x04 \x01(\v2\x1a.recalld.v1.ScoreBreakdownR\tbreakdown\"\x99\x01\n" +
+	"\tbreakdown\x18\x04 \x01(\v2\x1a.recalld.v1.ScoreBreakdownR\tbreakdown\"\xbe\x01\n" +
 	"\x0eScoreBreakdown\x12\x14\n" +
 	"\x05dense\x18\x01 \x01(\x02R\x05dense\x12\x18\n" +
 	"\akeyword\x18\x02 \x01(\x02R\akeyword\x12\x14\n" +
 	"\x05fused\x18\x03 \x01(\x02R\x05fused\x12\x14\n" +
 	"\x05decay\x18\x04 \x01(\x02R\x05decay\x12+\n" +
-	"\x11importance_weight\x18\x05 \x01(\x02R\x10importanceWeight\"\xf4\x01\n" +
+	"\x11importance_weight\x18\x05 \x01(\x02R\x10importanceWeight\x12#\n" +
+	"\rkeyword_match\x18\x06 \x01(\x02R\fkeywordMatch\"\xf4\x01\n" +
 	"\x0fRecallCandidate\x12\x1b\n" +
 	"\tmemory_id\x18\x01 \x01(\tR\bmemoryId\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x14\n" +

@@ -355,8 +355,8 @@ class RecallRequest(_message.Message):
     """
     min_score: _builtins.float
     """Relevance floor on the dense (cosine, -1..1) score. Unset uses the
-    server's calibrated default (0.1), which a strong keyword match (an exact
-    identifier) may pass; a value given here is a hard floor.
+    server's calibrated gate on the fused score (per embedding model); a value
+    given here is a hard floor on the dense score instead.
     """
     explain: _builtins.bool
     """Also return every candidate considered and why it was dropped (slower:
@@ -511,7 +511,7 @@ class RecalledMemory(_message.Message):
     BREAKDOWN_FIELD_NUMBER: _builtins.int
     score: _builtins.float
     """The final ranking score: fused * decay * importance_weight (higher is
-    better; about 0..1.25).
+    better; about 0..2.5).
     """
     dense_score: _builtins.float
     """Cosine similarity between the query and the memory (0 if only the
@@ -550,18 +550,27 @@ class ScoreBreakdown(_message.Message):
     FUSED_FIELD_NUMBER: _builtins.int
     DECAY_FIELD_NUMBER: _builtins.int
     IMPORTANCE_WEIGHT_FIELD_NUMBER: _builtins.int
+    KEYWORD_MATCH_FIELD_NUMBER: _builtins.int
     dense: _builtins.float
     """Cosine similarity (-1..1); 0 when the dense search did not return it."""
     keyword: _builtins.float
     """BM25 score of the keyword search (0 when it did not match)."""
     fused: _builtins.float
-    """Reciprocal-rank fusion of the dense, keyword and recent-event rankings,
-    scaled to 0..1.
+    """Relevance: the dense score plus keyword credit when the memory holds most
+    of the query's informative terms (weighted by rarity), an identifier
+    bonus or penalty, and a lift for the newest of similar memories when the
+    question asks about now (about 0..2; docs/recall.md).
     """
     decay: _builtins.float
-    """Recency factor exp(-lambda * age_days), lambda by memory type."""
+    """Recency factor 1 - s + s * 2^(-age_days / half_life), age from
+    occurred_at (s = 0.5, half_life = 30 days by default).
+    """
     importance_weight: _builtins.float
     """0.75 + 0.5 * importance."""
+    keyword_match: _builtins.float
+    """The share (0..1) of the query's informative terms the memory holds, each
+    weighted by how rare it is among the user's memories.
+    """
     def __init__(
         self,
         *,
@@ -570,10 +579,11 @@ class ScoreBreakdown(_message.Message):
         fused: _builtins.float = ...,
         decay: _builtins.float = ...,
         importance_weight: _builtins.float = ...,
+        keyword_match: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decay", b"decay", "dense", b"dense", "fused", b"fused", "importance_weight", b"importance_weight", "keyword", b"keyword"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decay", b"decay", "dense", b"dense", "fused", b"fused", "importance_weight", b"importance_weight", "keyword", b"keyword", "keyword_match", b"keyword_match"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -176,8 +176,9 @@ class MemoryServiceServicer:
         Only active, unexpired memories of the caller's tenant, the named user and
         the allowed agent scopes are considered. Dense (embedding) and keyword
         (BM25) search, the profile and recent events are fetched concurrently,
-        then fused (reciprocal rank), weighted by recency and importance,
-        thresholded, de-duplicated and packed into `token_budget`. A failing
+        then fused (dense score plus keyword evidence), weighted by recency and
+        importance, held to a relevance floor (a question nothing answers gets
+        nothing back), de-duplicated and packed into `token_budget`. A failing
         optional stage (the profile cache) is reported in `degraded_stages`
         instead of failing the call.
 

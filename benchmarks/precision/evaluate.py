@@ -1,0 +1,274 @@
+"""Recall precision on the labelled set in benchmarks/precision/data (issue 13).
+
+Three servers on the in-memory backend with the real model (the same write and
+recall rules as every backend), one per retrieval mode (`--recall-mode hybrid,
+dense, keyword`), load the same users through Write and answer the same
+questions through Recall, over loopback gRPC. Reported per category and split:
+hit@1, hit@3, MRR and nDCG@5 on answerable questions; abstention precision and
+recall (a question with no correct answer should get nothing back); the
+false-inclusion rate (returned memories that answer nothing).
+
+    python -m benchmarks.precision.evaluate --split test --name precision-<rev>
+
+Calibrate on `--split train`; report on `--split test`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import math
+import statistics
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
+from recalld_server.app import start_server
+from recalld_server.config import ServerConfig
+from recalld_server.embedding.usem import load_usem3
+
+DATA = Path(__file__).parent / "data"
+MODES = ("hybrid", "dense", "keyword")
+TENANT = "precision"
+TOP_K = 5
+
+
+def load_data() -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """The users' memories and the labelled questions."""
+    users = json.loads((DATA / "memories.json").read_text(encoding="utf-8"))["users"]
+    queries = json.loads((DATA / "queries.json").read_text(encoding="utf-8"))["queries"]
+    return {u["user"]: u["memories"] for u in users}, queries
+
+
+def _ms(day: str) -> int:
+    moment = datetime.datetime.fromisoformat(day).replace(tzinfo=datetime.UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def _proto(memory: dict[str, Any]) -> memory_pb2.Memory:
+    out = memory_pb2.Memory(
+        content=memory["content"],
+        type=memory_pb2.MemoryType.Value(f"MEMORY_TYPE_{memory['type']}"),
+        topic_key=memory.get("topic_key", ""),
+    )
+    if memory.get("occurred_at"):
+        ms = _ms(memory["occurred_at"])
+        out.occurred_at.seconds = ms // 1000
+    return out
+
+
+async def _load(
+    stub: memory_service_pb2_grpc.MemoryServiceAsyncStub, users: dict[str, list[dict[str, Any]]]
+) -> dict[str, str]:
+    """Writes every user's memories in order; memory key -> stored id."""
+    metadata = (("x-recalld-tenant", TENANT),)
+    ids: dict[str, str] = {}
+    for user, memories in users.items():
+        for start in range(0, len(memories), 100):
+            batch = memories[start : start + 100]
+            response = await stub.Write(
+                memory_service_pb2.WriteRequest(user_id=user, memories=[_proto(m) for m in batch]),
+                metadata=metadata,
+                timeout=120,
+            )
+            for memory, result in zip(batch, response.results, strict=True):
+                ids[memory["key"]] = result.id
+    return ids
+
+
+async def _ask(
+    stub: memory_service_pb2_grpc.MemoryServiceAsyncStub, queries: Sequence[dict[str, Any]]
+) -> list[list[str]]:
+    metadata = (("x-recalld-tenant", TENANT),)
+    out = []
+    for query in queries:
+        response = await stub.Recall(
+            memory_service_pb2.RecallRequest(
+                user_id=query["user"], query=query["query"], top_k=TOP_K, skip_profile=True
+            ),
+            metadata=metadata,
+            timeout=30,
+        )
+        out.append([item.memory.id for item in response.items])
+    return out
+
+
+async def _run_mode(
+    mode: str,
+    users: dict[str, list[dict[str, Any]]],
+    queries: Sequence[dict[str, Any]],
+    embedder: Any,
+) -> tuple[dict[str, str], list[list[str]]]:
+    config = ServerConfig(
+        port=0,
+        storage="memory",
+        recall_mode=mode,
+        consolidate_interval_s=0,
+        access_flush_interval_s=0,
+    )
+    running = await start_server(config, embedder=embedder)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{running.port}") as channel:
+            stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+            ids = await _load(stub, users)
+            return ids, await _ask(stub, queries)
+    finally:
+        await running.stop(grace_s=1)
+
+
+def ndcg_at(returned: Sequence[str], relevant: set[str], k: int = 5) -> float:
+    """Binary-gain nDCG@k."""
+    gains = sum(1.0 / math.log2(i + 2) for i, r in enumerate(returned[:k]) if r in relevant)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(relevant), k)))
+    return gains / ideal if ideal else 0.0
+
+
+def scores(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """The metrics over some questions (each row: returned, relevant, outdated)."""
+    rows = list(rows)
+    answerable = [r for r in rows if r["relevant"]]
+    unanswerable = [r for r in rows if not r["relevant"]]
+    out: dict[str, float] = {"n": len(rows)}
+    if answerable:
+        ranks = [
+            next((i + 1 for i, m in enumerate(r["returned"]) if m in r["relevant"]), None)
+            for r in answerable
+        ]
+        out["hit@1"] = sum(rank == 1 for rank in ranks) / len(ranks)
+        out["hit@3"] = sum(rank is not None and rank <= 3 for rank in ranks) / len(ranks)
+        out["mrr"] = statistics.fmean(1.0 / rank if rank else 0.0 for rank in ranks)
+        out["ndcg@5"] = statistics.fmean(ndcg_at(r["returned"], r["relevant"]) for r in answerable)
+    abstained = [r for r in rows if not r["returned"]]
+    if abstained:
+        out["abstention_precision"] = sum(not r["relevant"] for r in abstained) / len(abstained)
+    if unanswerable:
+        out["abstention_recall"] = sum(not r["returned"] for r in unanswerable) / len(unanswerable)
+    returned = sum(len(r["returned"]) for r in rows)
+    unrelated = sum(
+        sum(m not in r["relevant"] and m not in r["outdated"] for m in r["returned"]) for r in rows
+    )
+    out["false_inclusion"] = unrelated / returned if returned else 0.0
+    return out
+
+
+async def evaluate(split: str) -> dict[str, Any]:
+    """Runs every mode on the split's questions and scores them."""
+    users, all_queries = load_data()
+    queries = [q for q in all_queries if split == "all" or q["split"] == split]
+    embedder = load_usem3()
+    per_mode: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for mode in MODES:
+            ids, answers = await _run_mode(mode, users, queries, embedder)
+            per_mode[mode] = [
+                {
+                    "id": q["id"],
+                    "category": q["category"],
+                    "returned": returned,
+                    "relevant": {ids[k] for k in q["relevant"]},
+                    "outdated": {ids[k] for k in q.get("outdated", [])},
+                }
+                for q, returned in zip(queries, answers, strict=True)
+            ]
+    finally:
+        await embedder.close()
+    categories = sorted({q["category"] for q in queries})
+    table = {
+        mode: {
+            "all": scores(rows),
+            **{c: scores(r for r in rows if r["category"] == c) for c in categories},
+        }
+        for mode, rows in per_mode.items()
+    }
+    misses = [
+        {
+            "id": q["id"],
+            "category": q["category"],
+            "query": q["query"],
+            **{
+                mode: _rank(per_mode[mode][i]["returned"], per_mode[mode][i]["relevant"])
+                for mode in MODES
+            },
+        }
+        for i, q in enumerate(queries)
+        if _rank(per_mode["hybrid"][i]["returned"], per_mode["hybrid"][i]["relevant"]) != 1
+    ]
+    return {
+        "revision": _revision(),
+        "split": split,
+        "questions": len(queries),
+        "memories": sum(len(m) for m in users.values()),
+        "top_k": TOP_K,
+        "scores": table,
+        "hybrid_misses": misses,
+    }
+
+
+def _rank(returned: Sequence[str], relevant: set[str]) -> int | str:
+    """Rank of the first correct answer; for unanswerable questions "abstained"/"answered"."""
+    if not relevant:
+        return "abstained" if not returned else "answered"
+    return next((i + 1 for i, m in enumerate(returned) if m in relevant), 0)
+
+
+def _revision() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+METRICS = (
+    "hit@1",
+    "hit@3",
+    "mrr",
+    "ndcg@5",
+    "abstention_precision",
+    "abstention_recall",
+    "false_inclusion",
+)
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    """One table per mode: categories as rows, metrics as columns."""
+    lines = [
+        f"# Recall precision, split {doc['split']} ({doc['questions']} questions, "
+        f"{doc['memories']} memories, top_k {doc['top_k']}, revision {doc['revision']})",
+        "",
+    ]
+    for mode in MODES:
+        lines += [f"## {mode}", "", "| category | n | " + " | ".join(METRICS) + " |"]
+        lines.append("| --- " * (len(METRICS) + 2) + "|")
+        for category, values in doc["scores"][mode].items():
+            cells = " | ".join(f"{values[m]:.2f}" if m in values else "–" for m in METRICS)
+            lines.append(f"| {category} | {int(values['n'])} | {cells} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.precision.evaluate")
+    parser.add_argument("--split", choices=["train", "test", "all"], default="test")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument("--name", default="")
+    args = parser.parse_args()
+    doc = asyncio.run(evaluate(args.split))
+    name = args.name or f"precision-{args.split}-{doc['revision']}"
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{name}.json").write_text(
+        json.dumps(doc, indent=2, ensure_ascii=False, default=sorted), encoding="utf-8"
+    )
+    (args.out / f"{name}.md").write_text(markdown(doc), encoding="utf-8")
+    print(markdown(doc))
+
+
+if __name__ == "__main__":
+    main()
