@@ -1,0 +1,134 @@
+"""The write rules on the labelled pairs: near-duplicates merged, contradictions reported.
+
+Measures what the server does today with each labelled pair of
+benchmarks/precision/data/pairs.json, with the default model and the rules'
+own functions (`lifecycle.near_duplicate`: cosine at the model's threshold, same
+numbers and identifiers; a contradiction report: cosine at the model's
+contradiction threshold and not a duplicate), per split and language, and the
+best a cosine threshold alone could do on the training half (the ceiling of a
+rule on this model's similarity).
+
+    python -m benchmarks.precision.pairs --out benchmarks/results/pairs-<rev>.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.precision.evaluate import DATA
+from recalld_server.domain.lifecycle import LifecyclePolicy, near_duplicate
+from recalld_server.embedding.registry import DEFAULT_MODEL_ID, model_spec
+
+
+async def _cosines(pairs: list[tuple[str, str]]) -> np.ndarray:
+    embedder = model_spec(DEFAULT_MODEL_ID).load()
+    try:
+        left = await embedder.embed([a for a, _ in pairs])
+        right = await embedder.embed([b for _, b in pairs])
+    finally:
+        await embedder.close()
+    out: np.ndarray = np.sum(left * right, axis=1)
+    return out
+
+
+def _rates(predicted: list[bool], positive: list[bool]) -> dict[str, float]:
+    tp = sum(p and y for p, y in zip(predicted, positive, strict=True))
+    fp = sum(p and not y for p, y in zip(predicted, positive, strict=True))
+    fn = sum(y and not p for p, y in zip(predicted, positive, strict=True))
+    return {
+        "precision": tp / (tp + fp) if tp + fp else 1.0,
+        "recall": tp / (tp + fn) if tp + fn else 1.0,
+        "false_positives": fp,
+        "positives": sum(positive),
+        "negatives": len(positive) - sum(positive),
+    }
+
+
+def _best_threshold(scores: np.ndarray, positive: list[bool]) -> dict[str, float]:
+    """The cosine threshold with the most positives found and no false positive (train)."""
+    best = {"threshold": 1.0, "recall": 0.0}
+    for threshold in np.arange(0.3, 1.0, 0.01):
+        predicted = [bool(s >= threshold) for s in scores]
+        rates = _rates(predicted, positive)
+        if rates["false_positives"] == 0 and rates["recall"] > best["recall"]:
+            best = {"threshold": round(float(threshold), 2), "recall": rates["recall"]}
+    return best
+
+
+def measure() -> dict[str, Any]:
+    data = json.loads((DATA / "pairs.json").read_text(encoding="utf-8"))
+    policy = LifecyclePolicy(
+        near_duplicate_similarity=model_spec(DEFAULT_MODEL_ID).near_duplicate_similarity,
+        contradiction_similarity=model_spec(DEFAULT_MODEL_ID).contradiction_similarity,
+    )
+    report: dict[str, Any] = {"model": DEFAULT_MODEL_ID, "revision": _revision()}
+    for section, a_key, b_key, yes in (
+        ("duplicates", "a", "b", "duplicate"),
+        ("contradictions", "core", "other", "contradiction"),
+    ):
+        rows = data[section]
+        scores = asyncio.run(_cosines([(r[a_key], r[b_key]) for r in rows]))
+        duplicate = [
+            near_duplicate(r[a_key], "", r[b_key], "", float(s), policy)
+            for r, s in zip(rows, scores, strict=True)
+        ]
+        if section == "duplicates":
+            predicted = duplicate
+        else:
+            predicted = [
+                bool(s >= policy.contradiction_similarity) and not d
+                for s, d in zip(scores, duplicate, strict=True)
+            ]
+        out: dict[str, Any] = {}
+        for split in ("train", "test"):
+            picked = [i for i, r in enumerate(rows) if r["split"] == split]
+            positive = [rows[i]["label"] == yes for i in picked]
+            out[split] = _rates([predicted[i] for i in picked], positive)
+            out[split]["by_language"] = {
+                lang: _rates(
+                    [predicted[i] for i in picked if rows[i]["lang"] == lang],
+                    [rows[i]["label"] == yes for i in picked if rows[i]["lang"] == lang],
+                )
+                for lang in sorted({rows[i]["lang"] for i in picked})
+            }
+            if split == "train":
+                out["train_threshold_ceiling"] = _best_threshold(scores[picked], positive)
+        positives = [float(s) for s, r in zip(scores, rows, strict=True) if r["label"] == yes]
+        negatives = [float(s) for s, r in zip(scores, rows, strict=True) if r["label"] != yes]
+        out["cosine"] = {
+            "positives_median": float(np.median(positives)),
+            "negatives_median": float(np.median(negatives)),
+        }
+        report[section] = out
+    return report
+
+
+def _revision() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.precision.pairs")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    report = measure()
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
