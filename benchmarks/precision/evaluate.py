@@ -200,7 +200,7 @@ async def evaluate(split: str) -> dict[str, Any]:
         if _rank(per_mode["hybrid"][i]["returned"], per_mode["hybrid"][i]["relevant"]) != 1
     ]
     return {
-        "revision": _revision(),
+        "revision": revision(),
         "split": split,
         "questions": len(queries),
         "memories": sum(len(m) for m in users.values()),
@@ -217,7 +217,8 @@ def _rank(returned: Sequence[str], relevant: set[str]) -> int | str:
     return next((i + 1 for i, m in enumerate(returned) if m in relevant), 0)
 
 
-def _revision() -> str:
+def revision() -> str:
+    """The checkout's short commit, to name results by ("unknown" outside git)."""
     try:
         return subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True

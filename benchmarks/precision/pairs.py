@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.precision.evaluate import DATA
+from benchmarks.precision.evaluate import DATA, revision
 from recalld_server.domain.lifecycle import LifecyclePolicy, near_duplicate
 from recalld_server.embedding.registry import DEFAULT_MODEL_ID, model_spec
 
@@ -68,7 +67,7 @@ def measure() -> dict[str, Any]:
         near_duplicate_similarity=model_spec(DEFAULT_MODEL_ID).near_duplicate_similarity,
         contradiction_similarity=model_spec(DEFAULT_MODEL_ID).contradiction_similarity,
     )
-    report: dict[str, Any] = {"model": DEFAULT_MODEL_ID, "revision": _revision()}
+    report: dict[str, Any] = {"model": DEFAULT_MODEL_ID, "revision": revision()}
     for section, a_key, b_key, yes in (
         ("duplicates", "a", "b", "duplicate"),
         ("contradictions", "core", "other", "contradiction"),
@@ -108,15 +107,6 @@ def measure() -> dict[str, Any]:
         }
         report[section] = out
     return report
-
-
-def _revision() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main() -> None:
