@@ -901,7 +901,7 @@ type RecalledMemory struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Memory *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
 	// The final ranking score: fused * decay * importance_weight (higher is
-	// better; about 0..2.5).
+	// better; about 0..3).
 	Score float32 `protobuf:"fixed32,2,opt,name=score,proto3" json:"score,omitempty"`
 	// Cosine similarity between the query and the memory (0 if only the
 	// keyword search found it).

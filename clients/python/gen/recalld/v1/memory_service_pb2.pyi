@@ -511,7 +511,7 @@ class RecalledMemory(_message.Message):
     BREAKDOWN_FIELD_NUMBER: _builtins.int
     score: _builtins.float
     """The final ranking score: fused * decay * importance_weight (higher is
-    better; about 0..2.5).
+    better; about 0..3).
     """
     dense_score: _builtins.float
     """Cosine similarity between the query and the memory (0 if only the

@@ -340,7 +340,7 @@ export type RecalledMemory = Message<"recalld.v1.RecalledMemory"> & {
 
   /**
    * The final ranking score: fused * decay * importance_weight (higher is
-   * better; about 0..2.5).
+   * better; about 0..3).
    *
    * @generated from field: float score = 2;
    */
