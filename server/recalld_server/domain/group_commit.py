@@ -51,7 +51,7 @@ class GroupCommit:
         upserts: list[tuple[Memory, Vector]],
         history: list[HistoryEntry],
     ) -> None:
-        """Stores new rows, then changed rows, then history; returns once stored."""
+        """Stores new and changed rows together, then history; returns once stored."""
         if not (inserts or upserts or history):
             return
         request = _Request(inserts, upserts, history, asyncio.get_running_loop().create_future())
@@ -82,22 +82,22 @@ class GroupCommit:
             self.requests += len(group)
 
     async def _write_group(self, group: list[_Request]) -> None:
-        # New rows go in before the rows they supersede change, so a failure in
-        # between leaves two active memories (visible, fixable) rather than none.
-        # A group that only adds rows writes them and their history concurrently.
+        # A group that changes existing rows writes its new rows in the same store
+        # call (an upsert): a memory and the one it supersedes change together, so a
+        # replica killed mid-commit cannot leave a topic with two active memories.
+        # A group that only adds rows inserts them and writes history concurrently.
         inserts = [row for request in group for row in request.inserts]
         upserts = [row for request in group for row in request.upserts]
         entries = [entry for request in group for entry in request.history]
         history = [self._history.append(entries)] if entries else []
-        inserting = (
-            self._store.insert([m for m, _ in inserts], np.stack([v for _, v in inserts]))
-            if inserts
-            else None
-        )
         if not upserts:
+            inserting = (
+                self._store.insert([m for m, _ in inserts], np.stack([v for _, v in inserts]))
+                if inserts
+                else None
+            )
             await asyncio.gather(*(work for work in (inserting, *history) if work is not None))
             return
-        if inserting is not None:
-            await inserting
-        await self._store.replace([m for m, _ in upserts], np.stack([v for _, v in upserts]))
+        rows = [*inserts, *upserts]
+        await self._store.replace([m for m, _ in rows], np.stack([v for _, v in rows]))
         await asyncio.gather(*history)

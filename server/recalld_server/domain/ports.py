@@ -100,7 +100,11 @@ class MemoryRows(Protocol):
         ...
 
     async def replace(self, memories: Sequence[Memory], vectors: Vectors) -> None:
-        """Overwrites stored memories (same ids, one tenant) with new fields and vectors."""
+        """Writes whole rows by id, new or stored (an upsert), in one call.
+
+        Rows may belong to several tenants (each row carries its own). One call, so
+        that new memories and the ones they supersede change together.
+        """
         ...
 
     async def get_vectors(self, tenant_id: str, ids: Sequence[str]) -> dict[str, Vector]:

@@ -725,3 +725,25 @@ async def test_old_idempotency_records_expire_in_every_tenant(backend: Backend) 
     assert await requests.get(t1, "u", "fresh") == fresh
     assert await requests.delete_older_than(10_000) == 0
     await requests.delete_user(t1, None)
+
+
+async def test_replace_writes_new_and_changed_rows_of_several_tenants_in_one_call(
+    backend: Backend,
+) -> None:
+    """Group commits upsert a new memory with the one it supersedes, across tenants."""
+    store = backend[0]
+    first, second = _tenant(), _tenant()
+    old = _memory(first, "u", "The user works at Globex", topic_key="employer")
+    await store.insert([old], _vectors([1]))
+    superseded = dataclasses.replace(old, status=Status.SUPERSEDED, version=2)
+    new = _memory(first, "u", "The user works at Initech", NOW + 1, topic_key="employer")
+    elsewhere = _memory(second, "u", "Another tenant's new memory", NOW + 2)
+    await store.replace([new, superseded, elsewhere], _vectors([2, 3, 4]))
+    assert sorted(m.id for m in await store.get(first, [old.id, new.id])) == sorted(
+        [old.id, new.id]
+    )
+    assert (await store.get(first, [old.id]))[0].status is Status.SUPERSEDED
+    assert await store.get(first, [elsewhere.id]) == []  # confined to its own tenant
+    assert [m.content for m in await store.get(second, [elsewhere.id])] == [elsewhere.content]
+    active = await store.find(MemoryFilter(first, "u", statuses=frozenset({Status.ACTIVE})), 10)
+    assert [m.id for m in active] == [new.id]
