@@ -10,7 +10,6 @@ import dataclasses
 from collections.abc import Sequence
 
 from recalld_server.domain.conversation import (
-    RECENT_REQUESTS,
     ExtractedResult,
     ExtractionJob,
     Message,
@@ -19,60 +18,7 @@ from recalld_server.domain.conversation import (
     SessionCursor,
     SessionKey,
 )
-
-
-def appended(
-    session: Session | None,
-    key: SessionKey,
-    agent_scope: str,
-    messages: Sequence[Message],
-    now_ms: int,
-    mark: RequestMark | None,
-    extract: bool,
-) -> tuple[Session, list[Message]]:
-    """The session after an append and the numbered messages (shared by the adapters)."""
-    if session is None:
-        session = Session(key=key, agent_scope=agent_scope, created_at=now_ms, updated_at=now_ms)
-    first = session.message_count + 1
-    numbered = [dataclasses.replace(m, seq=first + i) for i, m in enumerate(messages)]
-    last = first + len(numbered) - 1
-    requests = session.recent_requests
-    if mark is not None:
-        filled = dataclasses.replace(mark, first_seq=first, last_seq=last)
-        requests = (*requests, filled)[-RECENT_REQUESTS:]
-    extraction = session.extraction
-    if extract and numbered:
-        extraction = dataclasses.replace(
-            extraction, requested_through=max(extraction.requested_through, last)
-        )
-    added_tokens = sum(m.token_count for m in numbered)
-    after = dataclasses.replace(
-        session,
-        updated_at=max(session.updated_at, now_ms),
-        message_count=last,
-        token_count=session.token_count + added_tokens,
-        window_token_count=session.window_token_count + added_tokens,
-        recent_requests=requests,
-        extraction=extraction,
-    )
-    return after, numbered
-
-
-def extraction_recorded(
-    session: Session, through_seq: int, results: Sequence[ExtractedResult], error: str
-) -> Session:
-    """The session after an extraction finished (error "") or failed (shared by the adapters)."""
-    progress = session.extraction
-    if error:
-        progress = dataclasses.replace(progress, last_error=error)
-    else:
-        progress = dataclasses.replace(
-            progress,
-            extracted_through=max(progress.extracted_through, through_seq),
-            last_results=tuple(results),
-            last_error="",
-        )
-    return dataclasses.replace(session, extraction=progress)
+from recalld_server.storage.session_records import appended, extraction_recorded
 
 
 class InMemoryConversations:

@@ -52,11 +52,12 @@ from recalld_server.domain.conversation import (
 )
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
-from recalld_server.storage.memory_conversations import appended, extraction_recorded
 from recalld_server.storage.redis_connect import redis_client
-from recalld_server.storage.sqlite_conversations import (
+from recalld_server.storage.session_records import (
+    appended,
     dumps,
     ended,
+    extraction_recorded,
     folded,
     job_from_json,
     job_to_json,

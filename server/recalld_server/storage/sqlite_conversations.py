@@ -17,16 +17,14 @@ one thread), so calls never block the event loop and never interleave. Every
 statement names the tenant and the user: a session is never selected by its id
 alone.
 
-The JSON codecs here (messages, marks, results, jobs) are shared with the Redis
-adapter, so both store the same documents.
+The JSON documents (marks, results, jobs) are `session_records`', shared with the
+Redis adapter.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,150 +42,23 @@ from recalld_server.domain.conversation import (
     SessionKey,
 )
 from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import WriteOutcome
-from recalld_server.storage.memory_conversations import appended, extraction_recorded
+from recalld_server.storage.session_records import (
+    appended,
+    ended,
+    extraction_recorded,
+    folded,
+    job_from_json,
+    job_to_json,
+    marks_from_json,
+    marks_to_json,
+    results_from_json,
+    results_to_json,
+)
 
 _T = TypeVar("_T")
 
 SESSIONS_FILE = "sessions.sqlite3"
 """The file name under the data directory (the embedded default)."""
-
-
-# --- JSON codecs (shared with the Redis adapter) ------------------------------------------
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON, non-ASCII kept as is."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def message_to_json(message: Message) -> dict[str, Any]:
-    """A message as a JSON object."""
-    return {
-        "seq": message.seq,
-        "role": int(message.role),
-        "content": message.content,
-        "created_at": message.created_at,
-        "token_count": message.token_count,
-    }
-
-
-def message_from_json(data: dict[str, Any]) -> Message:
-    """The message `message_to_json` wrote."""
-    return Message(
-        role=Role(int(data["role"])),
-        content=str(data["content"]),
-        created_at=int(data["created_at"]),
-        token_count=int(data["token_count"]),
-        seq=int(data["seq"]),
-    )
-
-
-def marks_to_json(marks: Sequence[RequestMark]) -> str:
-    """Remembered request marks as a JSON array."""
-    return dumps(
-        [
-            {
-                "request_id": m.request_id,
-                "fingerprint": m.fingerprint,
-                "first_seq": m.first_seq,
-                "last_seq": m.last_seq,
-            }
-            for m in marks
-        ]
-    )
-
-
-def marks_from_json(raw: str) -> tuple[RequestMark, ...]:
-    """The marks `marks_to_json` wrote."""
-    return tuple(
-        RequestMark(
-            request_id=str(m["request_id"]),
-            fingerprint=str(m["fingerprint"]),
-            first_seq=int(m["first_seq"]),
-            last_seq=int(m["last_seq"]),
-        )
-        for m in json.loads(raw or "[]")
-    )
-
-
-def results_to_json(results: Sequence[ExtractedResult]) -> str:
-    """Extraction results as a JSON array."""
-    return dumps(
-        [
-            {"memory_id": r.memory_id, "outcome": int(r.outcome), "related_id": r.related_id}
-            for r in results
-        ]
-    )
-
-
-def results_from_json(raw: str) -> tuple[ExtractedResult, ...]:
-    """The results `results_to_json` wrote."""
-    return tuple(
-        ExtractedResult(
-            memory_id=str(r["memory_id"]),
-            outcome=WriteOutcome(int(r["outcome"])),
-            related_id=str(r.get("related_id", "")),
-        )
-        for r in json.loads(raw or "[]")
-    )
-
-
-def job_to_json(job: ExtractionJob) -> str:
-    """A job as JSON, without its attempts (stored beside it, they change on every claim)."""
-    return dumps(
-        {
-            "tenant_id": job.key.tenant_id,
-            "user_id": job.key.user_id,
-            "session_id": job.key.session_id,
-            "agent_scope": job.agent_scope,
-            "first_seq": job.first_seq,
-            "last_seq": job.last_seq,
-            "messages": [message_to_json(m) for m in job.messages],
-            "created_at": job.created_at,
-        }
-    )
-
-
-def job_from_json(raw: str, attempts: int) -> ExtractionJob:
-    """The job `job_to_json` wrote, with its attempts so far."""
-    data = json.loads(raw)
-    return ExtractionJob(
-        key=SessionKey(str(data["tenant_id"]), str(data["user_id"]), str(data["session_id"])),
-        agent_scope=str(data["agent_scope"]),
-        first_seq=int(data["first_seq"]),
-        last_seq=int(data["last_seq"]),
-        messages=tuple(message_from_json(m) for m in data["messages"]),
-        created_at=int(data["created_at"]),
-        attempts=attempts,
-    )
-
-
-def folded(
-    session: Session, window: Sequence[Message], through_seq: int, summary: str
-) -> tuple[Session, list[Message]]:
-    """The session after a fold through `through_seq`, and the window's messages it keeps."""
-    kept = [m for m in window if m.seq > through_seq]
-    dropped = sum(m.token_count for m in window if m.seq <= through_seq)
-    after = dataclasses.replace(
-        session,
-        summary=summary,
-        summarized_through=max(through_seq, session.summarized_through),
-        window_token_count=session.window_token_count - dropped,
-    )
-    return after, kept
-
-
-def ended(session: Session, now_ms: int, summary_memory_id: str) -> Session:
-    """The session after EndSession (unchanged if it had already ended)."""
-    if session.ended:
-        return session
-    return dataclasses.replace(
-        session,
-        ended_at=now_ms,
-        updated_at=max(session.updated_at, now_ms),
-        summary_memory_id=summary_memory_id,
-    )
 
 
 # --- The file ------------------------------------------------------------------------------
