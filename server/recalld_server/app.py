@@ -7,11 +7,9 @@ import contextlib
 import dataclasses
 import functools
 import logging
-import sqlite3
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Protocol
 
 import grpc
 from grpc_health.v1 import _async as health_aio
@@ -36,24 +34,18 @@ from recalld_server.api.servicer import MemoryServicer
 from recalld_server.api.session_servicer import SessionServicer
 from recalld_server.config import ServerConfig
 from recalld_server.domain.consolidation import Consolidator
-from recalld_server.domain.extractive_summary import ExtractiveSummarizer
 from recalld_server.domain.lifecycle import LifecyclePolicy
 from recalld_server.domain.limits import RateLimiter, RateLimits
 from recalld_server.domain.policy import Policy
 from recalld_server.domain.ports import (
     Backends,
-    Conversations,
     Embedder,
-    ExtractionQueue,
-    Extractor,
     HistoryStore,
     IdempotencyStore,
-    Summarizer,
     VectorStore,
 )
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
-from recalld_server.domain.rule_extraction import RuleExtractor
 from recalld_server.domain.service import MemoryService
 from recalld_server.domain.session_window import SessionPolicy
 from recalld_server.domain.sessions import SessionService
@@ -66,7 +58,12 @@ from recalld_server.embedding.registry import (
     embedding_models,
     model_spec,
 )
-from recalld_server.llm.openai_compat import ChatClient, LlmExtractor, LlmSummarizer
+from recalld_server.session_backends import (
+    ClosingConversations,
+    ClosingExtractionQueue,
+    conversation_storage,
+    language_models,
+)
 from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
@@ -76,10 +73,6 @@ from recalld_server.storage.local import (
     LocalGenerations,
     LocalLockManager,
     SystemClock,
-)
-from recalld_server.storage.memory_conversations import (
-    InMemoryConversations,
-    InMemoryExtractionQueue,
 )
 from recalld_server.storage.memory_store import (
     InMemoryHistoryStore,
@@ -99,18 +92,12 @@ from recalld_server.storage.milvus_store import (
 from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
 from recalld_server.storage.rate_buckets import LocalRateBuckets, RedisRateBuckets
 from recalld_server.storage.redis_connect import redacted, redis_client
-from recalld_server.storage.redis_conversations import RedisConversations, RedisExtractionQueue
 from recalld_server.storage.redis_coordination import (
     RedisAccessTracker,
     RedisGenerations,
     RedisLockManager,
 )
 from recalld_server.storage.redis_runs import RedisRuns
-from recalld_server.storage.sqlite_conversations import (
-    SqliteConversations,
-    SqliteExtractionQueue,
-    SqliteFile,
-)
 from recalld_server.telemetry.tracing import (
     OtelStages,
     ServerTracingInterceptor,
@@ -362,64 +349,6 @@ def _point_at(config: ServerConfig, collection: str) -> None:
         client.close()
 
 
-class ClosingConversations(Conversations, Protocol):
-    """A Conversations adapter the server closes when it stops."""
-
-    async def close(self) -> None:
-        """Releases connections and files."""
-        ...
-
-
-class ClosingExtractionQueue(ExtractionQueue, Protocol):
-    """An ExtractionQueue adapter the server closes when it stops."""
-
-    async def close(self) -> None:
-        """Releases connections and files."""
-        ...
-
-
-async def _conversation_storage(
-    config: ServerConfig, circuit: CircuitBreaker
-) -> tuple[ClosingConversations, ClosingExtractionQueue]:
-    """Where sessions live.
-
-    Redis when configured (shared by replicas, with a TTL); else process memory with
-    --storage memory; else a SQLite file in the data directory (durable).
-    """
-    if config.redis_url:
-        ttl_s = round(config.session_ttl_days * 86_400)
-        return (
-            RedisConversations.from_url(config.redis_url, circuit, ttl_s=ttl_s),
-            RedisExtractionQueue.from_url(config.redis_url, circuit),
-        )
-    if config.storage == "memory":
-        return InMemoryConversations(), InMemoryExtractionQueue()
-    config.data_dir.mkdir(parents=True, exist_ok=True)
-    path = config.data_dir / "sessions.sqlite3"
-    try:
-        file = await SqliteFile.open(path)
-    except (OSError, sqlite3.Error) as error:
-        raise SystemExit(f"recalld: cannot open the session store {path}: {error}") from error
-    return SqliteConversations(file), SqliteExtractionQueue(file)
-
-
-def _language_models(config: ServerConfig) -> tuple[Summarizer, Summarizer, Extractor, Extractor]:
-    """The summarizer and extractor in use, and the offline ones they fall back to."""
-    offline_summarizer, offline_extractor = ExtractiveSummarizer(), RuleExtractor()
-    if not config.llm_base_url:
-        return offline_summarizer, offline_summarizer, offline_extractor, offline_extractor
-    client = ChatClient(
-        config.llm_base_url, config.llm_model, config.llm_api_key or None, config.llm_timeout_s
-    )
-    log.info("session summaries and extraction by %s at %s", config.llm_model, config.llm_base_url)
-    return (
-        LlmSummarizer(client, offline_summarizer),
-        offline_summarizer,
-        LlmExtractor(client),
-        offline_extractor,
-    )
-
-
 def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> Policy:
     """The lifecycle and recall rules, with the thresholds calibrated for the model."""
     return Policy(
@@ -508,7 +437,7 @@ async def start_server(
     )
     analyzer = JiebaAnalyzer()
     await asyncio.to_thread(analyzer.warm)
-    conversations, extractions = await _conversation_storage(config, redis_circuit)
+    conversations, extractions = await conversation_storage(config, redis_circuit)
     backends = Backends(
         store=store,
         embedder=model,
@@ -545,7 +474,7 @@ async def start_server(
         write_stages=OtelStages(tracer, meter, prefix="write"),
     )
     consolidator = Consolidator(backends, memories, policy)
-    summarizer, offline_summarizer, extractor, offline_extractor = _language_models(config)
+    summarizer, offline_summarizer, extractor, offline_extractor = language_models(config)
     sessions = SessionService(
         backends,
         service,

@@ -1,0 +1,88 @@
+"""The session side of the composition root: where conversations live, which models summarise.
+
+Built once at start-up by `recalld_server.app`; settings come from the ServerConfig
+it is given, never from the environment at import.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from typing import Protocol
+
+from recalld_server.config import ServerConfig
+from recalld_server.domain.extractive_summary import ExtractiveSummarizer
+from recalld_server.domain.ports import Conversations, ExtractionQueue, Extractor, Summarizer
+from recalld_server.domain.rule_extraction import RuleExtractor
+from recalld_server.llm.openai_compat import ChatClient, LlmExtractor, LlmSummarizer
+from recalld_server.storage.circuit import CircuitBreaker
+from recalld_server.storage.memory_conversations import (
+    InMemoryConversations,
+    InMemoryExtractionQueue,
+)
+from recalld_server.storage.redis_conversations import RedisConversations, RedisExtractionQueue
+from recalld_server.storage.sqlite_conversations import (
+    SqliteConversations,
+    SqliteExtractionQueue,
+    SqliteFile,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ClosingConversations(Conversations, Protocol):
+    """A Conversations adapter the server closes when it stops."""
+
+    async def close(self) -> None:
+        """Releases connections and files."""
+        ...
+
+
+class ClosingExtractionQueue(ExtractionQueue, Protocol):
+    """An ExtractionQueue adapter the server closes when it stops."""
+
+    async def close(self) -> None:
+        """Releases connections and files."""
+        ...
+
+
+async def conversation_storage(
+    config: ServerConfig, circuit: CircuitBreaker
+) -> tuple[ClosingConversations, ClosingExtractionQueue]:
+    """Where sessions live.
+
+    Redis when configured (shared by replicas, with a TTL); else process memory with
+    --storage memory; else a SQLite file in the data directory (durable).
+    """
+    if config.redis_url:
+        ttl_s = round(config.session_ttl_days * 86_400)
+        return (
+            RedisConversations.from_url(config.redis_url, circuit, ttl_s=ttl_s),
+            RedisExtractionQueue.from_url(config.redis_url, circuit),
+        )
+    if config.storage == "memory":
+        return InMemoryConversations(), InMemoryExtractionQueue()
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    path = config.data_dir / "sessions.sqlite3"
+    try:
+        file = await SqliteFile.open(path)
+    except (OSError, sqlite3.Error) as error:
+        raise SystemExit(f"recalld: cannot open the session store {path}: {error}") from error
+    return SqliteConversations(file), SqliteExtractionQueue(file)
+
+
+def language_models(config: ServerConfig) -> tuple[Summarizer, Summarizer, Extractor, Extractor]:
+    """The summarizer and extractor in use, and the offline ones they fall back to."""
+    offline_summarizer, offline_extractor = ExtractiveSummarizer(), RuleExtractor()
+    if not config.llm_base_url:
+        return offline_summarizer, offline_summarizer, offline_extractor, offline_extractor
+    client = ChatClient(
+        config.llm_base_url, config.llm_model, config.llm_api_key or None, config.llm_timeout_s
+    )
+    log.info("session summaries and extraction by %s at %s", config.llm_model, config.llm_base_url)
+    return (
+        LlmSummarizer(client, offline_summarizer),
+        offline_summarizer,
+        LlmExtractor(client),
+        offline_extractor,
+    )
