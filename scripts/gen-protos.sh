@@ -28,6 +28,12 @@ fi
 buf="$node_dir/node_modules/.bin/buf"
 ts_out="$node_dir/src/gen"
 go_out=clients/go/gen
+# Go's import path comes from one M option per file in proto/buf.gen.yaml, not
+# from go_package (see there); a file without one would get the placeholder path.
+for f in proto/recalld/v1/*.proto; do
+  grep -q -- "- M${f#proto/}=" proto/buf.gen.yaml \
+    || { echo "proto/buf.gen.yaml: no Go M option for $f" >&2; exit 1; }
+done
 rm -rf "$ts_out" "$go_out"
 "$buf" generate --template proto/buf.gen.yaml
 

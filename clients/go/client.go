@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
-	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
 
 // Default deadlines, applied when the caller's context has none.

@@ -31,8 +31,8 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	recalld "recalld.invalid/clients/go"
-	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+	recalld "github.com/recalld/recalld/clients/go"
+	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
 
 // memoryScriptsPath is relative to this package's directory, where go test runs.

@@ -14,7 +14,8 @@
 //	defer c.Close()
 //	res, err := c.Recall(ctx, &recalld.RecallRequest{UserId: "u1", Query: "coffee?"})
 //
-// The module path recalld.invalid/clients/go is a placeholder (.invalid is a
-// reserved top-level domain, so it can never collide with a real module); it
-// will be replaced by the public repository path once there is one.
+// The module lives in a subdirectory of the repository, so its releases are
+// tagged clients/go/vX.Y.Z:
+//
+//	go get github.com/recalld/recalld/clients/go@v0.1.0
 package recalld

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
-	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
 
 // craftedStatus builds the google.rpc.Status a server puts in

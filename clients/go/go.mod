@@ -1,4 +1,4 @@
-module recalld.invalid/clients/go
+module github.com/recalld/recalld/clients/go
 
 go 1.26.0
 

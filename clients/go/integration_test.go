@@ -20,8 +20,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	recalld "recalld.invalid/clients/go"
-	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+	recalld "github.com/recalld/recalld/clients/go"
+	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
 
 func liveAddr(t *testing.T) string {

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
 
 // RetryPolicy is a bounded exponential backoff for UNAVAILABLE on

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
 
 // fakeSessions serves SessionService beside fakeServer's MemoryService on one port.

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 
-	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
 
 // selfSigned returns a certificate for 127.0.0.1 and a pool that trusts it.

@@ -28,8 +28,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	recalld "recalld.invalid/clients/go"
-	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+	recalld "github.com/recalld/recalld/clients/go"
+	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
 
 const recallSpanName = "recalld.v1.MemoryService/Recall"

@@ -1,6 +1,6 @@
 package recalld
 
-import recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+import recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 
 // Aliases of the generated types, so that most callers need only this
 // package. Enum values are the generated constants, for example

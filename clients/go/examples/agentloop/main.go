@@ -16,8 +16,8 @@ import (
 	"os"
 	"strings"
 
-	recalld "recalld.invalid/clients/go"
-	recalldv1 "recalld.invalid/clients/go/gen/recalld/v1"
+	recalld "github.com/recalld/recalld/clients/go"
+	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
 
 func main() {
