@@ -1,6 +1,11 @@
 """Typed async Python client for recalld (generated stubs in `recalld.v1`)."""
 
 from recalld_client._client import (
+    CONSOLIDATE_TIMEOUT_S,
+    DEFAULT_ADDRESS,
+    DEFAULT_TIMEOUT_S,
+    MAX_WRITE_BATCH,
+    RECALL_TIMEOUT_S,
     RETRY_SAFE_RPCS,
     MessageLike,
     RecalldClient,
@@ -10,10 +15,17 @@ from recalld_client._client import (
     uses_tls,
 )
 from recalld_client._errors import FieldViolation, RecalldError
+from recalld_client._health import HealthStatus
 
 __all__ = [
+    "CONSOLIDATE_TIMEOUT_S",
+    "DEFAULT_ADDRESS",
+    "DEFAULT_TIMEOUT_S",
+    "MAX_WRITE_BATCH",
+    "RECALL_TIMEOUT_S",
     "RETRY_SAFE_RPCS",
     "FieldViolation",
+    "HealthStatus",
     "MessageLike",
     "RecalldClient",
     "RecalldError",

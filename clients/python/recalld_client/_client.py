@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import dataclasses
 import datetime
 import ipaddress
+import os
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -13,14 +15,6 @@ from typing import Any, TypeAlias, TypeVar
 
 import grpc
 from google.protobuf import descriptor_pb2, field_mask_pb2
-from opentelemetry import propagate
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential_jitter,
-)
 
 from recalld.v1 import (
     memory_pb2,
@@ -29,7 +23,17 @@ from recalld.v1 import (
     session_service_pb2,
     session_service_pb2_grpc,
 )
+from recalld_client import _health
 from recalld_client._errors import RecalldError
+from recalld_client._health import HealthStatus
+
+_inject_trace_context: Callable[[dict[str, str]], None] | None
+try:
+    from opentelemetry.propagate import inject as _otel_inject
+except ImportError:  # OpenTelemetry is optional (the `tracing` extra)
+    _inject_trace_context = None
+else:
+    _inject_trace_context = _otel_inject
 
 T = TypeVar("T")
 ForgetMode: TypeAlias = memory_service_pb2.ForgetMode.ValueType
@@ -41,6 +45,17 @@ A role is a MessageRole value or its name: "user", "assistant", "system", "tool"
 
 DEFAULT_TIMEOUT_S = 10.0
 RECALL_TIMEOUT_S = 5.0
+CONSOLIDATE_TIMEOUT_S = 120.0
+"""Consolidate works through the user's (or the tenant's) whole memory set."""
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+"""The server's default port on this machine, when neither an address nor RECALLD_ADDR is given."""
+ADDRESS_ENV = "RECALLD_ADDR"
+API_KEY_ENV = "RECALLD_API_KEY"
+
+MAX_WRITE_BATCH = 100
+"""The server's limit of memories per Write; larger writes are sent in chunks of this size."""
+MAX_REQUEST_ID_CHARS = 128
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -123,13 +138,15 @@ def to_message(message: MessageLike) -> session_service_pb2.Message:
     raise TypeError(f"not a message: {message!r}")
 
 
-def _retryable(idempotent: bool) -> Callable[[BaseException], bool]:
-    def check(error: BaseException) -> bool:
-        if not isinstance(error, RecalldError):
-            return False
-        return error.shed or (idempotent and error.code == grpc.StatusCode.UNAVAILABLE)
-
-    return check
+def _retryable(error: RecalldError, idempotent: bool, tls: bool | None) -> bool:
+    if error.shed:
+        return True
+    # A TLS handshake with a plaintext server fails the same way every time. (A
+    # plaintext client's "socket closed" is retried: an overloaded server closes
+    # connections too.)
+    if error.tls_mismatch and tls:
+        return False
+    return idempotent and error.code == grpc.StatusCode.UNAVAILABLE
 
 
 BALANCED_SCHEMES = ("dns:", "ipv4:", "ipv6:")
@@ -196,10 +213,16 @@ def uses_tls(
 class RecalldClient:
     """Async client for one recalld server.
 
+    Configuration is read when the client is constructed: `RECALLD_ADDR` when no
+    address is given, `RECALLD_API_KEY` when neither an api_key nor a tenant is
+    given. Explicit arguments always win.
+
     Args:
         address: host:port of the server, or `dns:///host:port` to balance calls
-            over every replica the name resolves to (round_robin).
+            over every replica the name resolves to (round_robin). Default:
+            `RECALLD_ADDR`, else 127.0.0.1:50051.
         api_key: Sent as `authorization: Bearer <key>`; the key decides the tenant.
+            Default: `RECALLD_API_KEY` (unless a tenant is given); "" sends none.
         tenant: Without a key (loopback development servers), the tenant to use.
             Giving both is a ValueError: the key already names the tenant.
         tls: Use TLS. Default: plaintext only for loopback addresses, TLS for every
@@ -209,13 +232,14 @@ class RecalldClient:
         private_key: PEM key of that certificate.
         retry: Retry policy for UNAVAILABLE on idempotent calls. A call's timeout
             covers its retries.
+        channel: A channel to use instead of one made from the arguments above.
     """
 
     def __init__(
         self,
-        address: str,
+        address: str | None = None,
         *,
-        api_key: str = "",
+        api_key: str | None = None,
         tenant: str = "",
         tls: bool | None = None,
         root_certificates: bytes | None = None,
@@ -226,21 +250,36 @@ class RecalldClient:
     ) -> None:
         if api_key and tenant:
             raise ValueError("give api_key or tenant, not both: the key decides the tenant")
+        if api_key is None:
+            # An explicit tenant asks for keyless access; a key from the environment
+            # would contradict it.
+            api_key = "" if tenant else os.environ.get(API_KEY_ENV, "")
         if (certificate_chain is None) != (private_key is None):
             raise ValueError("mutual TLS needs both certificate_chain and private_key")
-        secure = uses_tls(address, tls, root_certificates, certificate_chain)
+        self.address = address or os.environ.get(ADDRESS_ENV) or DEFAULT_ADDRESS
+        """The target this client dials."""
+        secure = uses_tls(self.address, tls, root_certificates, certificate_chain)
+        self.tls: bool | None = secure
+        """Whether the client speaks TLS (None: a channel was given)."""
         if channel is None:
-            options = balancing_options(address)
+            options = balancing_options(self.address)
             if secure:
                 credentials = grpc.ssl_channel_credentials(
                     root_certificates, private_key, certificate_chain
                 )
-                channel = grpc.aio.secure_channel(address, credentials, options)
+                channel = grpc.aio.secure_channel(self.address, credentials, options)
             else:
-                channel = grpc.aio.insecure_channel(address, options)
+                channel = grpc.aio.insecure_channel(self.address, options)
+        else:
+            self.tls = None
         self._channel = channel
         self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
         self._sessions = session_service_pb2_grpc.SessionServiceStub(channel)
+        self._health_check = channel.unary_unary(
+            _health.CHECK_METHOD,
+            request_serializer=_health.serialize_request,
+            response_deserializer=_health.parse_status,
+        )
         self._metadata: list[tuple[str, str]] = []
         if api_key:
             self._metadata.append(("authorization", f"Bearer {api_key}"))
@@ -258,6 +297,19 @@ class RecalldClient:
         """Closes the channel."""
         await self._channel.close(None)
 
+    def _backoff_s(self, attempt: int, error: RecalldError) -> float:
+        """The wait after failed attempt `attempt` (1-based).
+
+        The server's advice (RetryInfo), else exponential; up to 20% jitter, so
+        clients shed together do not come back together.
+        """
+        policy = self._retry
+        if error.retry_delay_s is not None:
+            base = min(policy.max_backoff_s, error.retry_delay_s)
+        else:
+            base = min(policy.max_backoff_s, policy.initial_backoff_s * 2 ** (attempt - 1))
+        return base * random.uniform(1.0, 1.2)
+
     async def _call(
         self,
         fn: Callable[..., Awaitable[T]],
@@ -266,19 +318,25 @@ class RecalldClient:
         rpc: str,
         idempotent: bool | None = None,
     ) -> T:
-        """One call with its retries; `idempotent` overrides the contract's word on `rpc`."""
+        """One call with its retries; `idempotent` overrides the contract's word on `rpc`.
+
+        One deadline covers every attempt and the waits between them. When the next
+        wait would pass it, the last attempt's error is raised at once: it says why
+        the call failed, where a DEADLINE_EXCEEDED after the wait would not.
+        """
         if idempotent is None:
             idempotent = rpc in RETRY_SAFE_RPCS
         # W3C trace context of the caller's current span, so one trace spans the agent
         # and the server (a no-op unless the application configured OpenTelemetry).
         carrier: dict[str, str] = {}
-        propagate.inject(carrier)
+        if _inject_trace_context is not None:
+            _inject_trace_context(carrier)
         metadata = [*self._metadata, *carrier.items()]
 
-        # One deadline for the call, retries and waits between them included.
         deadline = time.monotonic() + timeout
-
-        async def once() -> T:
+        attempt = 0
+        while True:
+            attempt += 1
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise RecalldError(
@@ -286,33 +344,35 @@ class RecalldClient:
                 )
             try:
                 return await fn(request, timeout=remaining, metadata=metadata)
-            except grpc.aio.AioRpcError as error:
-                raise RecalldError.from_rpc_error(error) from None
+            except grpc.aio.AioRpcError as rpc_error:
+                error = RecalldError.from_rpc_error(rpc_error, self.tls)
+            if attempt >= self._retry.attempts or not _retryable(error, idempotent, self.tls):
+                raise error
+            delay = self._backoff_s(attempt, error)
+            if time.monotonic() + delay >= deadline:
+                raise error
+            await asyncio.sleep(delay)
 
-        backoff = wait_exponential_jitter(
-            multiplier=self._retry.initial_backoff_s,
-            max=self._retry.max_backoff_s,
-            jitter=self._retry.initial_backoff_s,
-        )
-        policy = self._retry
+    async def health(
+        self, service: str = "", *, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> HealthStatus:
+        """The server's serving status from the standard grpc.health.v1 Health/Check.
 
-        def wait(state: RetryCallState) -> float:
-            error = state.outcome.exception() if state.outcome else None
-            if isinstance(error, RecalldError) and error.retry_delay_s is not None:
-                delay = min(policy.max_backoff_s, error.retry_delay_s) * random.uniform(1.0, 1.2)
-            else:
-                delay = float(backoff(state))
-            return max(0.0, min(delay, deadline - time.monotonic()))
-
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception(_retryable(idempotent)),
-            stop=stop_after_attempt(self._retry.attempts),
-            wait=wait,
-            reraise=True,
-        ):
-            with attempt:
-                return await once()
-        raise AssertionError("unreachable")  # pragma: no cover
+        `service` "" asks about the whole server (or name one, e.g.
+        "recalld.v1.MemoryService"). NOT_SERVING and UNKNOWN are returned, not
+        raised, and so is SERVICE_UNKNOWN for a service the server does not know
+        (Check's NOT_FOUND); a server that cannot be reached raises RecalldError.
+        One attempt: a probe reports what it sees now.
+        """
+        try:
+            status: HealthStatus = await self._call(
+                self._health_check, service, timeout, rpc="Check", idempotent=False
+            )
+        except RecalldError as error:
+            if error.code == grpc.StatusCode.NOT_FOUND:
+                return HealthStatus.SERVICE_UNKNOWN
+            raise
+        return status
 
     async def write(
         self,
@@ -322,13 +382,52 @@ class RecalldClient:
         request_id: str = "",
         timeout: float = DEFAULT_TIMEOUT_S,
     ) -> memory_service_pb2.WriteResponse:
-        """Stores memories; retried on UNAVAILABLE only when request_id makes it idempotent."""
-        request = memory_service_pb2.WriteRequest(
-            user_id=user_id, memories=memories, request_id=request_id
-        )
-        return await self._call(
-            self._stub.Write, request, timeout, rpc="Write", idempotent=bool(request_id)
-        )
+        """Stores memories; retried on UNAVAILABLE only when request_id makes it idempotent.
+
+        More than 100 memories (the server's limit per call) go out as consecutive
+        chunks of at most 100, in order, each one call with its own `timeout`; the
+        results come back as one response in input order. Chunk i carries request
+        id `<request_id>#i`, so repeating the whole write with the same request_id
+        replays the chunks already committed instead of writing them twice. If a
+        chunk fails, the RecalldError's `written` says how many memories the
+        earlier chunks wrote, and field violations name indices of `memories`.
+
+        Raises:
+            ValueError: A chunk's request id would be over 128 characters (nothing
+                is sent).
+        """
+        if len(memories) <= MAX_WRITE_BATCH:
+            request = memory_service_pb2.WriteRequest(
+                user_id=user_id, memories=memories, request_id=request_id
+            )
+            return await self._call(
+                self._stub.Write, request, timeout, rpc="Write", idempotent=bool(request_id)
+            )
+        chunks = [
+            memories[start : start + MAX_WRITE_BATCH]
+            for start in range(0, len(memories), MAX_WRITE_BATCH)
+        ]
+        chunk_ids = [f"{request_id}#{i}" if request_id else "" for i in range(len(chunks))]
+        if len(chunk_ids[-1]) > MAX_REQUEST_ID_CHARS:
+            longest = MAX_REQUEST_ID_CHARS - len(chunk_ids[-1]) + len(request_id)
+            raise ValueError(
+                f"request_id is too long for a write of {len(memories)} memories: "
+                f"chunk request id {chunk_ids[-1]!r} would be over {MAX_REQUEST_ID_CHARS} "
+                f"characters (use at most {longest})"
+            )
+        response = memory_service_pb2.WriteResponse()
+        for index, (chunk, chunk_id) in enumerate(zip(chunks, chunk_ids, strict=True)):
+            request = memory_service_pb2.WriteRequest(
+                user_id=user_id, memories=chunk, request_id=chunk_id
+            )
+            try:
+                part: memory_service_pb2.WriteResponse = await self._call(
+                    self._stub.Write, request, timeout, rpc="Write", idempotent=bool(chunk_id)
+                )
+            except RecalldError as error:
+                raise error.after_chunks(index, MAX_WRITE_BATCH, len(chunks)) from None
+            response.results.extend(part.results)
+        return response
 
     async def recall(
         self,
@@ -503,9 +602,12 @@ class RecalldClient:
         *,
         dry_run: bool = False,
         purge_expired: bool = False,
-        timeout: float = 60.0,
+        timeout: float = CONSOLIDATE_TIMEOUT_S,
     ) -> memory_service_pb2.ConsolidateResponse:
-        """Runs consolidation for a user (or the whole tenant) and returns its report."""
+        """Runs consolidation for a user (or the whole tenant) and returns its report.
+
+        Its default deadline is 120 s: it works through the whole memory set.
+        """
         request = memory_service_pb2.ConsolidateRequest(
             user_id=user_id, dry_run=dry_run, purge_expired=purge_expired
         )
