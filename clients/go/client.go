@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"iter"
 	"net"
+	"os"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
@@ -22,24 +26,39 @@ import (
 const (
 	DefaultTimeout       = 10 * time.Second
 	DefaultRecallTimeout = 5 * time.Second // Recall sits on an agent's reply path
+	// Consolidate works through the user's whole memory set.
+	DefaultConsolidateTimeout = 120 * time.Second
+)
+
+// Configuration New reads from the environment when the caller passes none.
+const (
+	// EnvAddress is the target used when New gets "".
+	EnvAddress = "RECALLD_ADDR"
+	// EnvAPIKey is the API key used when neither WithAPIKey nor WithTenant is given.
+	EnvAPIKey = "RECALLD_API_KEY"
+	// DefaultAddress is the target without an argument or RECALLD_ADDR: the
+	// server's default port on loopback.
+	DefaultAddress = "127.0.0.1:50051"
 )
 
 // Option configures a Client.
 type Option func(*config)
 
 type config struct {
-	apiKey, tenant string
-	tls            *tls.Config
-	tlsSet         bool
-	timeout        time.Duration
-	recallTimeout  time.Duration
-	retry          RetryPolicy
-	propagator     propagation.TextMapPropagator
-	dialOptions    []grpc.DialOption
+	apiKey, tenant     string
+	tls                *tls.Config
+	tlsSet             bool
+	timeout            time.Duration
+	recallTimeout      time.Duration
+	consolidateTimeout time.Duration
+	retry              RetryPolicy
+	propagator         propagation.TextMapPropagator
+	dialOptions        []grpc.DialOption
 }
 
 // WithAPIKey sends key as "authorization: Bearer <key>"; the server derives
-// the tenant from it.
+// the tenant from it. Without it (or with ""), New uses RECALLD_API_KEY unless
+// WithTenant is given.
 func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
 
 // WithTenant selects the tenant on a server running without keys (loopback
@@ -61,12 +80,17 @@ func WithTLS(cfg *tls.Config) Option {
 // behind a service mesh that adds TLS).
 func WithInsecure() Option { return func(c *config) { c.tls, c.tlsSet = nil, true } }
 
-// WithTimeout sets the default deadline of every call but Recall (retries
-// included), used when the context has none. Default 10 s.
+// WithTimeout sets the default deadline of every call but Recall and
+// Consolidate (retries included), used when the context has none. Default 10 s.
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 // WithRecallTimeout sets the default deadline of Recall. Default 5 s.
 func WithRecallTimeout(d time.Duration) Option { return func(c *config) { c.recallTimeout = d } }
+
+// WithConsolidateTimeout sets the default deadline of Consolidate. Default 120 s.
+func WithConsolidateTimeout(d time.Duration) Option {
+	return func(c *config) { c.consolidateTimeout = d }
+}
 
 // WithRetryPolicy replaces DefaultRetryPolicy; MaxAttempts 1 disables retries.
 func WithRetryPolicy(p RetryPolicy) Option { return func(c *config) { c.retry = p } }
@@ -96,24 +120,45 @@ type Client struct {
 	conn     *grpc.ClientConn
 	raw      recalldv1.MemoryServiceClient
 	sessions recalldv1.SessionServiceClient
+	health   grpc_health_v1.HealthClient
 	cfg      config
 }
 
 // New creates a client for address: "host:port", or "dns:///host:port" to spread
 // calls over every address the name resolves to (round_robin: one connection per
-// replica behind a headless Service, each call to the next). It does not connect
-// until the first call.
+// replica behind a headless Service, each call to the next); the other gRPC
+// target forms (passthrough:///, ipv4:, ipv6:, unix:) are passed through. With
+// address "" it uses RECALLD_ADDR, or 127.0.0.1:50051 if that is unset too.
+// Without WithAPIKey or WithTenant it sends RECALLD_API_KEY if set. Explicit
+// arguments always win over the environment. It does not connect until the
+// first call.
 func New(address string, opts ...Option) (*Client, error) {
-	cfg := config{timeout: DefaultTimeout, recallTimeout: DefaultRecallTimeout, retry: DefaultRetryPolicy}
+	cfg := config{
+		timeout: DefaultTimeout, recallTimeout: DefaultRecallTimeout,
+		consolidateTimeout: DefaultConsolidateTimeout, retry: DefaultRetryPolicy,
+	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	hostPort, balanced := strings.CutPrefix(address, "dns:///")
-	host, _, err := net.SplitHostPort(hostPort)
-	if err != nil {
-		return nil, fmt.Errorf("recalld: address must be host:port: %w", err)
+	if address == "" {
+		address = os.Getenv(EnvAddress)
 	}
-	if cfg.timeout <= 0 || cfg.recallTimeout <= 0 {
+	if address == "" {
+		address = DefaultAddress
+	}
+	// A tenant means a server without keys: a key in the environment is then
+	// meant for some other server, not a conflict to refuse.
+	if cfg.apiKey == "" && cfg.tenant == "" {
+		cfg.apiKey = os.Getenv(EnvAPIKey)
+	}
+	scheme, endpoint := splitScheme(address)
+	switch scheme {
+	case "", "dns", "passthrough":
+		if _, _, err := net.SplitHostPort(endpoint); err != nil {
+			return nil, fmt.Errorf("recalld: address must be host:port: %w", err)
+		}
+	}
+	if cfg.timeout <= 0 || cfg.recallTimeout <= 0 || cfg.consolidateTimeout <= 0 {
 		return nil, errors.New("recalld: timeouts must be positive")
 	}
 	if cfg.retry.MaxAttempts < 1 {
@@ -123,7 +168,7 @@ func New(address string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !cfg.tlsSet && !IsLoopbackHost(host) {
+	if !cfg.tlsSet && !IsLoopbackTarget(address) {
 		cfg.tls = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	creds := insecure.NewCredentials()
@@ -135,7 +180,7 @@ func New(address string, opts ...Option) (*Client, error) {
 		grpc.WithUserAgent("recalld-go/" + Version),
 		grpc.WithChainUnaryInterceptor(metadataInterceptor(md, cfg.propagator)),
 	}
-	if balanced {
+	if scheme == "dns" {
 		dial = append(dial, grpc.WithDefaultServiceConfig(RoundRobinServiceConfig))
 	}
 	dial = append(dial, cfg.dialOptions...)
@@ -147,6 +192,7 @@ func New(address string, opts ...Option) (*Client, error) {
 		conn:     conn,
 		raw:      recalldv1.NewMemoryServiceClient(conn),
 		sessions: recalldv1.NewSessionServiceClient(conn),
+		health:   grpc_health_v1.NewHealthClient(conn),
 		cfg:      cfg,
 	}, nil
 }
@@ -158,16 +204,6 @@ const RoundRobinServiceConfig = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 // Version is the client version, sent in the user agent.
 const Version = "0.1.0"
 
-// IsLoopbackHost reports whether host (no port) is "localhost" or a loopback IP.
-func IsLoopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // Raw returns the generated stub, for anything the wrapper does not cover.
 func (c *Client) Raw() recalldv1.MemoryServiceClient { return c.raw }
 
@@ -177,12 +213,29 @@ func (c *Client) RawSessions() recalldv1.SessionServiceClient { return c.session
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 
-// Write stores one memory or a batch. Retried on UNAVAILABLE only when
-// req.RequestId is set.
-func (c *Client) Write(ctx context.Context, req *WriteRequest, opts ...grpc.CallOption) (*WriteResponse, error) {
-	return invoke(ctx, c, MethodWrite, req.GetRequestId() != "", func(ctx context.Context) (*WriteResponse, error) {
-		return c.raw.Write(ctx, req, opts...)
+// HealthStatus is the serving status of grpc.health.v1.
+type HealthStatus = grpc_health_v1.HealthCheckResponse_ServingStatus
+
+// Serving statuses Health returns.
+const (
+	HealthUnknown    = grpc_health_v1.HealthCheckResponse_UNKNOWN
+	HealthServing    = grpc_health_v1.HealthCheckResponse_SERVING
+	HealthNotServing = grpc_health_v1.HealthCheckResponse_NOT_SERVING
+)
+
+// Health asks the server's standard gRPC health service
+// (grpc.health.v1.Health/Check, service "": the whole server) on the client's
+// connection. NOT_SERVING and UNKNOWN are answers, returned without an error;
+// a call that fails (server down, wrong credentials, deadline) returns an
+// *Error. Retried on UNAVAILABLE like the other reads.
+func (c *Client) Health(ctx context.Context, opts ...grpc.CallOption) (HealthStatus, error) {
+	res, err := invoke(ctx, c, MethodHealth, false, func(ctx context.Context) (*grpc_health_v1.HealthCheckResponse, error) {
+		return c.health.Check(ctx, &grpc_health_v1.HealthCheckRequest{}, opts...)
 	})
+	if err != nil {
+		return HealthUnknown, err
+	}
+	return res.GetStatus(), nil
 }
 
 // Recall returns the user's memories most relevant to a query, with the
@@ -298,7 +351,8 @@ func (c *Client) ResolveConflict(ctx context.Context, req *ResolveConflictReques
 	})
 }
 
-// Consolidate runs (or, with DryRun, previews) consolidation. Never retried.
+// Consolidate runs (or, with DryRun, previews) consolidation. Never retried;
+// default deadline 120 s (WithConsolidateTimeout).
 func (c *Client) Consolidate(ctx context.Context, req *ConsolidateRequest, opts ...grpc.CallOption) (*ConsolidateResponse, error) {
 	return invoke(ctx, c, MethodConsolidate, false, func(ctx context.Context) (*ConsolidateResponse, error) {
 		return c.raw.Consolidate(ctx, req, opts...)
@@ -376,10 +430,14 @@ func (c *Client) EndSession(ctx context.Context, req *EndSessionRequest, opts ..
 }
 
 func invoke[T any](ctx context.Context, c *Client, m Method, hasRequestID bool, call func(context.Context) (T, error)) (T, error) {
+	var zero T
 	if _, ok := ctx.Deadline(); !ok {
 		d := c.cfg.timeout
-		if m == MethodRecall {
+		switch m {
+		case MethodRecall:
 			d = c.cfg.recallTimeout
+		case MethodConsolidate:
+			d = c.cfg.consolidateTimeout
 		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
@@ -392,18 +450,48 @@ func invoke[T any](ctx context.Context, c *Client, m Method, hasRequestID bool, 
 			return res, nil
 		}
 		rerr := FromError(err)
+		// A TLS mismatch fails every attempt the same way: say so at once.
+		if hint := tlsMismatchHint(c.cfg.tls != nil, rerr); hint != "" {
+			return zero, rerr.withMessage(rerr.Message + hint)
+		}
 		delay := c.cfg.retry.Backoff(attempt, nil)
 		if !c.cfg.retry.ShouldRetry(m, hasRequestID, rerr.Code, attempt) || time.Until(deadline) <= delay {
-			var zero T
 			return zero, rerr
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			var zero T
-			return zero, rerr
+			return zero, interrupted(ctx, rerr)
 		case <-t.C:
 		}
 	}
+}
+
+// interrupted is the error of a call whose context ended while it waited to
+// retry: the context's code, so that errors.Is(err, context.Canceled) or
+// context.DeadlineExceeded holds, with the last attempt's error in the message.
+func interrupted(ctx context.Context, last *Error) *Error {
+	code := status.FromContextError(ctx.Err()).Code()
+	st := status.New(code, fmt.Sprintf("%v while waiting to retry after %s", ctx.Err(), last.Error()))
+	return &Error{Code: code, Message: st.Message(), status: st, cause: ctx.Err()}
+}
+
+// tlsMismatchHint explains an UNAVAILABLE that grpc-go reports when one side
+// speaks TLS and the other does not (no retry fixes it, so the hint replaces
+// a run of identical failures). The messages are grpc-go's, seen against
+// both the recalld server and a grpc-go server.
+func tlsMismatchHint(clientTLS bool, e *Error) string {
+	if e.Code != codes.Unavailable {
+		return ""
+	}
+	switch {
+	case clientTLS && strings.Contains(e.Message, "first record does not look like a TLS handshake"):
+		return " (TLS mismatch? the client uses TLS and the server may be plaintext; pass WithInsecure() for a plaintext server)"
+	case !clientTLS && strings.Contains(e.Message, "server preface"):
+		// The TLS server closes the connection (or answers with an alert)
+		// instead of sending the HTTP/2 preface.
+		return " (TLS mismatch? the client uses plaintext and the server may use TLS; pass WithTLS(cfg) for a TLS server)"
+	}
+	return ""
 }

@@ -43,9 +43,24 @@ type Error struct {
 	Metadata map[string]string
 	// FieldViolations are google.rpc.BadRequest.field_violations, in server order.
 	FieldViolations []FieldViolation
+	// Partial is set when a Write of more than MaxWriteBatch memories failed
+	// after some of its chunks were written; nil otherwise.
+	Partial *PartialWrite
 
 	status *status.Status
 	cause  error
+}
+
+// PartialWrite is what a chunked Write committed before a chunk failed. Sending
+// the same request again with the same RequestId replays the committed chunks
+// (the server returns their first results) and writes the rest; without a
+// RequestId a resend would write them again.
+type PartialWrite struct {
+	// Chunks is the number of chunks written, Memories the number of memories
+	// in them (the first Memories of the request).
+	Chunks, Memories int
+	// Results are the written memories' results, in request order.
+	Results []*WriteResult
 }
 
 // Error implements error.
@@ -55,7 +70,20 @@ func (e *Error) Error() string {
 	if e.Reason != "" {
 		fmt.Fprintf(&b, " (reason %s)", e.Reason)
 	}
+	if e.Partial != nil {
+		fmt.Fprintf(&b, " [chunked write: %d memories in %d chunks were written before this chunk failed]",
+			e.Partial.Memories, e.Partial.Chunks)
+	}
 	return b.String()
+}
+
+// withMessage is a copy of e with another message, in GRPCStatus too.
+func (e *Error) withMessage(msg string) *Error {
+	p := e.status.Proto()
+	p.Message = msg
+	c := *e
+	c.Message, c.status = msg, status.FromProto(p)
+	return &c
 }
 
 // GRPCStatus returns the status the error was decoded from.

@@ -10,15 +10,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	recalld "github.com/recalld/recalld/clients/go"
 	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
@@ -49,7 +50,7 @@ func dial(t *testing.T, addr, tenant string) *recalld.Client {
 	return c
 }
 
-func wantCode(t *testing.T, err error, code codes.Code, reason recalldv1.ErrorReason) *recalld.Error {
+func wantCode(t *testing.T, err error, code codes.Code, reason recalld.ErrorReason) *recalld.Error {
 	t.Helper()
 	var re *recalld.Error
 	if !errors.As(err, &re) {
@@ -78,8 +79,8 @@ func TestLiveLifecycle(t *testing.T) {
 	const en, zh = "The user prefers oat milk in their coffee.", "用户住在杭州，最喜欢喝西湖龙井茶。"
 
 	w, err := c.Write(ctx, &recalld.WriteRequest{UserId: user, RequestId: randomID("req"), Memories: []*recalld.Memory{
-		{Type: recalldv1.MemoryType_MEMORY_TYPE_PREFERENCE, Content: en, Tags: []string{"drink"}},
-		{Type: recalldv1.MemoryType_MEMORY_TYPE_FACT, Content: zh, Tags: []string{"home"}},
+		{Type: recalld.TypePreference, Content: en, Tags: []string{"drink"}},
+		{Type: recalld.TypeFact, Content: zh, Tags: []string{"home"}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestLiveLifecycle(t *testing.T) {
 		t.Fatalf("results: %v", w.GetResults())
 	}
 	for _, r := range w.GetResults() {
-		if r.GetOutcome() != recalldv1.WriteOutcome_WRITE_OUTCOME_CREATED || r.GetId() == "" {
+		if r.GetOutcome() != recalld.OutcomeCreated || r.GetId() == "" {
 			t.Fatalf("result: %v", r)
 		}
 	}
@@ -131,7 +132,7 @@ func TestLiveLifecycle(t *testing.T) {
 	u, err := c.Update(ctx, &recalld.UpdateRequest{
 		UserId:     user,
 		Memory:     &recalld.Memory{Id: zhID, Etag: etag, Content: moved},
-		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"content"}},
+		UpdateMask: recalld.UpdateMask(recalld.FieldContent),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -142,11 +143,11 @@ func TestLiveLifecycle(t *testing.T) {
 	_, err = c.Update(ctx, &recalld.UpdateRequest{
 		UserId:     user,
 		Memory:     &recalld.Memory{Id: zhID, Etag: etag, Importance: proto.Float32(0.9)},
-		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"importance"}},
+		UpdateMask: recalld.UpdateMask("importance"),
 	})
-	wantCode(t, err, codes.Aborted, recalldv1.ErrorReason_ERROR_REASON_ETAG_MISMATCH)
+	wantCode(t, err, codes.Aborted, recalld.ReasonEtagMismatch)
 
-	f, err := c.Forget(ctx, &recalld.ForgetRequest{UserId: user, Ids: []string{enID}, Mode: recalldv1.ForgetMode_FORGET_MODE_HARD})
+	f, err := c.Forget(ctx, &recalld.ForgetRequest{UserId: user, Ids: []string{enID}, Mode: recalld.ForgetHard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestLiveLifecycle(t *testing.T) {
 		t.Fatalf("forgotten = %v", f.GetForgottenIds())
 	}
 	_, err = c.Get(ctx, &recalld.GetRequest{UserId: user, Id: enID})
-	wantCode(t, err, codes.NotFound, recalldv1.ErrorReason_ERROR_REASON_MEMORY_NOT_FOUND)
+	wantCode(t, err, codes.NotFound, recalld.ReasonMemoryNotFound)
 }
 
 func TestLiveProfile(t *testing.T) {
@@ -164,8 +165,8 @@ func TestLiveProfile(t *testing.T) {
 	user := randomID("user")
 
 	w, err := c.Write(ctx, &recalld.WriteRequest{UserId: user, Memories: []*recalld.Memory{
-		{Type: recalldv1.MemoryType_MEMORY_TYPE_FACT, Tier: recalldv1.MemoryTier_MEMORY_TIER_P0, TopicKey: "profile.name", Content: "The user's name is Chen Jing."},
-		{Type: recalldv1.MemoryType_MEMORY_TYPE_PREFERENCE, TopicKey: "drink", Content: "The user prefers green tea."},
+		{Type: recalld.TypeFact, Tier: recalld.TierP0, TopicKey: "profile.name", Content: "The user's name is Chen Jing."},
+		{Type: recalld.TypePreference, TopicKey: "drink", Content: "The user prefers green tea."},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -219,9 +220,9 @@ func TestLiveValidationError(t *testing.T) {
 	addr := liveAddr(t)
 	c := dial(t, addr, randomID("it-go"))
 	_, err := c.Write(testContext(t), &recalld.WriteRequest{UserId: randomID("user"), Memories: []*recalld.Memory{
-		{Type: recalldv1.MemoryType_MEMORY_TYPE_FACT, Content: ""},
+		{Type: recalld.TypeFact, Content: ""},
 	}})
-	re := wantCode(t, err, codes.InvalidArgument, recalldv1.ErrorReason_ERROR_REASON_INVALID_FIELD)
+	re := wantCode(t, err, codes.InvalidArgument, recalld.ReasonInvalidField)
 	if !slices.ContainsFunc(re.FieldViolations, func(v recalld.FieldViolation) bool { return v.Field == "memories[0].content" }) {
 		t.Fatalf("violations = %+v", re.FieldViolations)
 	}
@@ -235,7 +236,7 @@ func TestLiveTenantIsolation(t *testing.T) {
 	user := randomID("user")
 
 	w, err := a.Write(ctx, &recalld.WriteRequest{UserId: user, Memories: []*recalld.Memory{
-		{Type: recalldv1.MemoryType_MEMORY_TYPE_FACT, Content: "Tenant A's secret: the vault code is 4711."},
+		{Type: recalld.TypeFact, Content: "Tenant A's secret: the vault code is 4711."},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -267,5 +268,105 @@ func TestLiveTenantIsolation(t *testing.T) {
 	wantCode(t, err, codes.NotFound, recalldv1.ErrorReason_ERROR_REASON_UNSPECIFIED)
 	if _, err := a.Get(ctx, &recalld.GetRequest{UserId: user, Id: id}); err != nil {
 		t.Fatalf("B's forget touched A's memory: %v", err)
+	}
+}
+
+func TestLiveHealthFromTheEnvironment(t *testing.T) {
+	liveAddr(t)
+	t.Setenv(recalld.EnvAPIKey, "") // the live server runs without keys
+	c, err := recalld.New("")       // RECALLD_ADDR
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st, err := c.Health(testContext(t))
+	if err != nil || st != recalld.HealthServing {
+		t.Fatalf("Health = %v, %v", st, err)
+	}
+}
+
+func TestLiveTLSMismatch(t *testing.T) {
+	addr := liveAddr(t)
+	attempts := 0
+	count := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		attempts++
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	// The live server is plaintext; force TLS against it.
+	c, err := recalld.New(addr, recalld.WithTenant(randomID("it-go")), recalld.WithTLS(nil),
+		recalld.WithDialOptions(grpc.WithChainUnaryInterceptor(count)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Health(testContext(t))
+	re := wantCode(t, err, codes.Unavailable, recalldv1.ErrorReason_ERROR_REASON_UNSPECIFIED)
+	if !strings.Contains(re.Message, "TLS mismatch? the client uses TLS and the server may be plaintext") || attempts != 1 {
+		t.Fatalf("%v after %d attempts", err, attempts)
+	}
+}
+
+// TestLiveChunkedWrite writes more than one call takes, fails a chunk, then
+// sends the same call again with the same request id: the committed chunk is
+// replayed, not written twice.
+func TestLiveChunkedWrite(t *testing.T) {
+	addr := liveAddr(t)
+	ctx := testContext(t)
+	c := dial(t, addr, randomID("it-go"))
+	user, requestID := randomID("user"), randomID("req")
+	topics := []string{"sailing", "violin", "chess", "pottery", "hiking", "baking", "astronomy", "gardening", "judo", "poetry"}
+	mems := make([]*recalld.Memory, 150)
+	for i := range mems {
+		mems[i] = &recalld.Memory{Type: recalld.TypeEvent, Content: fmt.Sprintf(
+			"On day %d of the %s course the user practised %s for %d minutes.", i, topics[i%10], topics[(i/10)%10], 10+i)}
+	}
+	broken := proto.CloneOf(mems[120])
+	broken.Content = "" // chunk 1 fails validation; chunk 0 is committed
+	first := slices.Clone(mems)
+	first[120] = broken
+
+	_, err := c.Write(ctx, &recalld.WriteRequest{UserId: user, RequestId: requestID, Memories: first})
+	re := wantCode(t, err, codes.InvalidArgument, recalld.ReasonInvalidField)
+	if re.Partial == nil || re.Partial.Chunks != 1 || re.Partial.Memories != 100 || len(re.Partial.Results) != 100 {
+		t.Fatalf("partial = %+v", re.Partial)
+	}
+	if !slices.ContainsFunc(re.FieldViolations, func(v recalld.FieldViolation) bool { return v.Field == "memories[20].content" }) {
+		t.Fatalf("violations = %+v (indices are the chunk's)", re.FieldViolations)
+	}
+
+	w, err := c.Write(ctx, &recalld.WriteRequest{UserId: user, RequestId: requestID, Memories: mems})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.GetResults()) != 150 {
+		t.Fatalf("results = %d", len(w.GetResults()))
+	}
+	for i, r := range re.Partial.Results {
+		if w.GetResults()[i].GetId() != r.GetId() {
+			t.Fatalf("result %d: %s, first written as %s (not replayed)", i, w.GetResults()[i].GetId(), r.GetId())
+		}
+	}
+	count := func() int {
+		n := 0
+		for _, err := range c.ListAll(ctx, &recalld.ListRequest{UserId: user, PageSize: 500}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		return n
+	}
+	stored := count()
+	again, err := c.Write(ctx, &recalld.WriteRequest{UserId: user, RequestId: requestID, Memories: mems})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range again.GetResults() {
+		if r.GetId() != w.GetResults()[i].GetId() {
+			t.Fatalf("replayed result %d: %s, want %s", i, r.GetId(), w.GetResults()[i].GetId())
+		}
+	}
+	if n := count(); n != stored || n == 0 {
+		t.Fatalf("%d memories after the replay, %d before", n, stored)
 	}
 }

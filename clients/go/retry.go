@@ -68,10 +68,13 @@ const (
 	MethodEndSession     Method = "EndSession"
 )
 
+// MethodHealth is grpc.health.v1.Health/Check (Client.Health).
+const MethodHealth Method = "Health"
+
 // RetrySafeRPCs are the RPCs the contract marks NO_SIDE_EFFECTS or IDEMPOTENT
 // (the proto's idempotency_level): Recall, GetProfile, Get, List, History and
 // ListConflicts of MemoryService; GetContext, GetSession and ListSessions of
-// SessionService.
+// SessionService; and the health check, which only reads.
 var RetrySafeRPCs = retrySafeRPCs()
 
 func retrySafeRPCs() map[Method]bool {
@@ -89,6 +92,7 @@ func retrySafeRPCs() map[Method]bool {
 			}
 		}
 	}
+	safe[MethodHealth] = true
 	return safe
 }
 

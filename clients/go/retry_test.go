@@ -10,7 +10,7 @@ import (
 func TestRetrySafeRPCsComeFromTheContract(t *testing.T) {
 	want := []Method{
 		MethodRecall, MethodGetProfile, MethodGet, MethodList, MethodHistory, MethodListConflicts,
-		MethodGetContext, MethodGetSession, MethodListSessions,
+		MethodGetContext, MethodGetSession, MethodListSessions, MethodHealth,
 	}
 	if len(RetrySafeRPCs) != len(want) {
 		t.Fatalf("RetrySafeRPCs = %v, want %v", RetrySafeRPCs, want)
@@ -37,6 +37,7 @@ func TestIsIdempotent(t *testing.T) {
 		{MethodAppendMessages, false, false}, {MethodAppendMessages, true, true},
 		{MethodGetContext, false, true}, {MethodGetSession, false, true}, {MethodListSessions, false, true},
 		{MethodEndSession, false, false}, {MethodEndSession, true, false},
+		{MethodHealth, false, true},
 	}
 	for _, c := range cases {
 		if got := IsIdempotent(c.m, c.reqID); got != c.want {

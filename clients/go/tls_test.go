@@ -8,14 +8,18 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"math/big"
 	"net"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 
 	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
@@ -69,15 +73,65 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("trusted: %v", err)
 	}
 	untrusted := newClient(t, addr, WithTLS(nil), WithRetryPolicy(RetryPolicy{MaxAttempts: 1}))
-	if _, err := untrusted.Get(ctx, &GetRequest{Id: "m"}); FromError(err).Code != codes.Unavailable {
-		t.Fatalf("untrusted: %v", err)
-	}
-	plain := newClient(t, addr, WithRetryPolicy(RetryPolicy{MaxAttempts: 1})) // loopback default: plaintext
-	if _, err := plain.Get(ctx, &GetRequest{Id: "m"}); err == nil {
-		t.Fatal("plaintext to a TLS server must fail")
+	if _, err := untrusted.Get(ctx, &GetRequest{Id: "m"}); FromError(err).Code != codes.Unavailable || strings.Contains(err.Error(), "mismatch") {
+		t.Fatalf("untrusted (a certificate problem, not a TLS mismatch): %v", err)
 	}
 	if f.n() != 1 {
 		t.Fatalf("calls that reached the server: %d", f.n())
+	}
+}
+
+// attemptCounter counts the attempts a client makes.
+func attemptCounter(n *atomic.Int32) Option {
+	return WithDialOptions(grpc.WithChainUnaryInterceptor(
+		func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			n.Add(1)
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}))
+}
+
+// wantTLSMismatch checks that err is UNAVAILABLE with the hint, after one attempt.
+func wantTLSMismatch(t *testing.T, err error, attempts *atomic.Int32, hint string) {
+	t.Helper()
+	var re *Error
+	if !errors.As(err, &re) || re.Code != codes.Unavailable || !strings.Contains(re.Message, hint) {
+		t.Fatalf("want UNAVAILABLE with %q, got %v", hint, err)
+	}
+	if st := status.Convert(err); !strings.Contains(st.Message(), hint) {
+		t.Errorf("GRPCStatus message without the hint: %q", st.Message())
+	}
+	if attempts.Load() != 1 {
+		t.Errorf("attempts = %d: a TLS mismatch is not retried", attempts.Load())
+	}
+}
+
+func TestTLSMismatchHint(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cert, pool := selfSigned(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}})))
+	recalldv1.RegisterMemoryServiceServer(s, &fakeServer{})
+	go func() { _ = s.Serve(lis) }()
+	defer s.Stop()
+
+	var n atomic.Int32
+	plain := newClient(t, lis.Addr().String(), attemptCounter(&n)) // loopback default: plaintext
+	_, err = plain.Get(ctx, &GetRequest{Id: "m"})
+	wantTLSMismatch(t, err, &n, "TLS mismatch? the client uses plaintext and the server may use TLS")
+
+	n.Store(0)
+	secure := newClient(t, serve(t, &fakeServer{}), attemptCounter(&n), WithTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
+	_, err = secure.Get(ctx, &GetRequest{Id: "m"})
+	wantTLSMismatch(t, err, &n, "TLS mismatch? the client uses TLS and the server may be plaintext; pass WithInsecure()")
+
+	n.Store(0)
+	down := newClient(t, closedPort(t), attemptCounter(&n), WithRetryPolicy(fastRetry))
+	if _, err := down.Get(ctx, &GetRequest{}); err == nil || strings.Contains(err.Error(), "mismatch") || n.Load() != 3 {
+		t.Fatalf("a closed port is no TLS mismatch and is retried: %v after %d attempts", err, n.Load())
 	}
 }
 

@@ -17,17 +17,15 @@ import (
 	"strings"
 
 	recalld "github.com/recalld/recalld/clients/go"
-	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
 
 func main() {
-	addr := envOr("RECALLD_ADDR", "127.0.0.1:50051")
 	user := envOr("RECALLD_USER", "demo-"+randomHex(4))
 	var opts []recalld.Option
 	if t := os.Getenv("RECALLD_TENANT"); t != "" {
 		opts = append(opts, recalld.WithTenant(t))
 	}
-	c, err := recalld.New(addr, opts...)
+	c, err := recalld.New("", opts...) // RECALLD_ADDR (default 127.0.0.1:50051), RECALLD_API_KEY
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -63,7 +61,7 @@ func main() {
 			w, err := c.Write(ctx, &recalld.WriteRequest{
 				UserId:    user,
 				RequestId: hex.EncodeToString(sum[:16]),
-				Memories:  []*recalld.Memory{{Type: recalldv1.MemoryType_MEMORY_TYPE_FACT, Content: turn, Source: "chat"}},
+				Memories:  []*recalld.Memory{{Type: recalld.TypeFact, Content: turn, Source: "chat"}},
 			})
 			if err != nil {
 				fail(err)
