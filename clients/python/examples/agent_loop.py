@@ -4,6 +4,8 @@ Run against a server (``./scripts/serve.sh``):
 
     python clients/python/examples/agent_loop.py --address 127.0.0.1:50051
 
+(or with RECALLD_ADDR set, without --address).
+
 The "agent" here is deliberately dumb (no LLM): it prints the context block it
 would put into its prompt, and extracts "I like X" / "我喜欢X" statements as
 preferences keyed by topic, so a later change of mind supersedes the old one.
@@ -31,7 +33,9 @@ LIKE = re.compile(r"(?:I like|我喜欢)\s*([^.。!！]+)", re.IGNORECASE)
 async def main() -> None:
     """Runs the scripted turns against a server."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--address", default="127.0.0.1:50051")
+    parser.add_argument(
+        "--address", default=None, help="host:port (default: RECALLD_ADDR, else 127.0.0.1:50051)"
+    )
     parser.add_argument("--user", default="alice-demo")
     args = parser.parse_args()
     async with RecalldClient(args.address, tenant="examples") as client:
