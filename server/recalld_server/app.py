@@ -62,6 +62,7 @@ from recalld_server.session_backends import (
     ClosingConversations,
     ClosingExtractionQueue,
     conversation_storage,
+    fact_judge,
     language_models,
 )
 from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
@@ -473,7 +474,7 @@ async def start_server(
         policy=policy,
         write_stages=OtelStages(tracer, meter, prefix="write"),
     )
-    consolidator = Consolidator(backends, memories, policy)
+    consolidator = Consolidator(backends, memories, policy, judge=fact_judge(config))
     summarizer, offline_summarizer, extractor, offline_extractor = language_models(config)
     sessions = SessionService(
         backends,

@@ -86,6 +86,9 @@ class ServerConfig:
         llm_api_key: Its key, from the environment only (RECALLD_LLM_API_KEY, else
             OPENAI_API_KEY), never a flag: flags show up in process listings.
         llm_timeout_s: Longest wait for one answer of the endpoint.
+        llm_judge: Let that endpoint also judge consolidation's borderline pairs
+            (paraphrases the offline rules do not merge, contradictions of core
+            memories); off by default.
     """
 
     host: str = "127.0.0.1"
@@ -128,6 +131,7 @@ class ServerConfig:
     llm_model: str = ""
     llm_api_key: str = dataclasses.field(default="", repr=False)
     llm_timeout_s: float = 30.0
+    llm_judge: bool = False
 
     @property
     def effective_reflection(self) -> str:
@@ -334,6 +338,13 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     p.add_argument("--llm-model", default=env("LLM_MODEL", ""))
     p.add_argument("--llm-timeout", type=float, default=env("LLM_TIMEOUT", defaults.llm_timeout_s))
+    p.add_argument(
+        "--llm-judge",
+        action="store_true",
+        default=env("LLM_JUDGE", "") in ("1", "true", "yes"),
+        help="let the --llm-base-url model decide consolidation's borderline duplicates and "
+        "contradictions of core memories (default: offline rules only)",
+    )
     return p
 
 
@@ -381,7 +392,10 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         llm_model=str(args.llm_model or ""),
         llm_api_key=environ.get("RECALLD_LLM_API_KEY") or environ.get("OPENAI_API_KEY") or "",
         llm_timeout_s=float(args.llm_timeout),
+        llm_judge=bool(args.llm_judge),
     )
+    if config.llm_judge and not config.llm_base_url:
+        raise SystemExit("recalld: --llm-judge needs --llm-base-url and --llm-model")
     if config.llm_base_url and not config.llm_model:
         raise SystemExit("recalld: --llm-base-url needs --llm-model")
     if config.llm_base_url and not config.llm_base_url.startswith(("http://", "https://")):

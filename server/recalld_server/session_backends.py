@@ -1,4 +1,6 @@
-"""The session side of the composition root: where conversations live, which models summarise.
+"""The session side of the composition root: where conversations live, which models read them.
+
+The summarizer, the extractor and the optional fact judge of consolidation.
 
 Built once at start-up by `recalld_server.app`; settings come from the ServerConfig
 it is given, never from the environment at import.
@@ -12,8 +14,15 @@ from typing import Protocol
 
 from recalld_server.config import ServerConfig
 from recalld_server.domain.extractive_summary import ExtractiveSummarizer
-from recalld_server.domain.ports import Conversations, ExtractionQueue, Extractor, Summarizer
+from recalld_server.domain.ports import (
+    Conversations,
+    ExtractionQueue,
+    Extractor,
+    FactJudge,
+    Summarizer,
+)
 from recalld_server.domain.rule_extraction import RuleExtractor
+from recalld_server.llm.judge import LlmJudge
 from recalld_server.llm.openai_compat import ChatClient, LlmExtractor, LlmSummarizer
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.memory_conversations import (
@@ -86,3 +95,14 @@ def language_models(config: ServerConfig) -> tuple[Summarizer, Summarizer, Extra
         LlmExtractor(client),
         offline_extractor,
     )
+
+
+def fact_judge(config: ServerConfig) -> FactJudge | None:
+    """The consolidation judge, when asked for (--llm-judge); None keeps the rules offline."""
+    if not config.llm_judge:
+        return None
+    client = ChatClient(
+        config.llm_base_url, config.llm_model, config.llm_api_key or None, config.llm_timeout_s
+    )
+    log.info("borderline pairs judged by %s at %s", config.llm_model, config.llm_base_url)
+    return LlmJudge(client)

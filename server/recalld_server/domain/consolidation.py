@@ -2,7 +2,8 @@
 
 Archives (or purges) expired memories, demotes unused P1 memories to P2,
 merges near-duplicates into the oldest copy, reports possible contradictions
-of core memories, and writes batched access statistics. It works one user at a
+of core memories (with an optional judge deciding the pairs the offline rules
+cannot: domain/judging.py), and writes batched access statistics. It works one user at a
 time under that user's lock, in bounded batches, so it is safe while traffic
 flows.
 """
@@ -18,6 +19,7 @@ import numpy as np
 from recalld_server.domain import authorization
 from recalld_server.domain.changes import Change, bump, scan
 from recalld_server.domain.errors import FieldViolation, InvalidArgumentError, PermissionDeniedError
+from recalld_server.domain.judging import JudgePolicy, VerdictMemory, Verdicts, judge_user
 from recalld_server.domain.lifecycle import (
     DAY_MS,
     near_duplicate_groups,
@@ -35,7 +37,7 @@ from recalld_server.domain.model import (
     Upkeep,
 )
 from recalld_server.domain.policy import Policy, user_lock_key
-from recalld_server.domain.ports import Backends
+from recalld_server.domain.ports import Backends, FactJudge
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.validation import check_identifier
 
@@ -63,8 +65,13 @@ class Consolidator:
         memories: UserMemories,
         policy: Policy | None = None,
         flush_users: int = FLUSH_USERS,
+        judge: FactJudge | None = None,
+        judge_policy: JudgePolicy | None = None,
     ) -> None:
         self._flush_users = flush_users
+        self._judge = judge
+        self._judge_policy = judge_policy or JudgePolicy()
+        self._verdicts = VerdictMemory(self._judge_policy.remembered)
         self._store = backends.store
         self._requests = backends.requests
         self._access = backends.access
@@ -149,12 +156,46 @@ class Consolidator:
     ) -> ConsolidationReport:
         report = ConsolidationReport()
         for user in users:
+            verdicts = await self._ask_judge(tenant_id, user, scopes)
             async with self._locks.hold(user_lock_key(tenant_id, user)):
                 await self._consolidate_user(
-                    tenant_id, user, dry_run, purge_expired, scopes, report
+                    tenant_id, user, dry_run, purge_expired, scopes, report, verdicts
                 )
         report.users_scanned = len(users)
         return report
+
+    def _mergeable(self, tenant: str, user: str, scopes: frozenset[str] | None) -> MemoryFilter:
+        return MemoryFilter(
+            tenant,
+            user,
+            statuses=frozenset({Status.ACTIVE}),
+            unexpired_at=self._clock.now_ms(),
+            scopes=scopes,
+        )
+
+    async def _ask_judge(
+        self, tenant: str, user: str, scopes: frozenset[str] | None
+    ) -> Verdicts | None:
+        """The judge's verdicts on the user's borderline pairs (None without a judge).
+
+        Read and asked outside the user's lock; the verdicts name both contents,
+        so a pair changed meanwhile is simply not acted on.
+        """
+        if self._judge is None:
+            return None
+        active = await self._store.find_with_vectors(
+            self._mergeable(tenant, user, scopes), MAX_MERGE_SCAN
+        )
+        if len(active) < 2:
+            return Verdicts()
+        return await judge_user(
+            self._judge,
+            self._verdicts,
+            [m for m, _ in active],
+            np.stack([v for _, v in active]),
+            self._policy.lifecycle,
+            self._judge_policy,
+        )
 
     async def _drop_old_request_records(self) -> None:
         await self._requests.delete_older_than(self._clock.now_ms() - REQUEST_RECORD_DAYS * DAY_MS)
@@ -167,6 +208,7 @@ class Consolidator:
         purge: bool,
         scopes: frozenset[str] | None,
         report: ConsolidationReport,
+        verdicts: Verdicts | None = None,
     ) -> None:
         now = self._clock.now_ms()
         policy = self._policy.lifecycle
@@ -211,24 +253,22 @@ class Consolidator:
             await self._save(tenant, demotions, now)
 
         active = await self._store.find_with_vectors(
-            MemoryFilter(
-                tenant, user, statuses=frozenset({Status.ACTIVE}), unexpired_at=now, scopes=scopes
-            ),
-            MAX_MERGE_SCAN,
+            self._mergeable(tenant, user, scopes), MAX_MERGE_SCAN
         )
         report.memories_scanned += len(active)
         if len(active) < 2:
             return
         memories = [m for m, _ in active]
         vectors = np.stack([v for _, v in active])
-        merges = near_duplicate_groups(memories, vectors, policy)
+        verdicts = verdicts or Verdicts()
+        merges = near_duplicate_groups(memories, vectors, policy, verdicts.same)
         report.merged.extend((keep.id, gone.id, sim) for keep, gone, sim in merges)
         merged_ids = {gone.id for _, gone, _ in merges}
         keep_rows = [i for i, m in enumerate(memories) if m.id not in merged_ids]
         report.contradictions.extend(
             (core.id, other.id, sim)
             for core, other, sim in possible_contradictions(
-                [memories[i] for i in keep_rows], vectors[keep_rows], policy
+                [memories[i] for i in keep_rows], vectors[keep_rows], policy, verdicts.contradicts
             )
         )
         if merges and not dry_run:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Collection, Mapping
 
 import numpy as np
 
 from recalld_server.domain.model import Memory, NewMemory, Status, Tier
 from recalld_server.domain.text import salient_tokens
+from recalld_server.domain.wording import differ_in_detail, script
 
 DAY_MS = 86_400_000
 
@@ -98,11 +100,18 @@ def near_duplicate(
     similarity: float,
     policy: LifecyclePolicy,
 ) -> bool:
-    """Similar enough, same topic (or none), and no differing number, date or identifier."""
+    """Similar enough, same topic (or none), and nothing in the wording that tells them apart.
+
+    The wording rules (no differing number, date or identifier; same script; no
+    swapped or added detail) keep a merge from ever losing a fact; they miss
+    paraphrases across languages, which the optional judge can decide.
+    """
     return (
         similarity >= policy.near_duplicate_similarity
         and topics_compatible(a_topic, b_topic)
         and salient_tokens(a_content) == salient_tokens(b_content)
+        and script(a_content) == script(b_content)
+        and not differ_in_detail(a_content, b_content)
     )
 
 
@@ -145,13 +154,30 @@ def refreshed_expiry(memory: Memory, policy: LifecyclePolicy) -> int:
     return policy.expiry(memory.tier, memory.last_used_at)
 
 
+PairKey = tuple[str, str, str, str]
+"""Two memories as they were judged: (older id, its content hash, newer id, its hash).
+
+A verdict applies only while both contents are unchanged."""
+
+
+def pair_key(a: Memory, b: Memory) -> PairKey:
+    """The key of a pair, the older memory (smaller id) first."""
+    if b.id < a.id:
+        a, b = b, a
+    return (a.id, a.content_hash, b.id, b.content_hash)
+
+
 def near_duplicate_groups(
-    memories: list[Memory], vectors: np.ndarray, policy: LifecyclePolicy
+    memories: list[Memory],
+    vectors: np.ndarray,
+    policy: LifecyclePolicy,
+    judged_same: Collection[PairKey] = (),
 ) -> list[tuple[Memory, Memory, float]]:
     """Pairs (keep, merge, similarity) folding near-duplicates into the oldest memory.
 
     Only memories of the same scope and compatible topics are compared. A memory
-    is merged at most once, into the oldest member of its group.
+    is merged at most once, into the oldest member of its group. Pairs in
+    `judged_same` (the judge's verdicts) merge as near-duplicates do.
     """
     if len(memories) < 2:
         return []
@@ -170,8 +196,16 @@ def near_duplicate_groups(
             if (
                 a.agent_scope == b.agent_scope
                 and b.tier is not Tier.P0
-                and near_duplicate(
-                    a.content, a.topic_key, b.content, b.topic_key, float(similarity[i, j]), policy
+                and (
+                    near_duplicate(
+                        a.content,
+                        a.topic_key,
+                        b.content,
+                        b.topic_key,
+                        float(similarity[i, j]),
+                        policy,
+                    )
+                    or pair_key(a, b) in judged_same
                 )
             ):
                 merged.add(j)
@@ -180,28 +214,41 @@ def near_duplicate_groups(
 
 
 def possible_contradictions(
-    memories: list[Memory], vectors: np.ndarray, policy: LifecyclePolicy
+    memories: list[Memory],
+    vectors: np.ndarray,
+    policy: LifecyclePolicy,
+    verdicts: Mapping[PairKey, bool] | None = None,
 ) -> list[tuple[Memory, Memory, float]]:
-    """(core, other, similarity): same type and scope, similar but not duplicates."""
+    """(core, other, similarity) for each core memory another memory may contradict.
+
+    A judged pair is reported on the judge's verdict. Otherwise the offline rule:
+    same type and scope, similar (at the contradiction threshold) but not duplicates.
+    """
     core = [i for i, m in enumerate(memories) if m.tier is Tier.P0]
     if not core:
         return []
+    judged = verdicts or {}
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     out = []
     for i in core:
         scores = unit @ unit[i]
         for j, other in enumerate(memories):
-            if j == i or other.type is not memories[i].type:
+            if j == i or other.agent_scope != memories[i].agent_scope:
                 continue
-            if other.agent_scope != memories[i].agent_scope:
-                continue
-            if policy.contradiction_similarity <= scores[j] and not near_duplicate(
-                memories[i].content,
-                memories[i].topic_key,
-                other.content,
-                other.topic_key,
-                float(scores[j]),
-                policy,
-            ):
+            verdict = judged.get(pair_key(memories[i], other))
+            if verdict is None:
+                verdict = (
+                    other.type is memories[i].type
+                    and policy.contradiction_similarity <= scores[j]
+                    and not near_duplicate(
+                        memories[i].content,
+                        memories[i].topic_key,
+                        other.content,
+                        other.topic_key,
+                        float(scores[j]),
+                        policy,
+                    )
+                )
+            if verdict:
                 out.append((memories[i], other, float(scores[j])))
     return out

@@ -409,6 +409,22 @@ class Summarizer(Protocol):
         ...
 
 
+class FactJudge(Protocol):
+    """Decides what the wording rules cannot: one fact twice, or a fact against a core one.
+
+    A verdict of None means no verdict (the model could not answer, or not
+    clearly); the offline rules then stand.
+    """
+
+    async def same_fact(self, a: str, b: str) -> bool | None:
+        """Whether two memories state the same fact (in any wording or language)."""
+        ...
+
+    async def contradicts(self, core: str, other: str) -> bool | None:
+        """Whether `other` cannot be true if the core memory is."""
+        ...
+
+
 class Extractor(Protocol):
     """Proposes memories from what a user said."""
 
