@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from recalld_server.domain.text import salient_tokens
+from recalld_server.domain.wording import differ_in_detail, script
 from recalld_server.embedding.registry import DEFAULT_MODEL_ID, model_spec
 
 
@@ -37,14 +38,22 @@ def main() -> None:
     dup = np.array([p["duplicate"] for p in pairs])
     s = np.array(sims)
     same_salient = np.array([salient_tokens(p["a"]) == salient_tokens(p["b"]) for p in pairs])
-    print("\nthreshold  caught  false_merges  | with the salient-token guard: caught  false")
+    worded = np.array(
+        [not differ_in_detail(p["a"], p["b"]) and script(p["a"]) == script(p["b"]) for p in pairs]
+    )
+    print(
+        "\nthreshold  caught  false_merges  | salient-token guard: caught  false"
+        "  | + wording rules (the server's): caught  false"
+    )
     for threshold in (0.75, 0.8, 0.85, 0.88, 0.9, 0.92, 0.93, 0.95, 0.97):
         hit = s >= threshold
         guarded = hit & same_salient
+        full = guarded & worded
         print(
             f"{threshold:9.2f}  {int((hit & dup).sum()):>3}/{int(dup.sum())}  "
-            f"{int((hit & ~dup).sum()):>12}  | {int((guarded & dup).sum()):>40}/{int(dup.sum())}"
+            f"{int((hit & ~dup).sum()):>12}  | {int((guarded & dup).sum()):>26}/{int(dup.sum())}"
             f"  {int((guarded & ~dup).sum()):>5}"
+            f"  | {int((full & dup).sum()):>37}/{int(dup.sum())}  {int((full & ~dup).sum()):>5}"
         )
     unguarded = s[~dup & same_salient]
     print(

@@ -1,12 +1,16 @@
 """The write rules on the labelled pairs: near-duplicates merged, contradictions reported.
 
-Measures what the server does today with each labelled pair of
+Measures what the server does with each labelled pair of
 benchmarks/precision/data/pairs.json, with the default model and the rules'
 own functions (`lifecycle.near_duplicate`: cosine at the model's threshold, same
-numbers and identifiers; a contradiction report: cosine at the model's
-contradiction threshold and not a duplicate), per split and language, and the
-best a cosine threshold alone could do on the training half (the ceiling of a
-rule on this model's similarity).
+numbers and identifiers, same script, no detail the wording tells apart; the
+offline contradiction report: cosine at the model's contradiction threshold and
+not a duplicate), per split and language, and the best a cosine threshold alone
+could do on the training half (the ceiling of a rule on this model's similarity).
+
+With `--judge-url` and `--judge-model` (an OpenAI-compatible endpoint) it also
+measures consolidation with the fact judge: the pairs `domain.judging` would ask
+about (by its similarity floors) decided by the model, the rest by the rules.
 
     python -m benchmarks.precision.pairs --out benchmarks/results/pairs-<rev>.json
 """
@@ -16,14 +20,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchmarks.precision.evaluate import DATA, revision
+from recalld_server.domain.judging import JudgePolicy
 from recalld_server.domain.lifecycle import LifecyclePolicy, near_duplicate
+from recalld_server.domain.text import salient_tokens
 from recalld_server.embedding.registry import DEFAULT_MODEL_ID, model_spec
+from recalld_server.llm.judge import LlmJudge
+from recalld_server.llm.openai_compat import ChatClient
 
 
 async def _cosines(pairs: list[tuple[str, str]]) -> np.ndarray:
@@ -61,13 +70,34 @@ def _best_threshold(scores: np.ndarray, positive: list[bool]) -> dict[str, float
     return best
 
 
-def measure() -> dict[str, Any]:
+async def _judged(
+    judge: LlmJudge, kind: str, pairs: list[tuple[str, str]], asked: list[bool]
+) -> list[bool | None]:
+    gate = asyncio.Semaphore(4)
+
+    async def one(a: str, b: str, ask: bool) -> bool | None:
+        if not ask:
+            return None
+        async with gate:
+            if kind == "duplicates":
+                return await judge.same_fact(a, b)
+            return await judge.contradicts(a, b)
+
+    questions = (one(a, b, k) for (a, b), k in zip(pairs, asked, strict=True))
+    return list(await asyncio.gather(*questions))
+
+
+def measure(judge: LlmJudge | None = None) -> dict[str, Any]:
     data = json.loads((DATA / "pairs.json").read_text(encoding="utf-8"))
     policy = LifecyclePolicy(
         near_duplicate_similarity=model_spec(DEFAULT_MODEL_ID).near_duplicate_similarity,
         contradiction_similarity=model_spec(DEFAULT_MODEL_ID).contradiction_similarity,
     )
-    report: dict[str, Any] = {"model": DEFAULT_MODEL_ID, "revision": revision()}
+    report: dict[str, Any] = {
+        "model": DEFAULT_MODEL_ID,
+        "revision": revision(),
+        "judge": judge is not None,
+    }
     for section, a_key, b_key, yes in (
         ("duplicates", "a", "b", "duplicate"),
         ("contradictions", "core", "other", "contradiction"),
@@ -84,6 +114,23 @@ def measure() -> dict[str, Any]:
             predicted = [
                 bool(s >= policy.contradiction_similarity) and not d
                 for s, d in zip(scores, duplicate, strict=True)
+            ]
+        if judge is not None:
+            floors = JudgePolicy()
+            pairs = [(r[a_key], r[b_key]) for r in rows]
+            if section == "duplicates":
+                asked = [
+                    bool(s >= floors.duplicate_similarity)
+                    and not d
+                    and salient_tokens(a) == salient_tokens(b)
+                    for (a, b), s, d in zip(pairs, scores, duplicate, strict=True)
+                ]
+            else:
+                asked = [bool(s >= floors.contradiction_similarity) for s in scores]
+            verdicts = asyncio.run(_judged(judge, section, pairs, asked))
+            predicted = [
+                p if v is None else (p or v if section == "duplicates" else v)
+                for p, v in zip(predicted, verdicts, strict=True)
             ]
         out: dict[str, Any] = {}
         for split in ("train", "test"):
@@ -112,8 +159,14 @@ def measure() -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.precision.pairs")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--judge-url", default="", help="OpenAI-compatible API root (.../v1)")
+    parser.add_argument("--judge-model", default="")
     args = parser.parse_args()
-    report = measure()
+    judge = None
+    if args.judge_url:
+        key = os.environ.get("RECALLD_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        judge = LlmJudge(ChatClient(args.judge_url, args.judge_model, key, timeout_s=60))
+    report = measure(judge)
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:

@@ -48,7 +48,7 @@ class JudgePolicy:
         remembered: Verdicts kept in memory, by the two contents.
     """
 
-    duplicate_similarity: float = 0.7
+    duplicate_similarity: float = 0.6
     contradiction_similarity: float = 0.2
     max_questions: int = 24
     concurrency: int = 4

@@ -30,8 +30,8 @@ def _vocabulary(words: str, characters: str = "") -> frozenset[str]:
 
 _FUNCTION_WORDS = _vocabulary(
     "the a an user to of in on at for with and or their his her its this that these those"
-    " it as by from into",
-    "的了和与也都很把被这那个一在",
+    " it as by from into there",
+    "的了和与也都很把被这那个一在对",
 )
 """Articles, prepositions, pronouns, particles, the subject every memory has:
 changing them never makes a different fact."""
@@ -46,6 +46,12 @@ _NEGATIONS = _vocabulary(
     "not no without never don't doesn't didn't isn't aren't can't won't cannot", "不没无别"
 )
 """Negations compare as one word: "without sugar" says what "no sugar" says."""
+
+_LIKING = _vocabulary("like love enjoy prefer fond", "爱") | {"喜欢", "喜爱", "偏爱", "钟爱"}
+"""Verbs of liking compare as one word: "爱喝美式" says what "喜欢喝美式" says.
+
+Their opposites (dislike, hate, 讨厌) are other words, and a negation still counts.
+"""
 
 _DIRECTIONAL = _vocabulary("to than over instead from", "比给向对")
 """Words that make the order of the others meaningful ("prefers tea to coffee")."""
@@ -67,13 +73,19 @@ half: 10 of 67, no false merge; benchmarks/README.md has the table).
 
 def _words(text: str) -> list[str]:
     folded = normalise(text).replace("\u2019", "'").replace("用户", " user ")
+    for verb in ("喜欢", "喜爱", "偏爱", "钟爱"):
+        folded = folded.replace(verb, " like ")
     out = []
     for word in _WORD.findall(folded):
         if word.endswith("'s"):
             word = word[:-2]
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
-        out.append("not" if word in _NEGATIONS else word)
+        if word in _NEGATIONS:
+            word = "not"
+        elif word in _LIKING:
+            word = "like"
+        out.append(word)
     return out
 
 
