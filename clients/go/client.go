@@ -450,9 +450,12 @@ func invoke[T any](ctx context.Context, c *Client, m Method, hasRequestID bool, 
 			return res, nil
 		}
 		rerr := FromError(err)
-		// A TLS mismatch fails every attempt the same way: say so at once.
-		if hint := tlsMismatchHint(c.cfg.tls != nil, rerr); hint != "" {
-			return zero, rerr.withMessage(rerr.Message + hint)
+		hint, final := tlsMismatchHint(c.cfg.tls != nil, rerr)
+		if hint != "" {
+			rerr = rerr.withMessage(rerr.Message + hint)
+		}
+		if final {
+			return zero, rerr
 		}
 		delay := c.cfg.retry.Backoff(attempt, nil)
 		if !c.cfg.retry.ShouldRetry(m, hasRequestID, rerr.Code, attempt) || time.Until(deadline) <= delay {
@@ -478,20 +481,21 @@ func interrupted(ctx context.Context, last *Error) *Error {
 }
 
 // tlsMismatchHint explains an UNAVAILABLE that grpc-go reports when one side
-// speaks TLS and the other does not (no retry fixes it, so the hint replaces
-// a run of identical failures). The messages are grpc-go's, seen against
-// both the recalld server and a grpc-go server.
-func tlsMismatchHint(clientTLS bool, e *Error) string {
+// speaks TLS and the other does not; the messages are grpc-go's, seen against
+// both the recalld server and a grpc-go server. final says that no retry can
+// help: a plaintext answer to a TLS handshake is certain, while a connection
+// closed before the HTTP/2 preface (what a TLS server does to a plaintext
+// client) may also be a proxy or a restarting server, so that one is retried
+// and keeps its hint if it is the last.
+func tlsMismatchHint(clientTLS bool, e *Error) (hint string, final bool) {
 	if e.Code != codes.Unavailable {
-		return ""
+		return "", false
 	}
 	switch {
 	case clientTLS && strings.Contains(e.Message, "first record does not look like a TLS handshake"):
-		return " (TLS mismatch? the client uses TLS and the server may be plaintext; pass WithInsecure() for a plaintext server)"
+		return " (TLS mismatch? the client uses TLS and the server may be plaintext; pass WithInsecure() for a plaintext server)", true
 	case !clientTLS && strings.Contains(e.Message, "server preface"):
-		// The TLS server closes the connection (or answers with an alert)
-		// instead of sending the HTTP/2 preface.
-		return " (TLS mismatch? the client uses plaintext and the server may use TLS; pass WithTLS(cfg) for a TLS server)"
+		return " (TLS mismatch? the client uses plaintext and the server may use TLS; pass WithTLS(cfg) for a TLS server)", false
 	}
-	return ""
+	return "", false
 }

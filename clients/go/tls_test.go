@@ -90,8 +90,9 @@ func attemptCounter(n *atomic.Int32) Option {
 		}))
 }
 
-// wantTLSMismatch checks that err is UNAVAILABLE with the hint, after one attempt.
-func wantTLSMismatch(t *testing.T, err error, attempts *atomic.Int32, hint string) {
+// wantTLSMismatch checks that err is UNAVAILABLE with the hint, after the
+// given number of attempts.
+func wantTLSMismatch(t *testing.T, err error, attempts *atomic.Int32, want int32, hint string) {
 	t.Helper()
 	var re *Error
 	if !errors.As(err, &re) || re.Code != codes.Unavailable || !strings.Contains(re.Message, hint) {
@@ -100,8 +101,8 @@ func wantTLSMismatch(t *testing.T, err error, attempts *atomic.Int32, hint strin
 	if st := status.Convert(err); !strings.Contains(st.Message(), hint) {
 		t.Errorf("GRPCStatus message without the hint: %q", st.Message())
 	}
-	if attempts.Load() != 1 {
-		t.Errorf("attempts = %d: a TLS mismatch is not retried", attempts.Load())
+	if attempts.Load() != want {
+		t.Errorf("attempts = %d, want %d", attempts.Load(), want)
 	}
 }
 
@@ -119,14 +120,19 @@ func TestTLSMismatchHint(t *testing.T) {
 	defer s.Stop()
 
 	var n atomic.Int32
-	plain := newClient(t, lis.Addr().String(), attemptCounter(&n)) // loopback default: plaintext
+	// Retried (a closed connection may be transient), and the last error
+	// keeps the hint; a Write without request id is not retried.
+	plain := newClient(t, lis.Addr().String(), attemptCounter(&n), WithRetryPolicy(fastRetry)) // loopback default: plaintext
 	_, err = plain.Get(ctx, &GetRequest{Id: "m"})
-	wantTLSMismatch(t, err, &n, "TLS mismatch? the client uses plaintext and the server may use TLS")
+	wantTLSMismatch(t, err, &n, int32(fastRetry.MaxAttempts), "TLS mismatch? the client uses plaintext and the server may use TLS; pass WithTLS(cfg)")
+	n.Store(0)
+	_, err = plain.Write(ctx, &WriteRequest{})
+	wantTLSMismatch(t, err, &n, 1, "TLS mismatch? the client uses plaintext and the server may use TLS")
 
 	n.Store(0)
 	secure := newClient(t, serve(t, &fakeServer{}), attemptCounter(&n), WithTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
 	_, err = secure.Get(ctx, &GetRequest{Id: "m"})
-	wantTLSMismatch(t, err, &n, "TLS mismatch? the client uses TLS and the server may be plaintext; pass WithInsecure()")
+	wantTLSMismatch(t, err, &n, 1, "TLS mismatch? the client uses TLS and the server may be plaintext; pass WithInsecure()")
 
 	n.Store(0)
 	down := newClient(t, closedPort(t), attemptCounter(&n), WithRetryPolicy(fastRetry))
