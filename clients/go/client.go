@@ -46,6 +46,7 @@ type Option func(*config)
 
 type config struct {
 	apiKey, tenant     string
+	apiKeySet          bool
 	tls                *tls.Config
 	tlsSet             bool
 	timeout            time.Duration
@@ -57,9 +58,9 @@ type config struct {
 }
 
 // WithAPIKey sends key as "authorization: Bearer <key>"; the server derives
-// the tenant from it. Without it (or with ""), New uses RECALLD_API_KEY unless
-// WithTenant is given.
-func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
+// the tenant from it. Without it, New uses RECALLD_API_KEY unless WithTenant
+// is given; WithAPIKey("") sends no key whatever the environment says.
+func WithAPIKey(key string) Option { return func(c *config) { c.apiKey, c.apiKeySet = key, true } }
 
 // WithTenant selects the tenant on a server running without keys (loopback
 // development), sent as "x-recalld-tenant". Not allowed with WithAPIKey.
@@ -148,7 +149,7 @@ func New(address string, opts ...Option) (*Client, error) {
 	}
 	// A tenant means a server without keys: a key in the environment is then
 	// meant for some other server, not a conflict to refuse.
-	if cfg.apiKey == "" && cfg.tenant == "" {
+	if !cfg.apiKeySet && cfg.tenant == "" {
 		cfg.apiKey = os.Getenv(EnvAPIKey)
 	}
 	scheme, endpoint := splitScheme(address)

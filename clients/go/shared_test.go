@@ -95,6 +95,10 @@ func TestConfigurationFromTheEnvironment(t *testing.T) {
 	if got := md.Get(AuthorizationHeader); len(got) != 1 || got[0] != "Bearer explicit" {
 		t.Errorf("an explicit key must win: %v", md)
 	}
+	md = call(newClient(t, "", WithAPIKey("")))
+	if len(md.Get(AuthorizationHeader)) != 0 {
+		t.Errorf(`WithAPIKey("") must send no key: %v`, md)
+	}
 	md = call(newClient(t, "", WithTenant("acme")))
 	if len(md.Get(AuthorizationHeader)) != 0 || md.Get(TenantHeader)[0] != "acme" {
 		t.Errorf("an explicit tenant must not pick up RECALLD_API_KEY: %v", md)
