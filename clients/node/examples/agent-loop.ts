@@ -45,7 +45,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    client.close();
+    await client.close();
   }
 }
 

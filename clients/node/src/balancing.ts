@@ -16,7 +16,8 @@ export const systemResolver: AddressResolver = async (host) =>
 export interface Member {
   address: string;
   transport: Transport;
-  close(): void;
+  /** Closes the connection once its in-flight calls are done. */
+  close(): Promise<void>;
 }
 
 /**
@@ -54,11 +55,12 @@ export class RoundRobinTransport implements Transport {
   readonly stream: Transport["stream"] = async (method, signal, timeoutMs, header, input, contextValues) =>
     (await this.next()).stream(method, signal, timeoutMs, header, input, contextValues);
 
-  /** Closes every replica's connection; later calls resolve and connect again. */
-  close(): void {
-    for (const member of this.members) member.close();
+  /** Closes every replica's connection (once its calls are done); later calls resolve and connect again. */
+  async close(): Promise<void> {
+    const members = this.members;
     this.members = [];
     this.resolvedAt = Number.NEGATIVE_INFINITY;
+    await Promise.all(members.map((m) => m.close()));
   }
 
   private async next(): Promise<Transport> {
@@ -92,7 +94,8 @@ export class RoundRobinTransport implements Transport {
     }
     const known = new Map(this.members.map((m) => [m.address, m]));
     const members = found.map((address) => known.get(address) ?? this.connect(address));
-    for (const member of this.members) if (!members.includes(member)) member.close();
+    // Calls still running on a gone replica finish there; its connection closes after them.
+    for (const member of this.members) if (!members.includes(member)) void member.close();
     this.members = members;
   }
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { MessageInitShape } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Client,
@@ -10,9 +10,8 @@ import {
   type Interceptor,
   type Transport,
 } from "@connectrpc/connect";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { context as otelContext, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { type AddressResolver, type Member, RoundRobinTransport } from "./balancing.js";
+import { type AddressResolver, RoundRobinTransport } from "./balancing.js";
 import { codeName, RecalldError } from "./errors.js";
 import type { Memory } from "./gen/recalld/v1/memory_pb.js";
 import {
@@ -41,8 +40,11 @@ import {
   type RestoreResponse,
   type UpdateRequestSchema,
   type UpdateResponse,
-  type WriteRequestSchema,
+  type WriteRequest,
+  WriteRequestSchema,
   type WriteResponse,
+  WriteResponseSchema,
+  type WriteResult,
 } from "./gen/recalld/v1/memory_service_pb.js";
 import {
   type AppendMessagesResponse,
@@ -60,64 +62,89 @@ import {
   type Session,
   SessionService,
 } from "./gen/recalld/v1/session_service_pb.js";
+import { Health, type HealthCheckRequestSchema, type HealthStatus, healthStatusName } from "./health.js";
 import { type MetadataOptions, metadataInterceptor, otelContextKey, traceContextInterceptor } from "./metadata.js";
-import { backoffMs, DEFAULT_RETRY_POLICY, type MethodName, type RetryPolicy, shouldRetry } from "./retry.js";
+import { backoffMs, DEFAULT_RETRY_POLICY, isIdempotent, type MethodName, type RetryPolicy } from "./retry.js";
+import { connect } from "./transport.js";
 import { VERSION } from "./version.js";
 
-/** Default deadline of every call but Recall. */
+/** Default deadline of every call but Recall and Consolidate. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** Default deadline of Recall, which sits on an agent's reply path. */
 export const DEFAULT_RECALL_TIMEOUT_MS = 5_000;
+/** Default deadline of Consolidate, which works through the user's (or tenant's) whole memory set. */
+export const DEFAULT_CONSOLIDATE_TIMEOUT_MS = 120_000;
+/** Where a client connects when neither `address` nor `RECALLD_ADDR` is set: the server's default port. */
+export const DEFAULT_ADDRESS = "127.0.0.1:50051";
+/** The most memories one Write may carry (the server's limit); larger writes are sent in chunks of this size. */
+export const MAX_WRITE_MEMORIES = 100;
+/** The longest request id the server accepts, in characters. */
+export const MAX_REQUEST_ID_CHARS = 128;
 
 /** Transport security for a TLS connection (PEM strings or buffers). */
 export interface TlsOptions {
   /** Trusted CA certificates; Node's default store when unset. */
-  ca?: string | Buffer;
+  ca?: string | Buffer | undefined;
   /** Client certificate for mutual TLS. */
-  cert?: string | Buffer;
+  cert?: string | Buffer | undefined;
   /** Client private key for mutual TLS. */
-  key?: string | Buffer;
+  key?: string | Buffer | undefined;
   /** Server name to verify, when it differs from the address's host. */
-  serverName?: string;
+  serverName?: string | undefined;
 }
 
-/** How to reach and talk to a recalld server. */
+/** Overrides of DEFAULT_RETRY_POLICY (undefined keeps the default). */
+export type RetryOptions = { [K in keyof RetryPolicy]?: RetryPolicy[K] | undefined };
+
+/**
+ * How to reach and talk to a recalld server. Every field is optional and may
+ * be undefined, which means "not given".
+ */
 export interface RecalldClientOptions extends MetadataOptions {
   /**
    * `host:port` (for example `127.0.0.1:50051` or `[::1]:50051`), a URL whose
    * scheme (`http`/`https`) decides TLS, or `dns:///host:port` to spread calls
    * round robin over every address the name resolves to (a headless Service's
-   * pods), re-resolved every 30 s.
+   * pods), re-resolved every 30 s. Default: the `RECALLD_ADDR` environment
+   * variable, else `127.0.0.1:50051`.
    */
-  address: string;
+  address?: string | undefined;
   /**
    * For `dns:///` addresses: how the name is resolved (default: the system
    * resolver, IPv4 and IPv6). Service discovery other than DNS plugs in here.
    */
-  resolveAddresses?: AddressResolver;
+  resolveAddresses?: AddressResolver | undefined;
   /**
    * TLS: `true` (system CAs), TlsOptions, or `false` for plaintext. Default:
    * plaintext for loopback hosts, TLS for every other host.
    */
-  tls?: boolean | TlsOptions;
-  /** Deadline of each call but Recall, retries included. Default 10 s. */
-  timeoutMs?: number;
+  tls?: boolean | TlsOptions | undefined;
+  /** Deadline of each call but Recall and Consolidate, retries included. Default 10 s. */
+  timeoutMs?: number | undefined;
   /** Deadline of Recall, retries included. Default 5 s. */
-  recallTimeoutMs?: number;
+  recallTimeoutMs?: number | undefined;
+  /** Deadline of Consolidate. Default 120 s. */
+  consolidateTimeoutMs?: number | undefined;
   /** Overrides of DEFAULT_RETRY_POLICY; `{ maxAttempts: 1 }` disables retries. */
-  retry?: Partial<RetryPolicy>;
+  retry?: RetryOptions | undefined;
   /** Extra Connect interceptors, run after the built-in ones (innermost last). */
-  interceptors?: Interceptor[];
+  interceptors?: Interceptor[] | undefined;
 }
 
 /** Per-call options. */
 export interface CallOptions {
   /** Deadline for this call, retries included; overrides the client default. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Cancels the call (and any pending retry). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Extra request metadata. */
-  headers?: ConnectCallOptions["headers"];
+  headers?: ConnectCallOptions["headers"] | undefined;
+}
+
+/** Options of health(). */
+export interface HealthOptions extends CallOptions {
+  /** The service to ask about; "" (the default) is the whole server. */
+  service?: string | undefined;
 }
 
 /** Where a client connects: the base URL and whether TLS is used. */
@@ -125,7 +152,7 @@ export interface Target {
   baseUrl: string;
   secure: boolean;
   /** Set for `dns:///` addresses: calls go round robin over this name's addresses. */
-  balancedHost?: string;
+  balancedHost?: string | undefined;
 }
 
 /** Whether `host` (without port; IPv6 with or without brackets) is a loopback host. */
@@ -137,15 +164,32 @@ export function isLoopbackHost(host: string): boolean {
   return mapped !== undefined && (/^127(\.\d{1,3}){3}$/.test(mapped) || /^7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(mapped));
 }
 
-/** Resolves `address` and the `tls` option into a base URL. */
-export function resolveTarget(address: string, tls?: boolean | TlsOptions): Target {
-  const balanced = /^dns:\/\/\/(.*)$/i.exec(address);
+/**
+ * Resolves `address` and the `tls` option into a base URL. Besides `host:port`
+ * and `http(s)://` URLs it takes gRPC's target names: `dns:///host:port` (or
+ * `dns:host:port`), balanced over the name's addresses, and
+ * `ipv4:addr:port` / `ipv6:[addr]:port` for one address.
+ */
+export function resolveTarget(address: string, tls?: boolean | TlsOptions | undefined): Target {
+  if (/^dns:\/\/[^/]/i.test(address)) {
+    throw new TypeError(
+      `recalld: dns://<dns server>/ is not supported, use dns:///host:port: ${JSON.stringify(address)}`,
+    );
+  }
+  const balanced = /^dns:(?:\/\/\/)?(.*)$/i.exec(address);
   if (balanced) {
-    const target = resolveTarget(balanced[1]!, tls);
-    if (/^[a-z]+:\/\//i.test(balanced[1]!)) {
+    if (/^[a-z]+:/i.test(balanced[1]!) && !/^[^:[\]]+:\d+$/.test(balanced[1]!)) {
       throw new TypeError(`recalld: dns:/// takes host:port, got ${JSON.stringify(address)}`);
     }
+    const target = resolveTarget(balanced[1]!, tls);
     return { ...target, balancedHost: new URL(target.baseUrl).hostname.replace(/^\[|\]$/g, "") };
+  }
+  const single = /^ipv[46]:(.*)$/i.exec(address);
+  if (single) {
+    if (single[1]!.includes(",") || /^[a-z]+:\/\//i.test(single[1]!)) {
+      throw new TypeError(`recalld: ipv4:/ipv6: take one addr:port, got ${JSON.stringify(address)}`);
+    }
+    return resolveTarget(single[1]!, tls);
   }
   const schemeMatch = /^(https?):\/\//i.exec(address);
   if (schemeMatch) {
@@ -155,8 +199,13 @@ export function resolveTarget(address: string, tls?: boolean | TlsOptions): Targ
     }
     return { baseUrl: address.replace(/\/+$/, ""), secure };
   }
-  const url = new URL(`http://${address}`);
-  if (url.port === "" || url.pathname !== "/" || url.username !== "") {
+  let url: URL | undefined;
+  try {
+    url = new URL(`http://${address}`);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || url.port === "" || url.pathname !== "/" || url.username !== "") {
     throw new TypeError(`recalld: address must be host:port or a URL, got ${JSON.stringify(address)}`);
   }
   const secure = tls === undefined ? !isLoopbackHost(url.hostname) : Boolean(tls);
@@ -187,7 +236,7 @@ export type MessageInput =
       role: MessageRole | MessageRoleName;
       content: string;
       /** When it was said; defaults to the time it was appended. */
-      createdAt?: MessageInitShape<typeof TimestampSchema>;
+      createdAt?: MessageInitShape<typeof TimestampSchema> | undefined;
     };
 
 /** AppendMessagesRequest with messages given as MessageInput. */
@@ -196,12 +245,12 @@ export interface AppendMessagesInput {
   sessionId: string;
   messages: MessageInput[];
   /** Turn the user messages into memories (through the write rules). */
-  extract?: boolean;
+  extract?: boolean | undefined;
   /** With extract: return before extraction finishes. */
-  extractAsync?: boolean;
+  extractAsync?: boolean | undefined;
   /** Idempotency key: a retry with it appends nothing twice. */
-  requestId?: string;
-  agentScope?: string;
+  requestId?: string | undefined;
+  agentScope?: string | undefined;
 }
 
 /** The Message init for a MessageInput (role names become MessageRole values). */
@@ -211,6 +260,14 @@ export function toMessage(message: MessageInput): MessageInitShape<typeof Messag
   const value = typeof role === "number" ? role : ROLES[role];
   if (value === undefined) throw new TypeError(`recalld: unknown message role ${JSON.stringify(role)}`);
   return createdAt === undefined ? { role: value, content } : { role: value, content, createdAt };
+}
+
+/** How one RPC is called: its span name, default deadline and whether UNAVAILABLE may be retried. */
+interface Rpc {
+  service: string;
+  method: string;
+  timeoutMs: number;
+  retryable: boolean;
 }
 
 /**
@@ -231,36 +288,56 @@ export class RecalldClient {
   /** The generated SessionService client, on the same transport. */
   readonly rawSessions: Client<typeof SessionService>;
   readonly target: Target;
-  private readonly closeTransport: () => void;
+  private readonly rawHealth: Client<typeof Health>;
+  private readonly closeTransport: () => Promise<void>;
   private readonly timeoutMs: number;
   private readonly recallTimeoutMs: number;
+  private readonly consolidateTimeoutMs: number;
   private readonly retry: RetryPolicy;
+  private readonly inFlight = new Set<Promise<unknown>>();
 
-  constructor(options: RecalldClientOptions) {
-    this.target = resolveTarget(options.address, options.tls);
+  /**
+   * Reads `RECALLD_ADDR` and `RECALLD_API_KEY` from the environment now (not
+   * at import) for whatever `options` leaves undefined; explicit options win.
+   */
+  constructor(options: RecalldClientOptions = {}) {
+    const address = nonEmpty(options.address) ?? nonEmpty(process.env.RECALLD_ADDR) ?? DEFAULT_ADDRESS;
+    const envKey = options.apiKey === undefined ? nonEmpty(process.env.RECALLD_API_KEY) : undefined;
+    if (envKey !== undefined && nonEmpty(options.tenant) !== undefined) {
+      throw new TypeError(
+        "recalld: `tenant` is only for servers without keys, and RECALLD_API_KEY is set (the key decides the " +
+          'tenant); pass apiKey: "" to ignore it',
+      );
+    }
+    const metadata = { apiKey: options.apiKey ?? envKey, tenant: options.tenant };
+    this.target = resolveTarget(address, options.tls);
     this.timeoutMs = positive(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, "timeoutMs");
     this.recallTimeoutMs = positive(options.recallTimeoutMs ?? DEFAULT_RECALL_TIMEOUT_MS, "recallTimeoutMs");
-    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.consolidateTimeoutMs = positive(
+      options.consolidateTimeoutMs ?? DEFAULT_CONSOLIDATE_TIMEOUT_MS,
+      "consolidateTimeoutMs",
+    );
+    const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY };
+    for (const key of Object.keys(retry) as (keyof RetryPolicy)[]) {
+      const value = options.retry?.[key];
+      if (value !== undefined) retry[key] = value;
+    }
+    this.retry = retry;
     if (!(this.retry.maxAttempts >= 1)) throw new TypeError("recalld: retry.maxAttempts must be at least 1");
     const tls = typeof options.tls === "object" ? options.tls : {};
-    const interceptors = [metadataInterceptor(options), traceContextInterceptor(), ...(options.interceptors ?? [])];
-    const connectTo = (baseUrl: string, servername: string | undefined): Member => {
-      const sessionManager = new Http2SessionManager(
+    const interceptors = [metadataInterceptor(metadata), traceContextInterceptor(), ...(options.interceptors ?? [])];
+    const { secure, balancedHost } = this.target;
+    const connectTo = (baseUrl: string, servername: string | undefined) =>
+      connect(
         baseUrl,
-        { pingIntervalMs: 30_000, idleConnectionTimeoutMs: 5 * 60_000 },
-        this.target.secure ? { ca: tls.ca, cert: tls.cert, key: tls.key, servername } : {},
+        secure,
+        secure ? definedFields({ ca: tls.ca, cert: tls.cert, key: tls.key, servername }) : {},
+        interceptors,
       );
-      return {
-        address: baseUrl,
-        transport: createGrpcTransport({ baseUrl, sessionManager, interceptors }),
-        close: () => sessionManager.abort(),
-      };
-    };
     let transport: Transport;
-    const { balancedHost } = this.target;
     if (balancedHost !== undefined) {
       const port = new URL(this.target.baseUrl).port;
-      const scheme = this.target.secure ? "https" : "http";
+      const scheme = secure ? "https" : "http";
       // Certificates name the host, not each pod's address.
       const servername = tls.serverName ?? balancedHost;
       const balancer = new RoundRobinTransport(
@@ -274,17 +351,98 @@ export class RecalldClient {
       this.closeTransport = () => balancer.close();
       transport = balancer;
     } else {
-      const member = connectTo(this.target.baseUrl, tls.serverName);
-      this.closeTransport = member.close;
-      transport = member.transport;
+      const connection = connectTo(this.target.baseUrl, tls.serverName);
+      this.closeTransport = connection.close;
+      transport = connection.transport;
     }
     this.raw = createClient(MemoryService, transport);
     this.rawSessions = createClient(SessionService, transport);
+    this.rawHealth = createClient(Health, transport);
   }
 
-  /** Stores one memory or a batch. Retried on UNAVAILABLE only if `requestId` is set. */
+  /**
+   * The server's serving status from the standard gRPC health service
+   * (grpc.health.v1.Health/Check) on the same connection: "SERVING",
+   * "NOT_SERVING", "UNKNOWN" or "SERVICE_UNKNOWN", all returned as values.
+   * A call that fails (unreachable server, deadline, TLS mismatch) rejects
+   * with RecalldError. Not retried: it reports the server as it is now.
+   */
+  async health(options?: HealthOptions): Promise<HealthStatus> {
+    const rpc = { service: Health.typeName, method: "Check", timeoutMs: this.timeoutMs, retryable: false };
+    const request: MessageInitShape<typeof HealthCheckRequestSchema> = { service: options?.service ?? "" };
+    const response = await this.invoke(rpc, request, options, (r, o) => this.rawHealth.check(r, o));
+    return healthStatusName(response.status);
+  }
+
+  /**
+   * Stores memories. Retried on UNAVAILABLE only if `requestId` is set.
+   *
+   * More than 100 memories (the server's limit per call) are sent as
+   * consecutive chunks of at most 100, in order, and the results come back
+   * as one response in request order. Chunk i carries the request id
+   * `<requestId>#i`, so retrying the whole call with the same `requestId`
+   * replays the chunks already stored instead of storing them twice; a
+   * request id whose chunk ids would exceed 128 characters is refused
+   * (INVALID_ARGUMENT) before anything is sent. Each chunk has its own
+   * deadline. If a chunk fails, the RecalldError's `written` says what the
+   * earlier chunks stored, and its message and field violations number the
+   * memories of the whole request (`memories[120]`, not the chunk's `[20]`).
+   */
   write(request: MessageInitShape<typeof WriteRequestSchema>, options?: CallOptions): Promise<WriteResponse> {
-    return this.invoke("Write", request, options, (r, o) => this.raw.write(r, o));
+    if ((request.memories?.length ?? 0) <= MAX_WRITE_MEMORIES) {
+      return this.call("Write", request, options, (r, o) => this.raw.write(r, o));
+    }
+    return this.track(this.writeInChunks(request, options));
+  }
+
+  private async writeInChunks(
+    init: MessageInitShape<typeof WriteRequestSchema>,
+    options: CallOptions | undefined,
+  ): Promise<WriteResponse> {
+    const request = create(WriteRequestSchema, init);
+    const { memories, requestId } = request;
+    const chunks = Math.ceil(memories.length / MAX_WRITE_MEMORIES);
+    const lastId = `${requestId}#${chunks - 1}`;
+    if (requestId !== "" && [...lastId].length > MAX_REQUEST_ID_CHARS) {
+      const description =
+        `must leave room for the chunk suffix: a write of ${memories.length} memories is sent in ${chunks} ` +
+        `chunks with request ids up to ${JSON.stringify(lastId)}, over ${MAX_REQUEST_ID_CHARS} characters`;
+      throw new RecalldError({
+        code: Code.InvalidArgument,
+        message: `request_id: ${description}`,
+        fieldViolations: [{ field: "request_id", description, reason: "" }],
+      });
+    }
+    const results: WriteResult[] = [];
+    for (let i = 0; i < chunks; i++) {
+      const offset = i * MAX_WRITE_MEMORIES;
+      const chunk: WriteRequest = {
+        ...request,
+        memories: memories.slice(offset, offset + MAX_WRITE_MEMORIES),
+        requestId: requestId === "" ? "" : `${requestId}#${i}`,
+      };
+      try {
+        const response = await this.call("Write", chunk, options, (r, o) => this.raw.write(r, o));
+        results.push(...response.results);
+      } catch (e) {
+        const err = RecalldError.from(e);
+        // The server numbers the memories of the chunk; the caller numbers those of the whole request.
+        const renumber = (text: string) =>
+          text.replace(/\bmemories\[(\d+)\]/g, (_, j: string) => `memories[${offset + Number(j)}]`);
+        throw new RecalldError({
+          code: err.code,
+          message: renumber(err.rawMessage),
+          reason: err.reason,
+          domain: err.domain,
+          errorMetadata: { ...err.errorMetadata },
+          fieldViolations: err.fieldViolations.map((v) => ({ ...v, field: renumber(v.field) })),
+          metadata: err.metadata,
+          cause: err,
+          written: { chunks: i, memories: offset, results },
+        });
+      }
+    }
+    return create(WriteResponseSchema, { results });
   }
 
   /**
@@ -293,7 +451,7 @@ export class RecalldClient {
    * ready for a prompt and, with `explain`, every candidate considered.
    */
   recall(request: MessageInitShape<typeof RecallRequestSchema>, options?: CallOptions): Promise<RecallResponse> {
-    return this.invoke("Recall", request, options, (r, o) => this.raw.recall(r, o));
+    return this.call("Recall", request, options, (r, o) => this.raw.recall(r, o));
   }
 
   /**
@@ -306,17 +464,17 @@ export class RecalldClient {
     request: MessageInitShape<typeof GetProfileRequestSchema>,
     options?: CallOptions,
   ): Promise<GetProfileResponse> {
-    return this.invoke("GetProfile", request, options, (r, o) => this.raw.getProfile(r, o));
+    return this.call("GetProfile", request, options, (r, o) => this.raw.getProfile(r, o));
   }
 
   /** Returns one memory by id. */
   get(request: MessageInitShape<typeof GetRequestSchema>, options?: CallOptions): Promise<GetResponse> {
-    return this.invoke("Get", request, options, (r, o) => this.raw.get(r, o));
+    return this.call("Get", request, options, (r, o) => this.raw.get(r, o));
   }
 
   /** Returns one page of the user's memories, newest first. */
   list(request: MessageInitShape<typeof ListRequestSchema>, options?: CallOptions): Promise<ListResponse> {
-    return this.invoke("List", request, options, (r, o) => this.raw.list(r, o));
+    return this.call("List", request, options, (r, o) => this.raw.list(r, o));
   }
 
   /** Iterates over every memory of a listing, fetching pages as needed. */
@@ -334,7 +492,7 @@ export class RecalldClient {
 
   /** Changes the fields in `updateMask`; a stale `memory.etag` rejects with ABORTED. Never retried. */
   update(request: MessageInitShape<typeof UpdateRequestSchema>, options?: CallOptions): Promise<UpdateResponse> {
-    return this.invoke("Update", request, options, (r, o) => this.raw.update(r, o));
+    return this.call("Update", request, options, (r, o) => this.raw.update(r, o));
   }
 
   /**
@@ -344,22 +502,22 @@ export class RecalldClient {
    * Never retried.
    */
   forget(request: MessageInitShape<typeof ForgetRequestSchema>, options?: CallOptions): Promise<ForgetResponse> {
-    return this.invoke("Forget", request, options, (r, o) => this.raw.forget(r, o));
+    return this.call("Forget", request, options, (r, o) => this.raw.forget(r, o));
   }
 
   /** Brings soft-forgotten (archived) memories back. Never retried. */
   restore(request: MessageInitShape<typeof RestoreRequestSchema>, options?: CallOptions): Promise<RestoreResponse> {
-    return this.invoke("Restore", request, options, (r, o) => this.raw.restore(r, o));
+    return this.call("Restore", request, options, (r, o) => this.raw.restore(r, o));
   }
 
   /** Promotes draft (low-confidence) memories to active. Never retried. */
   confirm(request: MessageInitShape<typeof ConfirmRequestSchema>, options?: CallOptions): Promise<ConfirmResponse> {
-    return this.invoke("Confirm", request, options, (r, o) => this.raw.confirm(r, o));
+    return this.call("Confirm", request, options, (r, o) => this.raw.confirm(r, o));
   }
 
   /** Returns every version of a memory, oldest first. */
   history(request: MessageInitShape<typeof HistoryRequestSchema>, options?: CallOptions): Promise<HistoryResponse> {
-    return this.invoke("History", request, options, (r, o) => this.raw.history(r, o));
+    return this.call("History", request, options, (r, o) => this.raw.history(r, o));
   }
 
   /** Lists writes parked because they contradict a core (P0) memory. */
@@ -367,7 +525,7 @@ export class RecalldClient {
     request: MessageInitShape<typeof ListConflictsRequestSchema>,
     options?: CallOptions,
   ): Promise<ListConflictsResponse> {
-    return this.invoke("ListConflicts", request, options, (r, o) => this.raw.listConflicts(r, o));
+    return this.call("ListConflicts", request, options, (r, o) => this.raw.listConflicts(r, o));
   }
 
   /** Applies a person's decision on a parked conflict. Never retried. */
@@ -375,15 +533,15 @@ export class RecalldClient {
     request: MessageInitShape<typeof ResolveConflictRequestSchema>,
     options?: CallOptions,
   ): Promise<ResolveConflictResponse> {
-    return this.invoke("ResolveConflict", request, options, (r, o) => this.raw.resolveConflict(r, o));
+    return this.call("ResolveConflict", request, options, (r, o) => this.raw.resolveConflict(r, o));
   }
 
-  /** Runs (or, with dryRun, previews) consolidation. Never retried. */
+  /** Runs (or, with dryRun, previews) consolidation. Never retried; default deadline 120 s. */
   consolidate(
     request: MessageInitShape<typeof ConsolidateRequestSchema>,
     options?: CallOptions,
   ): Promise<ConsolidateResponse> {
-    return this.invoke("Consolidate", request, options, (r, o) => this.raw.consolidate(r, o));
+    return this.call("Consolidate", request, options, (r, o) => this.raw.consolidate(r, o));
   }
 
   /**
@@ -394,8 +552,8 @@ export class RecalldClient {
    * Retried on UNAVAILABLE only if `requestId` is set.
    */
   appendMessages(request: AppendMessagesInput, options?: CallOptions): Promise<AppendMessagesResponse> {
-    const init = { ...request, messages: request.messages.map(toMessage) };
-    return this.invoke("AppendMessages", init, options, (r, o) => this.rawSessions.appendMessages(r, o));
+    const init = definedFields({ ...request, messages: request.messages.map(toMessage) });
+    return this.call("AppendMessages", init, options, (r, o) => this.rawSessions.appendMessages(r, o));
   }
 
   /**
@@ -409,7 +567,7 @@ export class RecalldClient {
     request: MessageInitShape<typeof GetContextRequestSchema>,
     options?: CallOptions,
   ): Promise<GetContextResponse> {
-    return this.invoke("GetContext", request, options, (r, o) => this.rawSessions.getContext(r, o));
+    return this.call("GetContext", request, options, (r, o) => this.rawSessions.getContext(r, o));
   }
 
   /** Returns a session's counters, summary and extraction status (NOT_FOUND if none). */
@@ -417,7 +575,7 @@ export class RecalldClient {
     request: MessageInitShape<typeof GetSessionRequestSchema>,
     options?: CallOptions,
   ): Promise<GetSessionResponse> {
-    return this.invoke("GetSession", request, options, (r, o) => this.rawSessions.getSession(r, o));
+    return this.call("GetSession", request, options, (r, o) => this.rawSessions.getSession(r, o));
   }
 
   /** Returns one page of the user's sessions, newest first. */
@@ -425,7 +583,7 @@ export class RecalldClient {
     request: MessageInitShape<typeof ListSessionsRequestSchema>,
     options?: CallOptions,
   ): Promise<ListSessionsResponse> {
-    return this.invoke("ListSessions", request, options, (r, o) => this.rawSessions.listSessions(r, o));
+    return this.call("ListSessions", request, options, (r, o) => this.rawSessions.listSessions(r, o));
   }
 
   /** Iterates over every session of the user, newest first, fetching pages as needed. */
@@ -449,40 +607,79 @@ export class RecalldClient {
     request: MessageInitShape<typeof EndSessionRequestSchema>,
     options?: CallOptions,
   ): Promise<EndSessionResponse> {
-    return this.invoke("EndSession", request, options, (r, o) => this.rawSessions.endSession(r, o));
+    return this.call("EndSession", request, options, (r, o) => this.rawSessions.endSession(r, o));
   }
 
-  /** Closes the HTTP/2 connections; calls made afterwards reconnect. */
-  close(): void {
-    this.closeTransport();
+  /**
+   * Closes the connection gracefully: waits for the calls in flight (their
+   * retries included), then sends HTTP/2 GOAWAY with NO_ERROR and resolves
+   * once the connection is closed. Calls made afterwards connect again.
+   */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+    await this.closeTransport();
   }
 
-  private async invoke<Req, Res>(
+  /** A call of one of the contract's RPCs, with its default deadline and retry rule. */
+  private call<Req, Res>(
     method: MethodName,
     request: Req,
     options: CallOptions | undefined,
-    call: (request: Req, options: ConnectCallOptions) => Promise<Res>,
+    fn: (request: Req, options: ConnectCallOptions) => Promise<Res>,
   ): Promise<Res> {
-    const timeoutMs = positive(
-      options?.timeoutMs ?? (method === "Recall" ? this.recallTimeoutMs : this.timeoutMs),
-      "timeoutMs",
-    );
+    const rpc: Rpc = {
+      service: SESSION_METHODS.has(method) ? SessionService.typeName : MemoryService.typeName,
+      method,
+      timeoutMs:
+        method === "Recall"
+          ? this.recallTimeoutMs
+          : method === "Consolidate"
+            ? this.consolidateTimeoutMs
+            : this.timeoutMs,
+      retryable: isIdempotent(method, request as { requestId?: string | undefined }),
+    };
+    return this.invoke(rpc, request, options, fn);
+  }
+
+  private track<T>(call: Promise<T>): Promise<T> {
+    this.inFlight.add(call);
+    const settled = () => this.inFlight.delete(call);
+    call.then(settled, settled);
+    return call;
+  }
+
+  private invoke<Req, Res>(
+    rpc: Rpc,
+    request: Req,
+    options: CallOptions | undefined,
+    fn: (request: Req, options: ConnectCallOptions) => Promise<Res>,
+  ): Promise<Res> {
+    return this.track(this.attempts(rpc, request, options, fn));
+  }
+
+  private async attempts<Req, Res>(
+    rpc: Rpc,
+    request: Req,
+    options: CallOptions | undefined,
+    fn: (request: Req, options: ConnectCallOptions) => Promise<Res>,
+  ): Promise<Res> {
+    const timeoutMs = positive(options?.timeoutMs ?? rpc.timeoutMs, "timeoutMs");
     const deadline = Date.now() + timeoutMs;
     const parent = otelContext.active();
-    const service = SESSION_METHODS.has(method) ? SessionService.typeName : MemoryService.typeName;
     const span = tracer.startSpan(
-      `${service}/${method}`,
+      `${rpc.service}/${rpc.method}`,
       {
         kind: SpanKind.CLIENT,
         attributes: {
           "rpc.system": "grpc",
-          "rpc.service": service,
-          "rpc.method": method,
+          "rpc.service": rpc.service,
+          "rpc.method": rpc.method,
         },
       },
       parent,
     );
     const contextValues = createContextValues().set(otelContextKey, trace.setSpan(parent, span));
+    const signal = options?.signal;
     try {
       for (let attempt = 1; ; attempt++) {
         const remaining = deadline - Date.now();
@@ -490,26 +687,24 @@ export class RecalldClient {
           if (remaining <= 0) {
             throw new RecalldError({ code: Code.DeadlineExceeded, message: `deadline of ${timeoutMs} ms exceeded` });
           }
-          const response = await call(request, {
-            timeoutMs: remaining,
-            signal: options?.signal,
-            headers: options?.headers,
-            contextValues,
-          });
+          const response = await fn(
+            request,
+            definedFields({ timeoutMs: remaining, signal, headers: options?.headers, contextValues }),
+          );
           span.setAttribute("rpc.grpc.status_code", 0);
           return response;
         } catch (e) {
           const err = RecalldError.from(e);
           const delay = backoffMs(attempt, this.retry);
-          if (
-            !shouldRetry(method, request as { requestId?: string }, err.code, attempt, this.retry) ||
-            options?.signal?.aborted ||
-            Date.now() + delay >= deadline
-          ) {
-            throw err;
-          }
+          const retry =
+            rpc.retryable &&
+            err.code === Code.Unavailable &&
+            attempt < this.retry.maxAttempts &&
+            !signal?.aborted &&
+            Date.now() + delay < deadline;
+          if (!retry) throw err;
           span.addEvent("retry", { attempt, "rpc.grpc.status_code": err.code, delay_ms: delay });
-          await sleep(delay, undefined, { signal: options?.signal });
+          await sleep(delay, undefined, signal === undefined ? undefined : { signal });
         }
       }
     } catch (e) {
@@ -521,6 +716,18 @@ export class RecalldClient {
       span.end();
     }
   }
+}
+
+/** `value` unless it is undefined or empty. */
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/** `object` without its undefined fields, for APIs typed without `| undefined` (exactOptionalPropertyTypes). */
+function definedFields<T extends object>(object: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
 }
 
 function positive(value: number, name: string): number {

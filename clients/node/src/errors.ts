@@ -2,9 +2,23 @@ import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema, ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
 import { ErrorReason } from "./gen/recalld/v1/error_reason_pb.js";
+import type { WriteResult } from "./gen/recalld/v1/memory_service_pb.js";
 
 /** The ErrorInfo domain of every error recalld itself raises. */
 export const RECALLD_ERROR_DOMAIN = "recalld.v1";
+
+/**
+ * What a write of more than 100 memories (sent in chunks) had stored when
+ * one of its chunks failed.
+ */
+export interface WrittenBeforeFailure {
+  /** Chunks stored before the failed one (the failed chunk is number `chunks`, 0-based). */
+  chunks: number;
+  /** Memories stored before the failed chunk: the first `memories` of the request. */
+  memories: number;
+  /** Their results, in request order. */
+  results: WriteResult[];
+}
 
 /** One offending request field, from google.rpc.BadRequest. */
 export interface FieldViolation {
@@ -65,18 +79,34 @@ export class RecalldError extends Error {
   readonly metadata: Headers;
   /** The server's status message, without any prefix. */
   readonly rawMessage: string;
+  /**
+   * Set when a chunked write (more than 100 memories) failed part way: what
+   * was already stored. Retrying the same call with the same `requestId`
+   * replays those chunks and sends the rest.
+   */
+  readonly written: WrittenBeforeFailure | undefined;
 
   constructor(init: {
     code: Code;
     message: string;
-    reason?: string;
-    domain?: string;
-    errorMetadata?: Record<string, string>;
-    fieldViolations?: FieldViolation[];
-    metadata?: Headers;
+    reason?: string | undefined;
+    domain?: string | undefined;
+    errorMetadata?: Record<string, string> | undefined;
+    fieldViolations?: FieldViolation[] | undefined;
+    metadata?: Headers | undefined;
     cause?: unknown;
+    written?: WrittenBeforeFailure | undefined;
   }) {
-    super(`[${codeName(init.code)}] ${init.message}`, { cause: init.cause });
+    const written = init.written;
+    const note =
+      written === undefined
+        ? ""
+        : written.chunks === 0
+          ? " (chunked write: the first chunk failed, nothing was written)"
+          : ` (chunked write: the first ${written.memories} memories, ${written.chunks} chunk(s), ` +
+            "were written before this chunk failed)";
+    super(`[${codeName(init.code)}] ${init.message}${note}`, { cause: init.cause });
+    this.written = written;
     this.code = init.code;
     this.rawMessage = init.message;
     this.reason = init.reason ?? "";

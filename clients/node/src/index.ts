@@ -3,8 +3,25 @@
  *
  * `RecalldClient` wraps the generated recalld.v1.MemoryService and
  * recalld.v1.SessionService stubs (protobuf-es v2 + Connect over gRPC). The generated message types, enums and
- * schemas are re-exported so that callers need only this package.
+ * schemas are re-exported so that callers need only this package, with the
+ * protobuf-es helpers that work on them: `toJson(MemorySchema, memory)` (or
+ * `toJsonString`) is the way to serialise a message, since JSON.stringify
+ * throws on its 64-bit integer fields (bigint); `fromJson` reads it back.
  */
+
+export {
+  create,
+  fromBinary,
+  fromJson,
+  fromJsonString,
+  type JsonObject,
+  type JsonValue,
+  type MessageInitShape,
+  type MessageShape,
+  toBinary,
+  toJson,
+  toJsonString,
+} from "@bufbuild/protobuf";
 
 export { Code, ConnectError } from "@connectrpc/connect";
 export {
@@ -16,23 +33,44 @@ export {
 export {
   type AppendMessagesInput,
   type CallOptions,
+  DEFAULT_ADDRESS,
+  DEFAULT_CONSOLIDATE_TIMEOUT_MS,
   DEFAULT_RECALL_TIMEOUT_MS,
   DEFAULT_TIMEOUT_MS,
+  type HealthOptions,
   isLoopbackHost,
+  MAX_REQUEST_ID_CHARS,
+  MAX_WRITE_MEMORIES,
   type MessageInput,
   type MessageRoleName,
   RecalldClient,
   type RecalldClientOptions,
+  type RetryOptions,
   resolveTarget,
   type Target,
   type TlsOptions,
   toMessage,
 } from "./client.js";
-export { codeName, type FieldViolation, RECALLD_ERROR_DOMAIN, RecalldError } from "./errors.js";
+export {
+  codeName,
+  type FieldViolation,
+  RECALLD_ERROR_DOMAIN,
+  RecalldError,
+  type WrittenBeforeFailure,
+} from "./errors.js";
 export * from "./gen/recalld/v1/error_reason_pb.js";
 export * from "./gen/recalld/v1/memory_pb.js";
 export * from "./gen/recalld/v1/memory_service_pb.js";
 export * from "./gen/recalld/v1/session_service_pb.js";
+export {
+  Health,
+  type HealthCheckRequest,
+  HealthCheckRequestSchema,
+  type HealthCheckResponse,
+  HealthCheckResponseSchema,
+  type HealthStatus,
+  healthStatusName,
+} from "./health.js";
 export {
   AUTHORIZATION_HEADER,
   buildMetadata,

@@ -11,13 +11,17 @@ import {
 
 /** Credentials and tenant selection sent with every call. */
 export interface MetadataOptions {
-  /** API key, sent as `authorization: Bearer <key>`; the server derives the tenant from it. */
-  apiKey?: string;
+  /**
+   * API key, sent as `authorization: Bearer <key>`; the server derives the
+   * tenant from it. RecalldClient reads `RECALLD_API_KEY` when it is not given
+   * (undefined); `""` means no key.
+   */
+  apiKey?: string | undefined;
   /**
    * Tenant for a server running without keys (loopback development), sent as
    * `x-recalld-tenant`. Not allowed together with `apiKey`.
    */
-  tenant?: string;
+  tenant?: string | undefined;
 }
 
 export const AUTHORIZATION_HEADER = "authorization";

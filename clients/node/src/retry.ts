@@ -71,7 +71,7 @@ export const RETRY_SAFE_RPCS: ReadonlySet<string> = new Set(
  * ResolveConflict or EndSession may have happened, and a Consolidate run is
  * left to its schedule.
  */
-export function isIdempotent(method: MethodName, request: { requestId?: string }): boolean {
+export function isIdempotent(method: MethodName, request: { requestId?: string | undefined }): boolean {
   if (method === "Write" || method === "AppendMessages") return (request.requestId ?? "") !== "";
   return RETRY_SAFE_RPCS.has(method);
 }
@@ -79,7 +79,7 @@ export function isIdempotent(method: MethodName, request: { requestId?: string }
 /** Whether to retry after a failed attempt (`attempt` counts from 1). */
 export function shouldRetry(
   method: MethodName,
-  request: { requestId?: string },
+  request: { requestId?: string | undefined },
   code: Code,
   attempt: number,
   policy: RetryPolicy,

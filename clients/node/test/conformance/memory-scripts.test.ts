@@ -107,8 +107,8 @@ class ScriptRun {
 
   constructor(private readonly address: string) {}
 
-  close(): void {
-    for (const c of this.clients.values()) c.close();
+  async close(): Promise<void> {
+    await Promise.all([...this.clients.values()].map((c) => c.close()));
   }
 
   private client(step: Step): RecalldClient {
@@ -483,7 +483,7 @@ async function runScript(script: Script, address: string): Promise<void> {
       }
     }
   } finally {
-    run.close();
+    await run.close();
   }
 }
 

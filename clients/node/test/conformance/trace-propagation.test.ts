@@ -129,7 +129,7 @@ describe("trace propagation", () => {
       const stages = spans.filter((s) => s.name.startsWith("recall."));
       assert.ok(stages.length > 0, `no recall.* stage span in trace ${traceId}; spans of the trace: ${seen}`);
     } finally {
-      client.close();
+      await client.close();
       await provider.shutdown();
       trace.disable();
       context.disable();

@@ -22,7 +22,7 @@ async function usersOn(address: string, tenant: string, users: string[]): Promis
     for (const userId of users) found += (await direct.list({ userId })).memories.length > 0 ? 1 : 0;
     return found;
   } finally {
-    direct.close();
+    await direct.close();
   }
 }
 
@@ -48,7 +48,7 @@ describe("dns:/// addresses", () => {
         await client.write({ userId, memories: [{ type: MemoryType.FACT, content: `Fact about ${userId}` }] });
       }
     } finally {
-      client.close();
+      await client.close();
     }
     assert.deepEqual(resolved, ["replicas.recalld.invalid"]); // once, then reused
     const counts = [await usersOn(first, tenant, users), await usersOn(second, tenant, users)];
@@ -71,7 +71,7 @@ describe("dns:/// addresses", () => {
         assert.equal(page.memories.length, 0);
       }
     } finally {
-      client.close();
+      await client.close();
     }
   });
 });

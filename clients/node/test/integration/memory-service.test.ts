@@ -3,15 +3,22 @@
 // then `RECALLD_ADDR=127.0.0.1:50051 npm test`. Skipped when RECALLD_ADDR is unset.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   Code,
   ErrorReason,
   ForgetMode,
+  fromJsonString,
+  type JsonObject,
+  MemorySchema,
   MemoryTier,
   MemoryType,
   RecalldClient,
   RecalldError,
+  toJson,
+  toJsonString,
   WriteOutcome,
 } from "../../src/index.js";
 
@@ -37,6 +44,121 @@ describe("MemoryService against a live server", () => {
     client = new RecalldClient({ address: addr, tenant });
   });
   after(() => client?.close());
+
+  it("reports the server healthy through grpc.health.v1", { skip }, async () => {
+    assert.equal(await client.health(), "SERVING");
+    assert.equal(await client.health({ service: "recalld.v1.MemoryService" }), "SERVING");
+    // The standard servicer answers Check for a service it does not know with NOT_FOUND.
+    await assert.rejects(client.health({ service: "no.such.Service" }), isCode(Code.NotFound));
+  });
+
+  it("writes more than 100 memories in chunks, in order, replayed by request id", { skip }, async () => {
+    const userId = `user-${randomUUID()}`;
+    const words = ["amber", "birch", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper"];
+    const memories = Array.from({ length: 250 }, (_, i) => ({
+      type: MemoryType.FACT,
+      content: `Locker ${i} of the ${words[i % 10]} wing holds the user's ${words[(i * 7) % 10]} box number ${i * 13}.`,
+    }));
+    // The server takes at most 100 per call: without chunking this write is refused.
+    await assert.rejects(client.raw.write({ userId, memories: memories.slice(0, 101) }), /at most 100/);
+
+    const requestId = `bulk-${randomUUID()}`;
+    const first = await client.write({ userId, requestId, memories });
+    assert.equal(first.results.length, 250);
+    assert.deepEqual(
+      first.results.map((r) => r.memory?.content),
+      memories.map((m) => m.content),
+      "results in request order",
+    );
+    assert.ok(first.results.every((r) => r.outcome === WriteOutcome.CREATED));
+    assert.equal(new Set(first.results.map((r) => r.id)).size, 250);
+
+    const again = await client.write({ userId, requestId, memories });
+    assert.deepEqual(
+      again.results.map((r) => r.id),
+      first.results.map((r) => r.id),
+      "the same request id replays every chunk",
+    );
+    let stored = 0;
+    for await (const _ of client.listAll({ userId, pageSize: 500 })) stored++;
+    assert.equal(stored, 250, "nothing was written twice");
+  });
+
+  it("says what a chunked write stored before a chunk failed; a retry resumes", { skip }, async () => {
+    const userId = `user-${randomUUID()}`;
+    const memories = Array.from({ length: 150 }, (_, i) => ({
+      type: MemoryType.FACT,
+      content: `Shelf ${i} in the user's archive holds volume ${i * 17} of the travel diaries.`,
+    }));
+    const requestId = `bulk-${randomUUID()}`;
+    const broken = memories.map((m, i) => (i === 120 ? { ...m, content: "" } : m));
+    await assert.rejects(client.write({ userId, requestId, memories: broken }), (e: unknown) => {
+      isCode(Code.InvalidArgument, ErrorReason.INVALID_FIELD)(e);
+      const err = e as RecalldError;
+      assert.equal(err.written?.memories, 100);
+      assert.equal(err.written?.chunks, 1);
+      assert.match(err.message, /the first 100 memories, 1 chunk\(s\), were written/);
+      assert.ok(
+        err.fieldViolations.some((v) => v.field === "memories[120].content"),
+        `violations: ${JSON.stringify(err.fieldViolations)}`,
+      );
+      return true;
+    });
+    assert.equal((await client.list({ userId, pageSize: 500 })).memories.length, 100);
+
+    const fixed = await client.write({ userId, requestId, memories });
+    assert.equal(fixed.results.length, 150);
+    assert.equal((await client.list({ userId, pageSize: 500 })).memories.length, 150, "chunk 0 was replayed");
+  });
+
+  it("serialises a stored memory to JSON with toJson", { skip }, async () => {
+    const userId = `user-${randomUUID()}`;
+    const written = await client.write({
+      userId,
+      memories: [{ type: MemoryType.PREFERENCE, content: "The user takes their tea without sugar." }],
+    });
+    const memory = written.results[0]!.memory!;
+    assert.equal(typeof memory.version, "bigint");
+    assert.throws(() => JSON.stringify(memory), TypeError);
+    const json = toJson(MemorySchema, memory) as JsonObject;
+    assert.equal(json.version, String(memory.version));
+    assert.equal(json.content, "The user takes their tea without sugar.");
+    assert.equal(fromJsonString(MemorySchema, toJsonString(MemorySchema, memory)).id, memory.id);
+  });
+
+  it("surfaces TLS against this plaintext server as UNAVAILABLE with a hint", { skip }, async () => {
+    const tlsClient = new RecalldClient({ address: addr, tls: true, tenant });
+    try {
+      await assert.rejects(tlsClient.health({ timeoutMs: 5000 }), (e: unknown) => {
+        isCode(Code.Unavailable)(e);
+        assert.match((e as RecalldError).message, /TLS mismatch\? the client uses TLS and the server may be plaintext/);
+        return true;
+      });
+    } finally {
+      await tlsClient.close();
+    }
+  });
+
+  it("closes without cutting the call in flight", { skip }, async () => {
+    // RECALLD_SERVER_LOG (the server's log file, if given) must then show no
+    // GOAWAY with an error code: gRPC logs `Got goaway [8]` for a cancelled connection.
+    const log = process.env.RECALLD_SERVER_LOG ?? "";
+    const logStart = log === "" ? 0 : statSync(log).size;
+    const own = new RecalldClient({ address: addr, tenant });
+    const userId = `user-${randomUUID()}`;
+    await own.write({
+      userId,
+      memories: [{ type: MemoryType.FACT, content: "The user's bike is a green gravel bike." }],
+    });
+    const inFlight = own.recall({ userId, query: "What bike does the user ride?" });
+    await own.close();
+    assert.equal((await inFlight).items[0]?.memory?.content, "The user's bike is a green gravel bike.");
+    if (log !== "") {
+      await sleep(500); // the server logs the GOAWAY as it reads it
+      const added = readFileSync(log).subarray(logStart).toString("utf8");
+      assert.doesNotMatch(added, /Got goaway \[[1-9]/);
+    }
+  });
 
   it("writes, recalls, gets, lists, updates and forgets", { skip }, async () => {
     const userId = `user-${randomUUID()}`;
@@ -174,8 +296,7 @@ describe("MemoryService against a live server", () => {
       await assert.rejects(b.forget({ userId, ids: [id] }), isCode(Code.NotFound));
       assert.equal((await a.get({ userId, id })).memory?.id, id, "B's forget did not touch A's memory");
     } finally {
-      a.close();
-      b.close();
+      await Promise.all([a.close(), b.close()]);
     }
   });
 });

@@ -12,7 +12,13 @@ function members(opened: string[], closed: string[]) {
       unary: async () => address,
       stream: async () => address,
     } as unknown as Transport;
-    return { address, transport, close: () => closed.push(address) };
+    return {
+      address,
+      transport,
+      close: async () => {
+        closed.push(address);
+      },
+    };
   };
 }
 

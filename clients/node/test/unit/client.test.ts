@@ -1,20 +1,27 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { describe, it } from "node:test";
-import { create } from "@bufbuild/protobuf";
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { context, ROOT_CONTEXT, TraceFlags, trace } from "@opentelemetry/api";
+import { BadRequestSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 import {
   type AppendMessagesRequest,
   AppendMessagesResponseSchema,
   Code,
+  create,
+  DEFAULT_ADDRESS,
   DropReason,
+  fromJson,
+  fromJsonString,
   type GetProfileRequest,
   GetProfileResponseSchema,
   GetResponseSchema,
   isLoopbackHost,
+  type JsonObject,
   type ListSessionsRequest,
   ListSessionsResponseSchema,
+  type Memory,
+  MemorySchema,
   MemoryTier,
   MessageRole,
   MessageSchema,
@@ -23,7 +30,11 @@ import {
   type RecallRequest,
   RecallResponseSchema,
   resolveTarget,
+  toJson,
+  toJsonString,
   toMessage,
+  type WriteRequest,
+  WriteResponseSchema,
 } from "../../src/index.js";
 import { installContextManager } from "./otel-context.js";
 
@@ -91,6 +102,95 @@ describe("resolveTarget", () => {
     assert.ok(!isLoopbackHost("128.0.0.1"));
     assert.ok(!isLoopbackHost("localhost.example"));
   });
+  it("uses plaintext for IPv4-mapped loopback addresses in every spelling", () => {
+    for (const address of [
+      "[::ffff:127.0.0.1]:50051",
+      "[::FFFF:127.0.0.1]:50051",
+      "[0:0:0:0:0:ffff:127.0.0.1]:50051",
+      "[::ffff:7f00:1]:50051",
+      "dns:///[::ffff:127.0.0.1]:50051",
+      "dns:[::ffff:127.0.0.1]:50051",
+      "ipv6:[::ffff:127.0.0.1]:50051",
+    ]) {
+      assert.equal(resolveTarget(address).secure, false, address);
+    }
+    for (const address of ["[::ffff:10.0.0.1]:50051", "dns:///[::ffff:10.0.0.1]:50051", "ipv6:[::ffff:a00:1]:50051"]) {
+      assert.equal(resolveTarget(address).secure, true, address);
+    }
+  });
+  it("takes gRPC target names", () => {
+    assert.deepEqual(resolveTarget("ipv4:127.0.0.1:50051"), { baseUrl: "http://127.0.0.1:50051", secure: false });
+    assert.deepEqual(resolveTarget("ipv6:[::1]:50051"), { baseUrl: "http://[::1]:50051", secure: false });
+    assert.deepEqual(resolveTarget("dns:localhost:50051"), resolveTarget("dns:///localhost:50051"));
+    assert.equal(resolveTarget("dns:recalld.prod.svc:443").balancedHost, "recalld.prod.svc");
+    assert.throws(() => resolveTarget("dns://8.8.8.8/recalld.prod.svc:443"), /dns:\/\/\/host:port/);
+    assert.throws(() => resolveTarget("ipv4:10.0.0.1:1,10.0.0.2:1"), TypeError);
+    assert.throws(() => resolveTarget("ipv4:nonsense"), /host:port/);
+    assert.throws(() => resolveTarget("[::1"), /host:port/);
+  });
+});
+
+/** Runs `fn` with the given environment variables set (undefined: unset), then restores them. */
+async function withEnv(vars: Record<string, string | undefined>, fn: () => Promise<void> | void): Promise<void> {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  apply(vars);
+  try {
+    await fn();
+  } finally {
+    apply(saved);
+  }
+}
+
+/** The headers of one Get sent by a client made with `options` (no network). */
+async function sentHeaders(options: ConstructorParameters<typeof RecalldClient>[0]): Promise<Headers> {
+  const seen: Seen[] = [];
+  const client = new RecalldClient({ ...options, interceptors: [failing(Code.NotFound, seen)] });
+  await assert.rejects(client.get({ userId: "u", id: "m" }));
+  return seen[0]!.header;
+}
+
+describe("configuration from the environment", () => {
+  it("reads RECALLD_ADDR when the client is made, with 127.0.0.1:50051 as the default", async () => {
+    await withEnv({ RECALLD_ADDR: "10.1.2.3:7000" }, () => {
+      assert.equal(new RecalldClient().target.baseUrl, "https://10.1.2.3:7000");
+      assert.equal(new RecalldClient({ address: undefined }).target.baseUrl, "https://10.1.2.3:7000");
+      assert.equal(new RecalldClient({ address: "127.0.0.1:9" }).target.baseUrl, "http://127.0.0.1:9");
+    });
+    await withEnv({ RECALLD_ADDR: undefined }, () => {
+      assert.equal(DEFAULT_ADDRESS, "127.0.0.1:50051");
+      assert.equal(new RecalldClient().target.baseUrl, "http://127.0.0.1:50051");
+    });
+    await withEnv({ RECALLD_ADDR: "" }, () => {
+      assert.equal(new RecalldClient().target.baseUrl, "http://127.0.0.1:50051");
+    });
+  });
+
+  it("reads RECALLD_API_KEY unless an apiKey is given", async () => {
+    await withEnv({ RECALLD_API_KEY: "from-env" }, async () => {
+      assert.equal((await sentHeaders({})).get("authorization"), "Bearer from-env");
+      assert.equal((await sentHeaders({ apiKey: undefined })).get("authorization"), "Bearer from-env");
+      assert.equal((await sentHeaders({ apiKey: "explicit" })).get("authorization"), "Bearer explicit");
+      const none = await sentHeaders({ apiKey: "", tenant: "acme" });
+      assert.equal(none.has("authorization"), false);
+      assert.equal(none.get("x-recalld-tenant"), "acme");
+    });
+    await withEnv({ RECALLD_API_KEY: undefined }, async () => {
+      assert.equal((await sentHeaders({})).has("authorization"), false);
+    });
+  });
+
+  it("refuses a tenant together with an API key, given or from the environment", async () => {
+    assert.throws(() => new RecalldClient({ apiKey: "k", tenant: "t" }), /tenant/);
+    await withEnv({ RECALLD_API_KEY: "from-env" }, () => {
+      assert.throws(() => new RecalldClient({ tenant: "t" }), /RECALLD_API_KEY/);
+    });
+  });
 });
 
 describe("RecalldClient (no server)", () => {
@@ -139,6 +239,18 @@ describe("RecalldClient (no server)", () => {
     assert.equal(h.has("authorization"), false);
     assert.equal(h.has("traceparent"), false);
     assert.ok(Number.parseInt(h.get("grpc-timeout")!, 10) <= 5_000);
+  });
+
+  it("gives Consolidate a 120 s deadline", async () => {
+    const deadline = async (options: ConstructorParameters<typeof RecalldClient>[0]): Promise<number> => {
+      const seen: Seen[] = [];
+      const client = new RecalldClient({ ...options, interceptors: [failing(Code.Internal, seen)] });
+      await assert.rejects(client.consolidate({ userId: "u", dryRun: true }));
+      return Number.parseInt(seen[0]!.header.get("grpc-timeout")!, 10);
+    };
+    const byDefault = await deadline({ address: "127.0.0.1:1" });
+    assert.ok(byDefault > 110_000 && byDefault <= 120_000, `grpc-timeout ${byDefault}`);
+    assert.ok((await deadline({ address: "127.0.0.1:1", consolidateTimeoutMs: 30_000 })) <= 30_000);
   });
 
   it("retries UNAVAILABLE for reads and Write with a request_id only", async () => {
@@ -362,6 +474,27 @@ describe("RecalldClient (no server)", () => {
     );
   });
 
+  it("serialises messages with toJson, where JSON.stringify throws on int64 fields", () => {
+    const memory: Memory = create(MemorySchema, {
+      id: "m1",
+      content: "Prefers oat milk.",
+      version: 3n,
+      accessCount: 12n,
+      createdAt: { seconds: 1_700_000_000n, nanos: 0 },
+      metadata: { source: "chat" },
+    });
+    assert.throws(() => JSON.stringify(memory), /BigInt/);
+    const json = toJson(MemorySchema, memory) as JsonObject;
+    assert.equal(JSON.stringify(json), toJsonString(MemorySchema, memory));
+    assert.deepEqual(
+      { version: json.version, accessCount: json.accessCount, createdAt: json.createdAt },
+      { version: "3", accessCount: "12", createdAt: "2023-11-14T22:13:20Z" },
+    );
+    const back = fromJson(MemorySchema, JSON.parse(JSON.stringify(json)));
+    assert.equal(back.version, 3n);
+    assert.equal(fromJsonString(MemorySchema, toJsonString(MemorySchema, memory)).content, "Prefers oat milk.");
+  });
+
   it("reports UNAVAILABLE after bounded retries when nothing listens", async () => {
     const port = await closedPort();
     let attempts = 0;
@@ -377,7 +510,127 @@ describe("RecalldClient (no server)", () => {
       );
       assert.equal(attempts, 4);
     } finally {
-      client.close();
+      await client.close();
     }
+  });
+});
+
+/** An innermost interceptor that answers each Write with one result per memory (id = content), recording it. */
+function writes(sent: WriteRequest[], fail?: (chunk: number) => ConnectError | undefined): Interceptor {
+  return () => async (req) => {
+    const message = req.message as WriteRequest;
+    sent.push(message);
+    const error = fail?.(sent.length - 1);
+    if (error) throw error;
+    return {
+      stream: false,
+      service: req.service,
+      method: req.method,
+      header: new Headers(),
+      trailer: new Headers(),
+      message: create(WriteResponseSchema, { results: message.memories.map((m) => ({ id: m.content })) }),
+    } as never;
+  };
+}
+
+const memories = (n: number) => Array.from({ length: n }, (_, i) => ({ content: `m${i}` }));
+
+describe("write of more than 100 memories", () => {
+  it("sends chunks of at most 100 in order, request ids R#i, and returns one response", async () => {
+    const sent: WriteRequest[] = [];
+    const client = new RecalldClient({ address: "127.0.0.1:1", interceptors: [writes(sent)] });
+    const res = await client.write({ userId: "u", memories: memories(250), requestId: "R" });
+    assert.deepEqual(
+      sent.map((c) => [c.requestId, c.memories.length, c.userId]),
+      [
+        ["R#0", 100, "u"],
+        ["R#1", 100, "u"],
+        ["R#2", 50, "u"],
+      ],
+    );
+    assert.deepEqual(
+      res.results.map((r) => r.id),
+      memories(250).map((m) => m.content),
+    );
+  });
+
+  it("leaves a write of up to 100 memories as it is", async () => {
+    const sent: WriteRequest[] = [];
+    const client = new RecalldClient({ address: "127.0.0.1:1", interceptors: [writes(sent)] });
+    await client.write({ userId: "u", memories: memories(100), requestId: "R" });
+    assert.deepEqual(
+      sent.map((c) => [c.requestId, c.memories.length]),
+      [["R", 100]],
+    );
+  });
+
+  it("sends no request id without one, and then does not retry a chunk", async () => {
+    const sent: WriteRequest[] = [];
+    const unavailable = (i: number) => (i === 1 ? new ConnectError("down", Code.Unavailable) : undefined);
+    const client = new RecalldClient({
+      address: "127.0.0.1:1",
+      retry: fastRetry,
+      interceptors: [writes(sent, unavailable)],
+    });
+    await assert.rejects(client.write({ userId: "u", memories: memories(201) }), (e: unknown) => {
+      assert.ok(e instanceof RecalldError && e.code === Code.Unavailable);
+      assert.equal(e.written?.memories, 100);
+      return true;
+    });
+    assert.deepEqual(
+      sent.map((c) => c.requestId),
+      ["", ""],
+    );
+  });
+
+  it("refuses a request id too long for its chunk suffixes before sending anything", async () => {
+    const sent: WriteRequest[] = [];
+    const client = new RecalldClient({ address: "127.0.0.1:1", interceptors: [writes(sent)] });
+    // 3 chunks: the last id is R#2, two characters longer than R.
+    await assert.rejects(
+      client.write({ userId: "u", memories: memories(250), requestId: "r".repeat(127) }),
+      (e: unknown) =>
+        e instanceof RecalldError &&
+        e.code === Code.InvalidArgument &&
+        e.fieldViolations[0]?.field === "request_id" &&
+        e.written === undefined,
+    );
+    assert.equal(sent.length, 0);
+    // Characters, as the server counts them: 126 emoji (252 UTF-16 units) plus "#2" is 128.
+    await client.write({ userId: "u", memories: memories(250), requestId: "😀".repeat(126) });
+    assert.equal(sent.length, 3);
+    assert.equal(sent[2]!.requestId, `${"😀".repeat(126)}#2`);
+  });
+
+  it("says how much was written when a chunk fails, with field violations indexed in the whole request", async () => {
+    const sent: WriteRequest[] = [];
+    const invalid = (i: number) =>
+      i === 1
+        ? new ConnectError("memories[3].content: must not be empty", Code.InvalidArgument, undefined, [
+            {
+              desc: BadRequestSchema,
+              value: { fieldViolations: [{ field: "memories[3].content", description: "must not be empty" }] },
+            },
+          ])
+        : undefined;
+    const client = new RecalldClient({ address: "127.0.0.1:1", interceptors: [writes(sent, invalid)] });
+    await assert.rejects(client.write({ userId: "u", memories: memories(250), requestId: "R" }), (e: unknown) => {
+      assert.ok(e instanceof RecalldError);
+      assert.equal(e.code, Code.InvalidArgument);
+      assert.equal(e.written?.chunks, 1);
+      assert.equal(e.written?.memories, 100);
+      assert.deepEqual(
+        e.written?.results.map((r) => r.id),
+        memories(100).map((m) => m.content),
+      );
+      assert.deepEqual(
+        e.fieldViolations.map((v) => v.field),
+        ["memories[103].content"],
+      );
+      assert.match(e.message, /the first 100 memories, 1 chunk\(s\), were written/);
+      assert.equal(e.rawMessage, "memories[103].content: must not be empty");
+      return true;
+    });
+    assert.equal(sent.length, 2, "no chunk after the failed one is sent");
   });
 });
