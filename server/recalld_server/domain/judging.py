@@ -118,33 +118,30 @@ def questions(
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     similarity = unit @ unit.T
     newest_first = sorted(range(len(memories)), key=lambda k: memories[k].id, reverse=True)
+    cores = [i for i, m in enumerate(memories) if m.tier is Tier.P0]
     contradictions = [
         Question("contradiction", memories[i], memories[j], float(similarity[i, j]))
         for j in newest_first
-        for i, core in enumerate(memories)
-        if core.tier is Tier.P0
-        and j != i
-        and memories[j].agent_scope == core.agent_scope
+        for i in cores
+        if j != i
+        and memories[j].agent_scope == memories[i].agent_scope
         and similarity[i, j] >= policy.contradiction_similarity
     ]
     duplicates: list[Question] = []
-    oldest_first = newest_first[::-1]
-    for position, i in enumerate(oldest_first):
-        for j in oldest_first[position + 1 :]:
-            a, b = memories[i], memories[j]
-            score = float(similarity[i, j])
-            if (
-                score >= policy.duplicate_similarity
-                and a.agent_scope == b.agent_scope
-                and b.tier is not Tier.P0
-                and topics_compatible(a.topic_key, b.topic_key)
-                # A different number or identifier is a different fact, whatever a model says.
-                and salient_tokens(a.content) == salient_tokens(b.content)
-                and not near_duplicate(
-                    a.content, a.topic_key, b.content, b.topic_key, score, lifecycle
-                )
-            ):
-                duplicates.append(Question("duplicate", a, b, score))
+    # Only the pairs over the floor are looked at in Python (a user may hold thousands).
+    for i, j in np.argwhere(np.triu(similarity >= policy.duplicate_similarity, k=1)):
+        # The older first, as a merge keeps it.
+        a, b = sorted((memories[i], memories[j]), key=lambda m: m.id)
+        score = float(similarity[i, j])
+        if (
+            a.agent_scope == b.agent_scope
+            and b.tier is not Tier.P0
+            and topics_compatible(a.topic_key, b.topic_key)
+            # A different number or identifier is a different fact, whatever a model says.
+            and salient_tokens(a.content) == salient_tokens(b.content)
+            and not near_duplicate(a.content, a.topic_key, b.content, b.topic_key, score, lifecycle)
+        ):
+            duplicates.append(Question("duplicate", a, b, score))
     duplicates.sort(key=lambda q: -q.similarity)
     return contradictions, duplicates
 

@@ -182,34 +182,36 @@ def near_duplicate_groups(
     if len(memories) < 2:
         return []
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    # Memories in age order (oldest first), so that each pair (i, j) below has i older.
+    order = sorted(range(len(memories)), key=lambda i: memories[i].id)
+    aged = [memories[i] for i in order]
+    unit = unit[order]
     similarity = unit @ unit.T
-    order = sorted(range(len(memories)), key=lambda i: memories[i].id)  # oldest first
+    # Only pairs over the threshold, or judged the same, are looked at in Python: a
+    # user may hold thousands of memories, and the pairs are millions.
+    candidates = np.triu(similarity >= policy.near_duplicate_similarity, k=1)
+    if judged_same:
+        position = {m.id: k for k, m in enumerate(aged)}
+        for older, _, newer, _ in judged_same:
+            if older in position and newer in position:
+                candidates[position[older], position[newer]] = True
     merged: set[int] = set()
     pairs: list[tuple[Memory, Memory, float]] = []
-    for position, i in enumerate(order):
-        if i in merged:
+    for i, j in np.argwhere(candidates):  # row-major: by the older memory, then the newer
+        if i in merged or j in merged:
             continue
-        for j in order[position + 1 :]:
-            if j in merged:
-                continue
-            a, b = memories[i], memories[j]
-            if (
-                a.agent_scope == b.agent_scope
-                and b.tier is not Tier.P0
-                and (
-                    near_duplicate(
-                        a.content,
-                        a.topic_key,
-                        b.content,
-                        b.topic_key,
-                        float(similarity[i, j]),
-                        policy,
-                    )
-                    or pair_key(a, b) in judged_same
-                )
-            ):
-                merged.add(j)
-                pairs.append((a, b, float(similarity[i, j])))
+        a, b = aged[i], aged[j]
+        score = float(similarity[i, j])
+        if (
+            a.agent_scope == b.agent_scope
+            and b.tier is not Tier.P0
+            and (
+                near_duplicate(a.content, a.topic_key, b.content, b.topic_key, score, policy)
+                or pair_key(a, b) in judged_same
+            )
+        ):
+            merged.add(int(j))
+            pairs.append((a, b, score))
     return pairs
 
 
