@@ -177,15 +177,29 @@ def _is_loopback_host(host: str) -> bool:
     return ip.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
+def _host_of(target: str) -> str:
+    """The host of `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 literal."""
+    if target.startswith("["):
+        return target[1:].split("]", 1)[0]
+    try:
+        ipaddress.ip_address(target)  # `::1`: its colons are not a port separator
+    except ValueError:
+        host, separator, port = target.rpartition(":")
+        return host if separator and port.isdigit() else target
+    return target
+
+
 def _hosts(address: str) -> list[str]:
     """The hosts a gRPC target names (without ports)."""
     if address.startswith(("ipv4:", "ipv6:")):
-        return [part.rsplit(":", 1)[0] for part in address.split(":", 1)[1].split(",")]
-    if address.startswith("dns:"):
-        address = address.removeprefix("dns:").lstrip("/")
-        address = address.split("/", 1)[1] if "/" in address else address  # dns://server/host
-    host, _, port = address.rpartition(":")
-    return [host if port.isdigit() else address]
+        return [_host_of(part) for part in address.split(":", 1)[1].split(",")]
+    if address.startswith("dns:") or "://" in address:
+        # scheme:host:port, scheme:///host:port or scheme://authority/host:port
+        address = address.split(":", 1)[1]
+        if address.startswith("//"):
+            address = address[2:]
+            address = address.split("/", 1)[1] if "/" in address else address
+    return [_host_of(address)]
 
 
 def is_loopback(address: str) -> bool:
