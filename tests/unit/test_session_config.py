@@ -14,6 +14,13 @@ def test_defaults_keep_summaries_and_extraction_offline() -> None:
     assert config.session_ttl_days == 30
 
 
+def test_the_fact_judge_is_off_unless_asked_for() -> None:
+    model = ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
+    assert not load_config(model, {}).llm_judge
+    assert load_config([*model, "--llm-judge"], {}).llm_judge
+    assert load_config(model, {"RECALLD_LLM_JUDGE": "1"}).llm_judge
+
+
 def test_the_llm_key_comes_from_the_environment_and_never_shows() -> None:
     environ = {"RECALLD_LLM_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-secret"}
     config = load_config(["--llm-model", "qwen2.5-7b"], environ)
@@ -34,6 +41,7 @@ def test_the_llm_key_comes_from_the_environment_and_never_shows() -> None:
         ["--session-window-tokens", "10"],
         ["--session-ttl-days", "-1"],
         ["--llm-timeout", "0"],
+        ["--llm-judge"],  # a judge needs a model to ask
     ],
 )
 def test_unusable_session_settings_stop_start_up(argv: list[str]) -> None:
