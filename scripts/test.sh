@@ -96,5 +96,7 @@ for _ in $(seq 1 120); do
 done
 grep -q "listening on 127\.0\.0\.2:$port" "$replica_log" || { cat "$replica_log"; exit 1; }
 export RECALLD_ADDR_REPLICA="127.0.0.2:$port"
+# The Node integration test checks the server logged no GOAWAY with an error code.
+export RECALLD_SERVER_LOG="$log"
 (cd clients/node && npm test)
 (cd clients/go && go vet ./... && go test -count=1 -timeout 600s ./...)
