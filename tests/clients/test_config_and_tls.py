@@ -61,17 +61,20 @@ async def test_an_explicit_address_wins_over_recalld_addr(
         assert await client.health() == HealthStatus.SERVING
 
 
-def test_without_an_address_or_recalld_addr_the_servers_default_port_on_loopback(
+async def test_without_an_address_or_recalld_addr_the_servers_default_port_on_loopback(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Async: a grpc.aio channel is made on the running event loop.
     monkeypatch.delenv("RECALLD_ADDR", raising=False)
-    client = RecalldClient()
-    assert client.address == DEFAULT_ADDRESS == "127.0.0.1:50051"
-    assert client.tls is False
+    async with RecalldClient() as client:
+        assert client.address == DEFAULT_ADDRESS == "127.0.0.1:50051"
+        assert client.tls is False
     monkeypatch.setenv("RECALLD_ADDR", "")  # set but empty is unset
-    assert RecalldClient().address == DEFAULT_ADDRESS
+    async with RecalldClient() as client:
+        assert client.address == DEFAULT_ADDRESS
     monkeypatch.setenv("RECALLD_ADDR", "recalld.example.com:443")
-    assert RecalldClient().tls is True  # the default follows the address from the environment
+    async with RecalldClient() as client:
+        assert client.tls is True  # the default follows the address from the environment
 
 
 KEYS = {"keys": [{"key": "acme-writer", "tenant": "acme", "role": "writer"}]}

@@ -7,6 +7,12 @@ import pytest
 from recalld_client import RecalldClient, is_loopback, uses_tls
 
 
+async def _tls(address: str, tls: bool | None = None) -> bool | None:
+    # Async: a grpc.aio channel is made on the running event loop.
+    async with RecalldClient(address, tls=tls) as client:
+        return client.tls
+
+
 @pytest.mark.parametrize(
     "address",
     [
@@ -36,10 +42,10 @@ from recalld_client import RecalldClient, is_loopback, uses_tls
         "unix-abstract:recalld",
     ],
 )
-def test_loopback_targets_default_to_plaintext(address: str) -> None:
+async def test_loopback_targets_default_to_plaintext(address: str) -> None:
     assert is_loopback(address), address
     assert not uses_tls(address, None)
-    assert RecalldClient(address).tls is False
+    assert await _tls(address) is False
 
 
 @pytest.mark.parametrize(
@@ -59,12 +65,12 @@ def test_loopback_targets_default_to_plaintext(address: str) -> None:
         "ipv4:127.0.0.1:1,10.0.0.2:1",  # one remote replica is enough to need TLS
     ],
 )
-def test_every_other_target_defaults_to_tls(address: str) -> None:
+async def test_every_other_target_defaults_to_tls(address: str) -> None:
     assert not is_loopback(address), address
     assert uses_tls(address, None)
-    assert RecalldClient(address).tls is True
+    assert await _tls(address) is True
 
 
-def test_an_explicit_choice_overrides_the_default() -> None:
-    assert RecalldClient("10.0.0.5:1", tls=False).tls is False  # a mesh terminates TLS
-    assert RecalldClient("127.0.0.1:1", tls=True).tls is True
+async def test_an_explicit_choice_overrides_the_default() -> None:
+    assert await _tls("10.0.0.5:1", tls=False) is False  # a mesh terminates TLS
+    assert await _tls("127.0.0.1:1", tls=True) is True

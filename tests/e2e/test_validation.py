@@ -7,8 +7,9 @@ from typing import Any
 import grpc
 import pytest
 
-from recalld.v1 import memory_pb2
+from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
 from recalld_client import RecalldClient, RecalldError
+from recalld_server.app import RunningServer
 from tests.e2e.helpers import memory
 
 
@@ -54,7 +55,6 @@ def _deep(levels: int) -> dict[str, Any]:
         ([_with_metadata({"blob": "x" * 17_000})], "memories[0].metadata"),
         ([_with_metadata(_deep(12))], "memories[0].metadata"),
         ([], "memories"),
-        ([memory(f"m{i}") for i in range(101)], "memories"),
     ],
 )
 async def test_write_validation(
@@ -62,6 +62,23 @@ async def test_write_validation(
 ) -> None:
     assert field in await _violations(client.write(user_id, memories))
     assert list((await client.list(user_id)).memories) == [], "nothing was stored"
+
+
+async def test_the_server_refuses_more_than_100_memories_in_one_write(
+    server: RunningServer, tenant: str, user_id: str
+) -> None:
+    # The clients send larger writes in chunks, so the server's own limit is checked
+    # on the raw stub.
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        request = memory_service_pb2.WriteRequest(
+            user_id=user_id, memories=[memory(f"m{i}") for i in range(101)]
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.Write(request, metadata=[("x-recalld-tenant", tenant)], timeout=30)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    decoded = RecalldError.from_rpc_error(caught.value)
+    assert [(v.field, v.reason) for v in decoded.field_violations] == [("memories", "TOO_MANY")]
 
 
 async def test_write_bad_timestamp(client: RecalldClient, user_id: str) -> None:
@@ -83,6 +100,29 @@ async def test_every_violation_is_reported_at_once(client: RecalldClient, user_i
         client.write(user_id, [memory("", importance=2.0), memory("fine"), memory("ok", tags=[""])])
     )
     assert fields == {"memories[0].content", "memories[0].importance", "memories[2].tags[0]"}
+
+
+async def test_a_missing_type_does_not_hide_the_other_violations(client: RecalldClient) -> None:
+    fields = await _violations(client.write("", [memory("", 0), memory("ok", 42, tags=[""])]))
+    assert fields == {
+        "user_id",
+        "memories[0].type",
+        "memories[0].content",
+        "memories[1].type",
+        "memories[1].tags[0]",
+    }
+
+
+async def test_every_violation_names_its_reason(client: RecalldClient) -> None:
+    with pytest.raises(RecalldError) as caught:
+        await client.write("", [memory("", 0), memory("ok", tags=["x" * 65])])
+    reasons = {v.field: v.reason for v in caught.value.field_violations}
+    assert reasons == {
+        "user_id": "REQUIRED",
+        "memories[0].type": "REQUIRED",
+        "memories[0].content": "REQUIRED",
+        "memories[1].tags[0]": "TOO_LONG",
+    }
 
 
 @pytest.mark.parametrize(

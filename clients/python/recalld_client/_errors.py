@@ -14,10 +14,14 @@ from google.rpc import error_details_pb2, status_pb2
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FieldViolation:
-    """One invalid request field as the server named it (e.g. `memories[0].content`)."""
+    """One invalid request field as the server named it (e.g. `memories[0].content`).
+
+    `reason` is machine-readable (REQUIRED, TOO_LONG, OUT_OF_RANGE, …; AIP-193).
+    """
 
     field: str
     description: str
+    reason: str = ""
 
 
 SHED_CAUSES = frozenset({"server_overloaded", "rate_limited"})
@@ -139,7 +143,7 @@ class RecalldError(Exception):
                 bad = error_details_pb2.BadRequest()
                 detail.Unpack(bad)
                 violations.extend(
-                    FieldViolation(v.field, v.description) for v in bad.field_violations
+                    FieldViolation(v.field, v.description, v.reason) for v in bad.field_violations
                 )
         code, message = error.code(), error.details() or ""
         hint = tls_mismatch_hint(code, message, tls)
@@ -168,6 +172,7 @@ class RecalldError(Exception):
             FieldViolation(
                 _MEMORY_INDEX.sub(lambda m: f"memories[{int(m.group(1)) + offset}]", v.field),
                 v.description,
+                v.reason,
             )
             for v in self.field_violations
         )

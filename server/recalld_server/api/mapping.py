@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from google.protobuf import struct_pb2, timestamp_pb2
 
 from recalld.v1 import memory_pb2, memory_service_pb2
-from recalld_server.domain import model
+from recalld_server.domain import model, validation
 from recalld_server.domain.errors import FieldViolation, InvalidArgumentError
 
 E = TypeVar("E", model.MemoryType, model.Tier, model.Status, model.ForgetMode, model.Resolution)
@@ -91,7 +91,10 @@ def _plain(value: struct_pb2.Value) -> Any:
 def new_memory_from_proto(
     message: memory_pb2.Memory, field: str, violations: list[FieldViolation]
 ) -> model.NewMemory | None:
-    """The writable part of a Memory message; output-only fields are ignored."""
+    """The writable part of a Memory message; output-only fields are ignored.
+
+    None when its type is missing or unknown (the violation is appended).
+    """
     memory_type = enum_value(
         model.MemoryType, message.type, f"{field}.type", required=True, violations=violations
     )
@@ -102,6 +105,16 @@ def new_memory_from_proto(
     expire = timestamp_ms(message, "expire_at", f"{field}.expire_at", violations)
     if memory_type is None:
         return None
+    return _new_memory(message, memory_type, tier, occurred, expire)
+
+
+def _new_memory(
+    message: memory_pb2.Memory,
+    memory_type: model.MemoryType,
+    tier: model.Tier | None,
+    occurred: int,
+    expire: int,
+) -> model.NewMemory:
     return model.NewMemory(
         content=message.content,
         type=memory_type,
@@ -120,7 +133,13 @@ def new_memory_from_proto(
 
 
 def write_from_proto(request: memory_service_pb2.WriteRequest) -> list[model.NewMemory]:
-    """The memories of a WriteRequest; raises InvalidArgumentError on enum/time errors."""
+    """The memories of a WriteRequest.
+
+    Raises InvalidArgumentError listing every violation of the request: when an enum
+    or a time cannot be read, the domain's rules (content, user_id, sizes…) are
+    checked too, so one answer names every problem (a missing type does not hide an
+    empty content).
+    """
     violations: list[FieldViolation] = []
     out = []
     for i, message in enumerate(request.memories):
@@ -128,6 +147,15 @@ def write_from_proto(request: memory_service_pb2.WriteRequest) -> list[model.New
         if memory is not None:
             out.append(memory)
     if violations:
+        readable = [
+            # Any type will do: the domain's rules below do not depend on it.
+            _new_memory(message, model.MemoryType.FACT, None, 0, 0)
+            for message in request.memories
+        ]
+        try:
+            validation.validate_write(request.user_id, readable, request.request_id)
+        except InvalidArgumentError as error:
+            violations.extend(error.violations)
         raise InvalidArgumentError(violations)
     return out
 

@@ -66,7 +66,7 @@ def to_status(error: Exception) -> grpc.Status:
                 error_details_pb2.BadRequest(
                     field_violations=[
                         error_details_pb2.BadRequest.FieldViolation(
-                            field=v.field, description=v.description
+                            field=v.field, description=v.description, reason=v.reason
                         )
                         for v in error.violations
                     ]

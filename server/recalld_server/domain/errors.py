@@ -3,14 +3,49 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+
+_REASONS = (
+    (re.compile(r"at least one"), "EMPTY"),
+    (re.compile(r"^exactly one of"), "ONE_OF"),
+    (re.compile(r"^is required"), "REQUIRED"),
+    (re.compile(r"^must be at most \S+ (characters|bytes)"), "TOO_LONG"),
+    (re.compile(r"^must (contain|have|nest) at most"), "TOO_MANY"),
+    (re.compile(r"^must be (between|in|after) |before 1970|nanos must be"), "OUT_OF_RANGE"),
+    (re.compile(r"^unknown value"), "UNKNOWN_VALUE"),
+    (re.compile(r"control characters|NUL characters"), "INVALID_CHARACTERS"),
+    (re.compile(r"must be finite"), "NOT_FINITE"),
+    (re.compile(r"cannot be updated"), "NOT_UPDATABLE"),
+    (re.compile(r"^must be empty with"), "CONFLICTING"),
+    (re.compile(r"is not a recalld memory id"), "MALFORMED_ID"),
+    (re.compile(r"more violations not listed"), "TRUNCATED"),
+)
+"""Violation descriptions by kind, first match wins (descriptions stay human-readable)."""
+
+
+def violation_reason(description: str) -> str:
+    """A machine-readable reason (UPPER_SNAKE_CASE, AIP-193) for a violation's description."""
+    for pattern, reason in _REASONS:
+        if pattern.search(description):
+            return reason
+    return "INVALID"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FieldViolation:
-    """One invalid request field, named by its path in the request (e.g. `memories[2].content`)."""
+    """One invalid request field, named by its path in the request (e.g. `memories[2].content`).
+
+    `reason` is the machine-readable kind of violation; derived from the description
+    when not given.
+    """
 
     field: str
     description: str
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.reason:
+            object.__setattr__(self, "reason", violation_reason(self.description))
 
 
 class RecalldError(Exception):

@@ -53,8 +53,10 @@ def _connection_flags(parser: argparse.ArgumentParser, environ: Mapping[str, str
     group = parser.add_argument_group("server")
     group.add_argument(
         "--address",
-        default=environ.get("RECALLD_ADDRESS", DEFAULT_ADDRESS),
-        help=f"host:port of the recalld server (default {DEFAULT_ADDRESS}; env RECALLD_ADDRESS)",
+        # RECALLD_ADDR as in the three clients; RECALLD_ADDRESS, this command's first
+        # spelling, still works.
+        default=environ.get("RECALLD_ADDR") or environ.get("RECALLD_ADDRESS") or DEFAULT_ADDRESS,
+        help=f"host:port of the recalld server (default {DEFAULT_ADDRESS}; env RECALLD_ADDR)",
     )
     group.add_argument(
         "--api-key",
