@@ -28,23 +28,7 @@ from recalld_server.domain.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.llm.judge import LlmJudge
 from recalld_server.llm.openai_compat import ChatClient
-from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
-from recalld_server.storage.local import (
-    LocalAccessTracker,
-    LocalGenerations,
-    LocalLockManager,
-    SystemClock,
-)
-from recalld_server.storage.memory_conversations import (
-    InMemoryConversations,
-    InMemoryExtractionQueue,
-)
-from recalld_server.storage.memory_store import (
-    InMemoryHistoryStore,
-    InMemoryIdempotencyStore,
-    InMemoryVectorStore,
-)
-from recalld_server.storage.profile_cache import LocalProfileCache
+from tests.integration.domain.in_memory import in_memory_backends
 from tests.services import OpenAICompatibleServer, free_port
 
 PRINCIPAL = Principal("rules-tenant")
@@ -95,23 +79,8 @@ class World:
 
 @pytest.fixture
 async def world(embedder: MicroBatchingEmbedder) -> AsyncIterator[World]:
-    store = InMemoryVectorStore(embedder.dimension)
-    clock, cache = SystemClock(), LocalProfileCache()
-    backends = Backends(
-        store,
-        embedder,
-        LocalLockManager(),
-        clock,
-        InMemoryHistoryStore(),
-        InMemoryIdempotencyStore(),
-        LocalAccessTracker(),
-        cache,
-        LocalGenerations(),
-        JiebaAnalyzer(),
-        InMemoryConversations(),
-        InMemoryExtractionQueue(),
-    )
-    profiles = ProfileService(store, cache, clock)
+    backends = in_memory_backends(embedder)
+    profiles = ProfileService(backends.store, backends.profile_cache, backends.clock)
     memories = UserMemories(backends, profiles.invalidate)
     yield World(backends, memories, MemoryService(backends, profiles, memories))
 
