@@ -4,9 +4,10 @@ Measures what the server does with each labelled pair of
 benchmarks/precision/data/pairs.json, with the default model and the rules'
 own functions (`lifecycle.near_duplicate`: cosine at the model's threshold, same
 numbers and identifiers, same script, no detail the wording tells apart; the
-offline contradiction report: cosine at the model's contradiction threshold and
-not a duplicate), per split and language, and the best a cosine threshold alone
-could do on the training half (the ceiling of a rule on this model's similarity).
+offline contradiction report: the other memory breaks what the core one rules
+out, `constraints.broken_constraints`), per split and language, and the best a
+cosine threshold alone could do on the training half (the ceiling of a rule on
+this model's similarity).
 
 With `--judge-url` and `--judge-model` (an OpenAI-compatible endpoint) it also
 measures consolidation with the fact judge: the pairs `domain.judging` would ask
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.precision.evaluate import DATA, revision
+from recalld_server.domain.constraints import broken_constraints
 from recalld_server.domain.judging import JudgePolicy
 from recalld_server.domain.lifecycle import LifecyclePolicy, near_duplicate
 from recalld_server.domain.text import salient_tokens
@@ -91,7 +93,6 @@ def measure(judge: LlmJudge | None = None) -> dict[str, Any]:
     data = json.loads((DATA / "pairs.json").read_text(encoding="utf-8"))
     policy = LifecyclePolicy(
         near_duplicate_similarity=model_spec(DEFAULT_MODEL_ID).near_duplicate_similarity,
-        contradiction_similarity=model_spec(DEFAULT_MODEL_ID).contradiction_similarity,
     )
     report: dict[str, Any] = {
         "model": DEFAULT_MODEL_ID,
@@ -111,10 +112,7 @@ def measure(judge: LlmJudge | None = None) -> dict[str, Any]:
         if section == "duplicates":
             predicted = duplicate
         else:
-            predicted = [
-                bool(s >= policy.contradiction_similarity) and not d
-                for s, d in zip(scores, duplicate, strict=True)
-            ]
+            predicted = [bool(broken_constraints(r[a_key], r[b_key])) for r in rows]
         if judge is not None:
             floors = JudgePolicy()
             pairs = [(r[a_key], r[b_key]) for r in rows]

@@ -355,7 +355,6 @@ def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> Policy:
     return Policy(
         lifecycle=LifecyclePolicy(
             near_duplicate_similarity=spec.near_duplicate_similarity,
-            contradiction_similarity=spec.contradiction_similarity,
         ),
         recall=RecallPolicy(
             sequential=config.recall_sequential,

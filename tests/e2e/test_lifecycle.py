@@ -246,7 +246,9 @@ async def test_consolidate_merges_near_duplicates_and_reports(
             user_id, [memory("The user is allergic to peanuts", tier=memory_pb2.MEMORY_TIER_P0)]
         )
     ).results[0]
-    other = (await client.write(user_id, [memory("The user is allergic to shellfish")])).results[0]
+    other = (
+        await client.write(user_id, [memory("The user eats a peanut butter sandwich every day")])
+    ).results[0]
     assert other.outcome == memory_service_pb2.WRITE_OUTCOME_CREATED
 
     dry = await client.consolidate(user_id, dry_run=True)
@@ -261,7 +263,9 @@ async def test_consolidate_merges_near_duplicates_and_reports(
     merged = await client.get(user_id, second.id)
     assert merged.status == memory_pb2.MEMORY_STATUS_SUPERSEDED
     assert merged.superseded_by_id == first.id
-    assert [(c.core_id, c.other_id) for c in report.contradictions] == [(core.id, other.id)]
+    assert [(c.core_id, c.other_id, c.reason) for c in report.contradictions] == [
+        (core.id, other.id, "allergy to nut")
+    ]
     assert (await client.get(user_id, other.id)).status == memory_pb2.MEMORY_STATUS_ACTIVE
     history = await client.history(user_id, second.id)
     assert history[-1].operation == memory_service_pb2.MEMORY_OPERATION_CONSOLIDATE

@@ -74,7 +74,7 @@ async def _victim_memories(victim: RecalldClient, user_id: str) -> dict[str, str
                 tier=memory_pb2.MEMORY_TIER_P0,
                 agent_scope="bot-b",
             ),
-            memory("The user is allergic to shellfish", agent_scope="bot-b"),
+            memory("The user eats a peanut butter sandwich every day", agent_scope="bot-b"),
             memory("The user has a daughter named Lily", agent_scope="bot-b"),
         ],
         request_id="bot-b-first-write",
@@ -119,6 +119,9 @@ async def test_consolidate_by_a_scoped_key_neither_reports_nor_changes_other_sco
     mine = await victim.consolidate(user_id, dry_run=True)
     assert list(mine.expired_ids) == [theirs["expired"]]
     assert [(m.kept_id, m.merged_id) for m in mine.merged] == [(theirs["first"], theirs["twin"])]
+    assert [(c.core_id, c.other_id, c.reason) for c in mine.contradictions] == [
+        (theirs["core"], theirs["other"], "allergy to nut")
+    ]
 
 
 async def test_hard_forget_of_a_user_by_a_scoped_key_keeps_other_scopes_audit_trail(

@@ -421,6 +421,8 @@ def report_to_proto(report: model.ConsolidationReport) -> memory_service_pb2.Con
     )
     for kept, merged, similarity in report.merged:
         response.merged.add(kept_id=kept, merged_id=merged, similarity=similarity)
-    for core, other, similarity in report.contradictions:
-        response.contradictions.add(core_id=core, other_id=other, similarity=similarity)
+    for core, other, similarity, reason in report.contradictions:
+        response.contradictions.add(
+            core_id=core, other_id=other, similarity=similarity, reason=reason
+        )
     return response

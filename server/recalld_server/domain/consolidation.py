@@ -1,9 +1,10 @@
 """Consolidation: the background tidying that keeps memories current.
 
 Archives (or purges) expired memories, demotes unused P1 memories to P2,
-merges near-duplicates into the oldest copy, reports possible contradictions
-of core memories (with an optional judge deciding the pairs the offline rules
-cannot: domain/judging.py), and writes batched access statistics. It works one user at a
+merges near-duplicates into the oldest copy, reports memories that may
+contradict a core memory (domain/constraints.py; an optional judge decides the
+pairs the offline rules cannot: domain/judging.py), and writes batched access
+statistics. It works one user at a
 time under that user's lock, in bounded batches, so it is safe while traffic
 flows.
 """
@@ -266,9 +267,9 @@ class Consolidator:
         merged_ids = {gone.id for _, gone, _ in merges}
         keep_rows = [i for i, m in enumerate(memories) if m.id not in merged_ids]
         report.contradictions.extend(
-            (core.id, other.id, sim)
-            for core, other, sim in possible_contradictions(
-                [memories[i] for i in keep_rows], vectors[keep_rows], policy, verdicts.contradicts
+            (core.id, other.id, sim, reason)
+            for core, other, sim, reason in possible_contradictions(
+                [memories[i] for i in keep_rows], vectors[keep_rows], verdicts.contradicts
             )
         )
         if merges and not dry_run:

