@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from recalld_client import RecalldClient, RecalldError
-from recalld_client._client import RetryPolicy
+from recalld_client import RecalldClient, RecalldError, RetryPolicy
 from tests.e2e.helpers import memory
 from tests.e2e.server_process import ServerProcess
 from tests.figures import record

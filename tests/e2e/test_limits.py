@@ -9,8 +9,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from recalld_client import RecalldClient, RecalldError
-from recalld_client._client import RetryPolicy
+from recalld_client import RecalldClient, RecalldError, RetryPolicy
 from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import type { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Client,
   Code,
@@ -56,15 +55,14 @@ import {
   type GetSessionResponse,
   type ListSessionsRequestSchema,
   type ListSessionsResponse,
-  type Message,
-  MessageRole,
-  type MessageSchema,
   type Session,
   SessionService,
 } from "./gen/recalld/v1/session_service_pb.js";
 import { Health, type HealthCheckRequestSchema, type HealthStatus, healthStatusName } from "./health.js";
+import { type AppendMessagesInput, toMessage } from "./messages.js";
 import { type MetadataOptions, metadataInterceptor, otelContextKey, traceContextInterceptor } from "./metadata.js";
 import { backoffMs, DEFAULT_RETRY_POLICY, isIdempotent, type MethodName, type RetryPolicy } from "./retry.js";
+import { resolveTarget, type Target, type TlsOptions } from "./targets.js";
 import { connect } from "./transport.js";
 import { VERSION } from "./version.js";
 
@@ -80,18 +78,6 @@ export const DEFAULT_ADDRESS = "127.0.0.1:50051";
 export const MAX_WRITE_MEMORIES = 100;
 /** The longest request id the server accepts, in characters. */
 export const MAX_REQUEST_ID_CHARS = 128;
-
-/** Transport security for a TLS connection (PEM strings or buffers). */
-export interface TlsOptions {
-  /** Trusted CA certificates; Node's default store when unset. */
-  ca?: string | Buffer | undefined;
-  /** Client certificate for mutual TLS. */
-  cert?: string | Buffer | undefined;
-  /** Client private key for mutual TLS. */
-  key?: string | Buffer | undefined;
-  /** Server name to verify, when it differs from the address's host. */
-  serverName?: string | undefined;
-}
 
 /** Overrides of DEFAULT_RETRY_POLICY (undefined keeps the default). */
 export type RetryOptions = { [K in keyof RetryPolicy]?: RetryPolicy[K] | undefined };
@@ -147,120 +133,9 @@ export interface HealthOptions extends CallOptions {
   service?: string | undefined;
 }
 
-/** Where a client connects: the base URL and whether TLS is used. */
-export interface Target {
-  baseUrl: string;
-  secure: boolean;
-  /** Set for `dns:///` addresses: calls go round robin over this name's addresses. */
-  balancedHost?: string | undefined;
-}
-
-/** Whether `host` (without port; IPv6 with or without brackets) is a loopback host. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
-  if (h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h)) return true;
-  // IPv4-mapped IPv6: ::ffff:127.0.0.1, or the same in hex (::ffff:7f00:1).
-  const mapped = /^(?:0{0,4}:){0,5}:?ffff:(.+)$/.exec(h)?.[1];
-  return mapped !== undefined && (/^127(\.\d{1,3}){3}$/.test(mapped) || /^7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(mapped));
-}
-
-/**
- * Resolves `address` and the `tls` option into a base URL. Besides `host:port`
- * and `http(s)://` URLs it takes gRPC's target names: `dns:///host:port` (or
- * `dns:host:port`), balanced over the name's addresses, and
- * `ipv4:addr:port` / `ipv6:[addr]:port` for one address.
- */
-export function resolveTarget(address: string, tls?: boolean | TlsOptions | undefined): Target {
-  if (/^dns:\/\/[^/]/i.test(address)) {
-    throw new TypeError(
-      `recalld: dns://<dns server>/ is not supported, use dns:///host:port: ${JSON.stringify(address)}`,
-    );
-  }
-  const balanced = /^dns:(?:\/\/\/)?(.*)$/i.exec(address);
-  if (balanced) {
-    if (/^[a-z]+:/i.test(balanced[1]!) && !/^[^:[\]]+:\d+$/.test(balanced[1]!)) {
-      throw new TypeError(`recalld: dns:/// takes host:port, got ${JSON.stringify(address)}`);
-    }
-    const target = resolveTarget(balanced[1]!, tls);
-    return { ...target, balancedHost: new URL(target.baseUrl).hostname.replace(/^\[|\]$/g, "") };
-  }
-  const single = /^ipv[46]:(.*)$/i.exec(address);
-  if (single) {
-    if (single[1]!.includes(",") || /^[a-z]+:\/\//i.test(single[1]!)) {
-      throw new TypeError(`recalld: ipv4:/ipv6: take one addr:port, got ${JSON.stringify(address)}`);
-    }
-    return resolveTarget(single[1]!, tls);
-  }
-  const schemeMatch = /^(https?):\/\//i.exec(address);
-  if (schemeMatch) {
-    const secure = schemeMatch[1]!.toLowerCase() === "https";
-    if (tls !== undefined && Boolean(tls) !== secure) {
-      throw new TypeError(`recalld: address ${address} contradicts the tls option`);
-    }
-    return { baseUrl: address.replace(/\/+$/, ""), secure };
-  }
-  let url: URL | undefined;
-  try {
-    url = new URL(`http://${address}`);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || url.port === "" || url.pathname !== "/" || url.username !== "") {
-    throw new TypeError(`recalld: address must be host:port or a URL, got ${JSON.stringify(address)}`);
-  }
-  const secure = tls === undefined ? !isLoopbackHost(url.hostname) : Boolean(tls);
-  return { baseUrl: `${secure ? "https" : "http"}://${url.host}`, secure };
-}
-
 const tracer = trace.getTracer("@recalld/client", VERSION);
 
 const SESSION_METHODS: ReadonlySet<string> = new Set(SessionService.methods.map((m) => m.name));
-
-/** A message role by its name, as a convenience over the MessageRole enum. */
-export type MessageRoleName = "user" | "assistant" | "system" | "tool";
-
-const ROLES: Readonly<Record<MessageRoleName, MessageRole>> = {
-  user: MessageRole.USER,
-  assistant: MessageRole.ASSISTANT,
-  system: MessageRole.SYSTEM,
-  tool: MessageRole.TOOL,
-};
-
-/**
- * A message to append: a generated Message, or a plain `{ role, content }`
- * whose role is a MessageRole or its name ("user", "assistant", ...).
- */
-export type MessageInput =
-  | Message
-  | {
-      role: MessageRole | MessageRoleName;
-      content: string;
-      /** When it was said; defaults to the time it was appended. */
-      createdAt?: MessageInitShape<typeof TimestampSchema> | undefined;
-    };
-
-/** AppendMessagesRequest with messages given as MessageInput. */
-export interface AppendMessagesInput {
-  userId: string;
-  sessionId: string;
-  messages: MessageInput[];
-  /** Turn the user messages into memories (through the write rules). */
-  extract?: boolean | undefined;
-  /** With extract: return before extraction finishes. */
-  extractAsync?: boolean | undefined;
-  /** Idempotency key: a retry with it appends nothing twice. */
-  requestId?: string | undefined;
-  agentScope?: string | undefined;
-}
-
-/** The Message init for a MessageInput (role names become MessageRole values). */
-export function toMessage(message: MessageInput): MessageInitShape<typeof MessageSchema> {
-  if ("$typeName" in message) return message;
-  const { role, content, createdAt } = message;
-  const value = typeof role === "number" ? role : ROLES[role];
-  if (value === undefined) throw new TypeError(`recalld: unknown message role ${JSON.stringify(role)}`);
-  return createdAt === undefined ? { role: value, content } : { role: value, content, createdAt };
-}
 
 /** How one RPC is called: its span name, default deadline and whether UNAVAILABLE may be retried. */
 interface Rpc {

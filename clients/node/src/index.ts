@@ -31,25 +31,17 @@ export {
   systemResolver,
 } from "./balancing.js";
 export {
-  type AppendMessagesInput,
   type CallOptions,
   DEFAULT_ADDRESS,
   DEFAULT_CONSOLIDATE_TIMEOUT_MS,
   DEFAULT_RECALL_TIMEOUT_MS,
   DEFAULT_TIMEOUT_MS,
   type HealthOptions,
-  isLoopbackHost,
   MAX_REQUEST_ID_CHARS,
   MAX_WRITE_MEMORIES,
-  type MessageInput,
-  type MessageRoleName,
   RecalldClient,
   type RecalldClientOptions,
   type RetryOptions,
-  resolveTarget,
-  type Target,
-  type TlsOptions,
-  toMessage,
 } from "./client.js";
 export {
   codeName,
@@ -71,6 +63,7 @@ export {
   type HealthStatus,
   healthStatusName,
 } from "./health.js";
+export { type AppendMessagesInput, type MessageInput, type MessageRoleName, toMessage } from "./messages.js";
 export {
   AUTHORIZATION_HEADER,
   buildMetadata,
@@ -91,4 +84,5 @@ export {
   type SessionMethodName,
   shouldRetry,
 } from "./retry.js";
+export { isLoopbackHost, resolveTarget, type Target, type TlsOptions } from "./targets.js";
 export { VERSION } from "./version.js";

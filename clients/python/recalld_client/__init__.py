@@ -6,16 +6,13 @@ from recalld_client._client import (
     DEFAULT_TIMEOUT_S,
     MAX_WRITE_BATCH,
     RECALL_TIMEOUT_S,
-    RETRY_SAFE_RPCS,
-    MessageLike,
     RecalldClient,
-    RetryPolicy,
-    is_loopback,
-    to_message,
-    uses_tls,
 )
 from recalld_client._errors import FieldViolation, RecalldError
 from recalld_client._health import HealthStatus
+from recalld_client._messages import MessageLike, to_message
+from recalld_client._retry import RETRY_SAFE_RPCS, RetryPolicy
+from recalld_client._targets import is_loopback, uses_tls
 
 __all__ = [
     "CONSOLIDATE_TIMEOUT_S",

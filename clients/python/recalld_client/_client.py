@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import dataclasses
-import datetime
-import ipaddress
 import os
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeAlias, TypeVar
 
 import grpc
-from google.protobuf import descriptor_pb2, field_mask_pb2
+from google.protobuf import field_mask_pb2
 
 from recalld.v1 import (
     memory_pb2,
@@ -26,6 +23,9 @@ from recalld.v1 import (
 from recalld_client import _health
 from recalld_client._errors import RecalldError
 from recalld_client._health import HealthStatus
+from recalld_client._messages import MessageLike, to_message
+from recalld_client._retry import RETRY_SAFE_RPCS, RetryPolicy, retryable
+from recalld_client._targets import balancing_options, uses_tls
 
 _inject_trace_context: Callable[[dict[str, str]], None] | None
 try:
@@ -37,11 +37,6 @@ else:
 
 T = TypeVar("T")
 ForgetMode: TypeAlias = memory_service_pb2.ForgetMode.ValueType
-MessageRole: TypeAlias = session_service_pb2.MessageRole.ValueType
-MessageLike: TypeAlias = session_service_pb2.Message | tuple[str | int, str] | Mapping[str, Any]
-"""A message to append: the proto Message, a (role, content) pair, or a dict with
-`role` and `content` (and optionally `created_at`, a Timestamp or datetime).
-A role is a MessageRole value or its name: "user", "assistant", "system", "tool"."""
 
 DEFAULT_TIMEOUT_S = 10.0
 RECALL_TIMEOUT_S = 5.0
@@ -56,172 +51,6 @@ API_KEY_ENV = "RECALLD_API_KEY"
 MAX_WRITE_BATCH = 100
 """The server's limit of memories per Write; larger writes are sent in chunks of this size."""
 MAX_REQUEST_ID_CHARS = 128
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Retries of UNAVAILABLE on idempotent calls, and of shed calls on any call.
-
-    A call the server shed (RESOURCE_EXHAUSTED, cause "server_overloaded") did
-    nothing, so it is retried after the server's RetryInfo delay, capped at
-    max_backoff_s, whatever the call.
-    """
-
-    attempts: int = 4
-    initial_backoff_s: float = 0.1
-    max_backoff_s: float = 2.0
-
-
-def _retry_safe_rpcs() -> frozenset[str]:
-    """The RPCs the contract marks NO_SIDE_EFFECTS or IDEMPOTENT (proto `idempotency_level`).
-
-    Method names are unique across MemoryService and SessionService.
-    """
-    levels = descriptor_pb2.MethodOptions
-    safe = {levels.NO_SIDE_EFFECTS, levels.IDEMPOTENT}
-    services = (
-        memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"],
-        session_service_pb2.DESCRIPTOR.services_by_name["SessionService"],
-    )
-    return frozenset(
-        m.name
-        for service in services
-        for m in service.methods
-        if m.GetOptions().idempotency_level in safe
-    )
-
-
-RETRY_SAFE_RPCS = _retry_safe_rpcs()
-"""RPCs retried after UNAVAILABLE; Write and AppendMessages join them when they carry a
-request_id."""
-
-
-_ROLES: dict[str, MessageRole] = {
-    "user": session_service_pb2.MESSAGE_ROLE_USER,
-    "assistant": session_service_pb2.MESSAGE_ROLE_ASSISTANT,
-    "system": session_service_pb2.MESSAGE_ROLE_SYSTEM,
-    "tool": session_service_pb2.MESSAGE_ROLE_TOOL,
-}
-
-
-def _role(role: str | int) -> MessageRole:
-    if isinstance(role, str):
-        name = role.lower().removeprefix("message_role_")
-        if name not in _ROLES:
-            raise ValueError(f"unknown message role {role!r}: one of {', '.join(_ROLES)}")
-        return _ROLES[name]
-    if role not in session_service_pb2.MessageRole.values():
-        raise ValueError(f"unknown message role {role}")
-    return session_service_pb2.MessageRole.ValueType(role)
-
-
-def to_message(message: MessageLike) -> session_service_pb2.Message:
-    """The proto Message for a message given as a Message, a (role, content) pair or a dict."""
-    if isinstance(message, session_service_pb2.Message):
-        return message
-    if isinstance(message, tuple):
-        role, content = message
-        return session_service_pb2.Message(role=_role(role), content=content)
-    if isinstance(message, Mapping):
-        unknown = set(message) - {"role", "content", "created_at"}
-        if unknown:
-            raise ValueError(f"unknown message keys: {sorted(unknown)}")
-        result = session_service_pb2.Message(
-            role=_role(message["role"]), content=message["content"]
-        )
-        created_at = message.get("created_at")
-        if isinstance(created_at, datetime.datetime):
-            result.created_at.FromDatetime(created_at)
-        elif created_at is not None:
-            result.created_at.CopyFrom(created_at)
-        return result
-    raise TypeError(f"not a message: {message!r}")
-
-
-def _retryable(error: RecalldError, idempotent: bool, tls: bool | None) -> bool:
-    if error.shed:
-        return True
-    # A TLS handshake with a plaintext server fails the same way every time. (A
-    # plaintext client's "socket closed" is retried: an overloaded server closes
-    # connections too.)
-    if error.tls_mismatch and tls:
-        return False
-    return idempotent and error.code == grpc.StatusCode.UNAVAILABLE
-
-
-BALANCED_SCHEMES = ("dns:", "ipv4:", "ipv6:")
-"""Targets that may name several replicas: calls are spread over all of them."""
-
-
-def balancing_options(address: str) -> list[tuple[str, Any]]:
-    """Channel options for an address.
-
-    Round robin over every resolved replica for `dns:///host:port` (a headless
-    Service) or an `ipv4:`/`ipv6:` list, so each call goes to the next replica
-    instead of every call to the first.
-    """
-    if address.startswith(BALANCED_SCHEMES):
-        return [("grpc.lb_policy_name", "round_robin")]
-    return []
-
-
-def _is_loopback_host(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return True
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    mapped = getattr(ip, "ipv4_mapped", None)  # ::ffff:127.0.0.1
-    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
-
-
-def _host_of(target: str) -> str:
-    """The host of `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 literal."""
-    if target.startswith("["):
-        return target[1:].split("]", 1)[0]
-    try:
-        ipaddress.ip_address(target)  # `::1`: its colons are not a port separator
-    except ValueError:
-        host, separator, port = target.rpartition(":")
-        return host if separator and port.isdigit() else target
-    return target
-
-
-def _hosts(address: str) -> list[str]:
-    """The hosts a gRPC target names (without ports)."""
-    if address.startswith(("ipv4:", "ipv6:")):
-        return [_host_of(part) for part in address.split(":", 1)[1].split(",")]
-    if address.startswith("dns:") or "://" in address:
-        # scheme:host:port, scheme:///host:port or scheme://authority/host:port
-        address = address.split(":", 1)[1]
-        if address.startswith("//"):
-            address = address[2:]
-            address = address.split("/", 1)[1] if "/" in address else address
-    return [_host_of(address)]
-
-
-def is_loopback(address: str) -> bool:
-    """Whether every host `address` names is this machine, so plaintext never leaves it."""
-    if address.startswith(("unix:", "unix-abstract:")):
-        return True
-    return all(_is_loopback_host(host) for host in _hosts(address))
-
-
-def uses_tls(
-    address: str,
-    tls: bool | None,
-    root_certificates: bytes | None = None,
-    certificate_chain: bytes | None = None,
-) -> bool:
-    """Whether a client speaks TLS: as told, else for certificates or any non-loopback host."""
-    certificates = root_certificates is not None or certificate_chain is not None
-    if tls is False and certificates:
-        raise ValueError("certificates were given with tls=False")
-    if tls is not None:
-        return tls
-    return certificates or not is_loopback(address)
 
 
 class RecalldClient:
@@ -360,7 +189,7 @@ class RecalldClient:
                 return await fn(request, timeout=remaining, metadata=metadata)
             except grpc.aio.AioRpcError as rpc_error:
                 error = RecalldError.from_rpc_error(rpc_error, self.tls)
-            if attempt >= self._retry.attempts or not _retryable(error, idempotent, self.tls):
+            if attempt >= self._retry.attempts or not retryable(error, idempotent, self.tls):
                 raise error
             delay = self._backoff_s(attempt, error)
             if time.monotonic() + delay >= deadline:
