@@ -401,35 +401,52 @@ def _cities(text: str) -> set[str]:
     }
 
 
-def _elsewhere(core: str, other: str) -> bool:
-    """Whether the core places the user's home or work in one city, the other their days in another.
+@dataclasses.dataclass(frozen=True, slots=True)
+class CoreRules:
+    """What one core memory rules out, read once and checked against many memories."""
 
-    "lives in Nanjing" / "daily commute on the Chengdu metro".
-    """
-    if not _LIVES_IN.search(core) or not _EVERY_DAY.search(other):
-        return False
-    home, there = _cities(core), _cities(other)
-    return bool(home) and bool(there) and not home & there
+    constraints: tuple[Constraint, ...]
+    allergens: tuple[str, ...]
+    home: frozenset[str]
+    """Cities the core places the user's home or work in."""
+
+
+def core_rules(core: str) -> CoreRules | None:
+    """What `core` rules out; None when nothing (most memories)."""
+    text = normalise(core)
+    rules = CoreRules(
+        tuple(c for c in CONSTRAINTS if c.core.search(text)),
+        tuple(_allergens(text)),
+        frozenset(_cities(text)) if _LIVES_IN.search(text) else frozenset(),
+    )
+    return rules if rules.constraints or rules.allergens or rules.home else None
+
+
+def affirmed(other: str) -> str | None:
+    """The text to check a memory by, or None when it avoids, plans, learns or tells of others."""
+    text = normalise(other)
+    return None if _NOT_AFFIRMED.search(text) else _SUNGLASSES.sub(" ", text)
+
+
+def broken_by(rules: CoreRules, other_text: str) -> list[str]:
+    """What of `rules` a memory breaks, given its `affirmed` text (names; [] for none)."""
+    broken = [
+        f"allergy to {kind}" for kind in rules.allergens if re.search(_ALLERGENS[kind], other_text)
+    ]
+    if rules.home and _EVERY_DAY.search(other_text):
+        there = _cities(other_text)
+        if there and not rules.home & there:
+            broken.append("living elsewhere")
+    for constraint in rules.constraints:
+        if constraint.breaks.search(other_text) and not (
+            constraint.unless and constraint.unless.search(other_text)
+        ):
+            broken.append(constraint.name)
+    return list(dict.fromkeys(broken))
 
 
 def broken_constraints(core: str, other: str) -> list[str]:
     """The constraints `core` states that `other` would break (names; [] for none)."""
-    core_text, other_text = normalise(core), normalise(other)
-    if _NOT_AFFIRMED.search(other_text):
-        return []
-    broken = [
-        f"allergy to {kind}"
-        for kind in _allergens(core_text)
-        if re.search(_ALLERGENS[kind], other_text)
-    ]
-    if _elsewhere(core_text, other_text):
-        broken.append("living elsewhere")
-    for constraint in CONSTRAINTS:
-        if not constraint.core.search(core_text):
-            continue
-        text = _SUNGLASSES.sub(" ", other_text)
-        if constraint.breaks.search(text) and not (
-            constraint.unless and constraint.unless.search(text)
-        ):
-            broken.append(constraint.name)
-    return list(dict.fromkeys(broken))
+    rules = core_rules(core)
+    text = affirmed(other)
+    return [] if rules is None or text is None else broken_by(rules, text)

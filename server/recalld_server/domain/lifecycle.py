@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 
-from recalld_server.domain.constraints import broken_constraints
+from recalld_server.domain.constraints import affirmed, broken_by, core_rules
 from recalld_server.domain.model import Memory, NewMemory, Status, Tier
 from recalld_server.domain.text import salient_tokens
 from recalld_server.domain.wording import differ_in_detail, script
@@ -228,19 +228,29 @@ def possible_contradictions(
     if not core:
         return []
     judged = verdicts or {}
+    rules = {i: core_rules(memories[i].content) for i in core}
+    if not judged and all(r is None for r in rules.values()):
+        return []
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    texts: dict[int, str | None] = {}  # each memory read once, however many core memories
     out = []
     for i in core:
         scores = unit @ unit[i]
         for j, other in enumerate(memories):
             if j == i or other.agent_scope != memories[i].agent_scope:
                 continue
-            verdict = judged.get(pair_key(memories[i], other))
+            verdict = judged.get(pair_key(memories[i], other)) if judged else None
             if verdict is not None:
                 if verdict:
                     out.append((memories[i], other, float(scores[j]), "judge"))
                 continue
-            broken = broken_constraints(memories[i].content, other.content)
+            core_rule = rules[i]
+            if core_rule is None:
+                continue
+            if j not in texts:
+                texts[j] = affirmed(other.content)
+            text = texts[j]
+            broken = broken_by(core_rule, text) if text is not None else []
             if broken:
                 out.append((memories[i], other, float(scores[j]), ", ".join(broken)))
     return out
