@@ -368,7 +368,8 @@ func TestChunkedWrite(t *testing.T) {
 		_, err := c.Write(ctx, &WriteRequest{UserId: "u", RequestId: long, Memories: memories(1001)})
 		var re *Error
 		if !errors.As(err, &re) || re.Code != codes.InvalidArgument || re.ErrorReason() != ReasonInvalidField ||
-			len(re.FieldViolations) != 1 || re.FieldViolations[0].Field != "request_id" || re.Partial != nil {
+			len(re.FieldViolations) != 1 || re.FieldViolations[0].Field != "request_id" ||
+			re.FieldViolations[0].Reason != "TOO_LONG" || re.Partial != nil {
 			t.Fatalf("err = %v", err)
 		}
 		if len(w.sent()) != 0 {

@@ -91,7 +91,7 @@ func requestIDTooLong(last string, chunks int) *Error {
 	desc := fmt.Sprintf("must be at most %d characters: a write of %d chunks sends %q", MaxRequestIDLength, chunks, last)
 	st, _ := status.New(codes.InvalidArgument, "request_id: "+desc).WithDetails(
 		&errdetails.ErrorInfo{Reason: "INVALID_FIELD", Domain: ErrorDomain, Metadata: map[string]string{"field": "request_id"}},
-		&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "request_id", Description: desc}}},
+		&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "request_id", Description: desc, Reason: "TOO_LONG"}}},
 	)
 	return FromError(st.Err())
 }

@@ -81,8 +81,12 @@ async def test_a_request_id_too_long_for_its_chunks_is_refused_before_anything_i
     memory_server: RunningServer, user_id: str, tenant: str
 ) -> None:
     async with RecalldClient(f"127.0.0.1:{memory_server.port}", tenant=tenant) as client:
-        with pytest.raises(ValueError, match="over 128 characters"):
+        with pytest.raises(RecalldError, match="over 128 characters") as caught:
             await client.write(user_id, _memories(101), request_id="r" * 127)  # r…r#1: 129
+        assert caught.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert [(v.field, v.reason) for v in caught.value.field_violations] == [
+            ("request_id", "TOO_LONG")
+        ]
         assert await _stored_ids(client, user_id) == set()
         # 126 characters leave room for "#0" and "#1"; the server takes both.
         written = await client.write(user_id, _memories(101), request_id="r" * 126)

@@ -285,7 +285,8 @@ export class RecalldClient {
       throw new RecalldError({
         code: Code.InvalidArgument,
         message: `request_id: ${description}`,
-        fieldViolations: [{ field: "request_id", description, reason: "" }],
+        reason: "INVALID_FIELD",
+        fieldViolations: [{ field: "request_id", description, reason: "TOO_LONG" }],
       });
     }
     const results: WriteResult[] = [];

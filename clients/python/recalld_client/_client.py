@@ -21,7 +21,7 @@ from recalld.v1 import (
     session_service_pb2_grpc,
 )
 from recalld_client import _health
-from recalld_client._errors import RecalldError
+from recalld_client._errors import FieldViolation, RecalldError
 from recalld_client._health import HealthStatus
 from recalld_client._messages import MessageLike, to_message
 from recalld_client._retry import RETRY_SAFE_RPCS, RetryPolicy, retryable
@@ -236,8 +236,8 @@ class RecalldClient:
         earlier chunks wrote, and field violations name indices of `memories`.
 
         Raises:
-            ValueError: A chunk's request id would be over 128 characters (nothing
-                is sent).
+            RecalldError: INVALID_ARGUMENT (field `request_id`, reason TOO_LONG) when a
+                chunk's request id would be over 128 characters; nothing is sent.
         """
         if len(memories) <= MAX_WRITE_BATCH:
             request = memory_service_pb2.WriteRequest(
@@ -252,11 +252,19 @@ class RecalldClient:
         ]
         chunk_ids = [f"{request_id}#{i}" if request_id else "" for i in range(len(chunks))]
         if len(chunk_ids[-1]) > MAX_REQUEST_ID_CHARS:
+            # The error the server would give for the longest chunk id, before any
+            # chunk is committed (as the Node and Go clients do).
             longest = MAX_REQUEST_ID_CHARS - len(chunk_ids[-1]) + len(request_id)
-            raise ValueError(
-                f"request_id is too long for a write of {len(memories)} memories: "
-                f"chunk request id {chunk_ids[-1]!r} would be over {MAX_REQUEST_ID_CHARS} "
-                f"characters (use at most {longest})"
+            description = (
+                f"is too long for a write of {len(memories)} memories: chunk request id "
+                f"{chunk_ids[-1]!r} would be over {MAX_REQUEST_ID_CHARS} characters "
+                f"(use at most {longest})"
+            )
+            raise RecalldError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"request_id: {description}",
+                "INVALID_FIELD",
+                (FieldViolation("request_id", description, "TOO_LONG"),),
             )
         response = memory_service_pb2.WriteResponse()
         for index, (chunk, chunk_id) in enumerate(zip(chunks, chunk_ids, strict=True)):

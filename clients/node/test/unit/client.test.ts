@@ -593,6 +593,8 @@ describe("write of more than 100 memories", () => {
         e instanceof RecalldError &&
         e.code === Code.InvalidArgument &&
         e.fieldViolations[0]?.field === "request_id" &&
+        e.fieldViolations[0]?.reason === "TOO_LONG" &&
+        e.reason === "INVALID_FIELD" &&
         e.written === undefined,
     );
     assert.equal(sent.length, 0);
