@@ -6,11 +6,10 @@ import {
   type CallOptions as ConnectCallOptions,
   createClient,
   createContextValues,
-  type Interceptor,
   type Transport,
 } from "@connectrpc/connect";
 import { context as otelContext, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { type AddressResolver, RoundRobinTransport } from "./balancing.js";
+import { RoundRobinTransport } from "./balancing.js";
 import { codeName, RecalldError } from "./errors.js";
 import type { Memory } from "./gen/recalld/v1/memory_pb.js";
 import {
@@ -60,78 +59,22 @@ import {
 } from "./gen/recalld/v1/session_service_pb.js";
 import { Health, type HealthCheckRequestSchema, type HealthStatus, healthStatusName } from "./health.js";
 import { type AppendMessagesInput, toMessage } from "./messages.js";
-import { type MetadataOptions, metadataInterceptor, otelContextKey, traceContextInterceptor } from "./metadata.js";
+import { metadataInterceptor, otelContextKey, traceContextInterceptor } from "./metadata.js";
+import {
+  type CallOptions,
+  DEFAULT_ADDRESS,
+  DEFAULT_CONSOLIDATE_TIMEOUT_MS,
+  DEFAULT_RECALL_TIMEOUT_MS,
+  DEFAULT_TIMEOUT_MS,
+  type HealthOptions,
+  MAX_REQUEST_ID_CHARS,
+  MAX_WRITE_MEMORIES,
+  type RecalldClientOptions,
+} from "./options.js";
 import { backoffMs, DEFAULT_RETRY_POLICY, isIdempotent, type MethodName, type RetryPolicy } from "./retry.js";
-import { resolveTarget, type Target, type TlsOptions } from "./targets.js";
+import { resolveTarget, type Target } from "./targets.js";
 import { connect } from "./transport.js";
 import { VERSION } from "./version.js";
-
-/** Default deadline of every call but Recall and Consolidate. */
-export const DEFAULT_TIMEOUT_MS = 10_000;
-/** Default deadline of Recall, which sits on an agent's reply path. */
-export const DEFAULT_RECALL_TIMEOUT_MS = 5_000;
-/** Default deadline of Consolidate, which works through the user's (or tenant's) whole memory set. */
-export const DEFAULT_CONSOLIDATE_TIMEOUT_MS = 120_000;
-/** Where a client connects when neither `address` nor `RECALLD_ADDR` is set: the server's default port. */
-export const DEFAULT_ADDRESS = "127.0.0.1:50051";
-/** The most memories one Write may carry (the server's limit); larger writes are sent in chunks of this size. */
-export const MAX_WRITE_MEMORIES = 100;
-/** The longest request id the server accepts, in characters. */
-export const MAX_REQUEST_ID_CHARS = 128;
-
-/** Overrides of DEFAULT_RETRY_POLICY (undefined keeps the default). */
-export type RetryOptions = { [K in keyof RetryPolicy]?: RetryPolicy[K] | undefined };
-
-/**
- * How to reach and talk to a recalld server. Every field is optional and may
- * be undefined, which means "not given".
- */
-export interface RecalldClientOptions extends MetadataOptions {
-  /**
-   * `host:port` (for example `127.0.0.1:50051` or `[::1]:50051`), a URL whose
-   * scheme (`http`/`https`) decides TLS, or `dns:///host:port` to spread calls
-   * round robin over every address the name resolves to (a headless Service's
-   * pods), re-resolved every 30 s. Default: the `RECALLD_ADDR` environment
-   * variable, else `127.0.0.1:50051`.
-   */
-  address?: string | undefined;
-  /**
-   * For `dns:///` addresses: how the name is resolved (default: the system
-   * resolver, IPv4 and IPv6). Service discovery other than DNS plugs in here.
-   */
-  resolveAddresses?: AddressResolver | undefined;
-  /**
-   * TLS: `true` (system CAs), TlsOptions, or `false` for plaintext. Default:
-   * plaintext for loopback hosts, TLS for every other host.
-   */
-  tls?: boolean | TlsOptions | undefined;
-  /** Deadline of each call but Recall and Consolidate, retries included. Default 10 s. */
-  timeoutMs?: number | undefined;
-  /** Deadline of Recall, retries included. Default 5 s. */
-  recallTimeoutMs?: number | undefined;
-  /** Deadline of Consolidate. Default 120 s. */
-  consolidateTimeoutMs?: number | undefined;
-  /** Overrides of DEFAULT_RETRY_POLICY; `{ maxAttempts: 1 }` disables retries. */
-  retry?: RetryOptions | undefined;
-  /** Extra Connect interceptors, run after the built-in ones (innermost last). */
-  interceptors?: Interceptor[] | undefined;
-}
-
-/** Per-call options. */
-export interface CallOptions {
-  /** Deadline for this call, retries included; overrides the client default. */
-  timeoutMs?: number | undefined;
-  /** Cancels the call (and any pending retry). */
-  signal?: AbortSignal | undefined;
-  /** Extra request metadata. */
-  headers?: ConnectCallOptions["headers"] | undefined;
-}
-
-/** Options of health(). */
-export interface HealthOptions extends CallOptions {
-  /** The service to ask about; "" (the default) is the whole server. */
-  service?: string | undefined;
-}
 
 const tracer = trace.getTracer("@recalld/client", VERSION);
 

@@ -30,19 +30,7 @@ export {
   RoundRobinTransport,
   systemResolver,
 } from "./balancing.js";
-export {
-  type CallOptions,
-  DEFAULT_ADDRESS,
-  DEFAULT_CONSOLIDATE_TIMEOUT_MS,
-  DEFAULT_RECALL_TIMEOUT_MS,
-  DEFAULT_TIMEOUT_MS,
-  type HealthOptions,
-  MAX_REQUEST_ID_CHARS,
-  MAX_WRITE_MEMORIES,
-  RecalldClient,
-  type RecalldClientOptions,
-  type RetryOptions,
-} from "./client.js";
+export { RecalldClient } from "./client.js";
 export {
   codeName,
   type FieldViolation,
@@ -74,6 +62,18 @@ export {
   TENANT_HEADER,
   traceContextInterceptor,
 } from "./metadata.js";
+export {
+  type CallOptions,
+  DEFAULT_ADDRESS,
+  DEFAULT_CONSOLIDATE_TIMEOUT_MS,
+  DEFAULT_RECALL_TIMEOUT_MS,
+  DEFAULT_TIMEOUT_MS,
+  type HealthOptions,
+  MAX_REQUEST_ID_CHARS,
+  MAX_WRITE_MEMORIES,
+  type RecalldClientOptions,
+  type RetryOptions,
+} from "./options.js";
 export {
   backoffMs,
   DEFAULT_RETRY_POLICY,
