@@ -4,9 +4,8 @@ Archives (or purges) expired memories, demotes unused P1 memories to P2,
 merges near-duplicates into the oldest copy, reports memories that may
 contradict a core memory (domain/constraints.py; an optional judge decides the
 pairs the offline rules cannot: domain/judging.py), and writes batched access
-statistics. It works one user at a
-time under that user's lock, in bounded batches, so it is safe while traffic
-flows.
+statistics. It works one user at a time under that user's lock, in bounded
+batches, so it is safe while traffic flows.
 """
 
 from __future__ import annotations
