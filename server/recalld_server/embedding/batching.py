@@ -30,9 +30,15 @@ class MicroBatchingEmbedder:
     """Embedder that batches concurrent requests for a synchronous encode function."""
 
     def __init__(
-        self, encode: EncodeFn, model_id: str, dimension: int, max_batch: int = 64
+        self,
+        encode: EncodeFn,
+        model_id: str,
+        dimension: int,
+        max_batch: int = 64,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
         self._encode = encode
+        self._on_close = on_close
         self._model_id = model_id
         self._dimension = dimension
         self._max_batch = max_batch
@@ -101,3 +107,5 @@ class MicroBatchingEmbedder:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._worker
         self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._on_close is not None:
+            self._on_close()

