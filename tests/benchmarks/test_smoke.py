@@ -128,3 +128,25 @@ async def test_sessions_load_and_context_load(server: RunningServer) -> None:
         {"mode": "closed", "results": [{**result, "point": {"concurrency": 2}}]}
     )
     json.dumps(result)
+
+
+def test_model_beside_loop_reports_every_set_up(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from benchmarks import model_beside_loop
+
+    monkeypatch.setattr(
+        sys, "argv", ["model_beside_loop", "--rounds", "1", "--batch", "4", "--texts", "8"]
+    )
+    model_beside_loop.main()
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()]
+    measured = {row[0].lstrip("| "): int(row[1]) for row in rows if len(row) == 5 and "," in row[0]}
+    assert set(measured) == {
+        "thread, idle neighbour",
+        "thread, busy neighbour",
+        "process, idle neighbour",
+        "process, busy neighbour",
+    }
+    assert all(batches == 2 for batches in measured.values())  # 8 texts in batches of 4
