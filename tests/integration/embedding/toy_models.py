@@ -6,7 +6,9 @@ the process, the pipe and the restarts they exercise are real.
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 
 import numpy as np
 
@@ -40,3 +42,42 @@ def chatty_encoder() -> EncodeFn:
 def broken_loader() -> EncodeFn:
     """A model whose weights cannot be read."""
     raise RuntimeError("weights file is corrupt")
+
+
+def hanging_encoder() -> EncodeFn:
+    """Never answers for a text that says "hang"."""
+
+    def encode(texts: list[str]) -> Vectors:
+        if "hang" in texts:
+            time.sleep(3600)
+        return np.zeros((len(texts), 2), dtype=np.float32)
+
+    return encode
+
+
+def dying_encoder() -> EncodeFn:
+    """Exits the process for a text that says "die", as a crash in native code would."""
+
+    def encode(texts: list[str]) -> Vectors:
+        if "die" in texts:
+            os._exit(3)
+        return np.zeros((len(texts), 2), dtype=np.float32)
+
+    return encode
+
+
+KILLER_TEXT = "this text makes the model's process exit"
+
+
+def usem3_dying_on_killer_text() -> EncodeFn:
+    """The real model, except that KILLER_TEXT makes its process exit."""
+    from recalld_server.embedding.usem import usem3_encoder
+
+    real = usem3_encoder()
+
+    def encode(texts: list[str]) -> Vectors:
+        if KILLER_TEXT in texts:
+            os._exit(3)
+        return real(texts)
+
+    return encode
