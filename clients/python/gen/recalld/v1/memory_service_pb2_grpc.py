@@ -179,8 +179,9 @@ class MemoryServiceServicer:
         then fused (dense score plus keyword evidence), weighted by recency and
         importance, held to a relevance floor (a question nothing answers gets
         nothing back), de-duplicated and packed into `token_budget`. A failing
-        optional stage (the profile cache) is reported in `degraded_stages`
-        instead of failing the call.
+        optional stage (the profile cache; dense search while the embedding model
+        is unavailable, which leaves keyword search, the profile and recent
+        events) is reported in `degraded_stages` instead of failing the call.
 
         Errors: INVALID_ARGUMENT (missing user_id; neither query nor query_vector,
         or both; query_vector of the wrong dimension; top_k outside 1..100;

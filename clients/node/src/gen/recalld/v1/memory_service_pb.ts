@@ -279,7 +279,7 @@ export type RecallResponse = Message<"recalld.v1.RecallResponse"> & {
   /**
    * Stages that failed and were skipped or served from a fallback (the answer
    * is still valid but may be less complete or slower), for example
-   * "profile_cache".
+   * "profile_cache" or "dense_search".
    *
    * @generated from field: repeated string degraded_stages = 3;
    */
@@ -1752,8 +1752,9 @@ export const MemoryService: GenService<{
    * then fused (dense score plus keyword evidence), weighted by recency and
    * importance, held to a relevance floor (a question nothing answers gets
    * nothing back), de-duplicated and packed into `token_budget`. A failing
-   * optional stage (the profile cache) is reported in `degraded_stages`
-   * instead of failing the call.
+   * optional stage (the profile cache; dense search while the embedding model
+   * is unavailable, which leaves keyword search, the profile and recent
+   * events) is reported in `degraded_stages` instead of failing the call.
    *
    * Errors: INVALID_ARGUMENT (missing user_id; neither query nor query_vector,
    * or both; query_vector of the wrong dimension; top_k outside 1..100;
