@@ -299,7 +299,9 @@ def _serving_model(config: ServerConfig, requested: str) -> tuple[EmbeddingModel
 
 
 async def _load(spec: EmbeddingModelSpec, config: ServerConfig) -> Embedder:
-    loaded: Embedder = await asyncio.to_thread(spec.load, config.embed_batch)
+    loaded: Embedder = await asyncio.to_thread(
+        spec.load, config.embed_batch, config.model_processes
+    )
     return loaded
 
 

@@ -55,6 +55,9 @@ class ServerConfig:
         shutdown_grace_s: On SIGTERM, how long in-flight and queued calls get to
             finish after the server stops accepting new ones.
         embed_batch: Most texts one embedding call takes.
+        model_processes: Processes the embedding model runs in, each taking its own
+            batches (one core each; 1 suits a 2-core machine, where the event loop
+            and the store need the other core).
         embedding_model: Model for a fresh store; on an existing store it must name the
             model its memories are in (empty: whatever the store uses, else the
             default). Changing models is `recalld reembed`.
@@ -115,6 +118,7 @@ class ServerConfig:
     max_memories_per_user: int = 100_000
     max_memories_per_tenant: int = 0
     embed_batch: int = 64
+    model_processes: int = 1
     embedding_model: str = ""
     redis_url: str = ""
     redis_locks: bool = False
@@ -283,6 +287,12 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     p.add_argument("--embed-batch", type=int, default=env("EMBED_BATCH", defaults.embed_batch))
     p.add_argument(
+        "--model-processes",
+        type=int,
+        default=env("MODEL_PROCESSES", defaults.model_processes),
+        help="processes the embedding model runs in (one core each, 1..16)",
+    )
+    p.add_argument(
         "--embedding-model",
         default=env("EMBEDDING_MODEL", ""),
         help="model for a fresh store (default: the store's own, else "
@@ -380,6 +390,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         max_memories_per_user=int(args.max_memories_per_user),
         max_memories_per_tenant=int(args.max_memories_per_tenant),
         embed_batch=int(args.embed_batch),
+        model_processes=int(args.model_processes),
         embedding_model=str(args.embedding_model or ""),
         access_flush_interval_s=float(args.access_flush_interval),
         consolidate_interval_s=float(args.consolidate_interval),
@@ -424,6 +435,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         raise SystemExit(
             "recalld: --max-in-flight must be >= 1, --max-queued >= 0, --max-queue-wait > 0"
         )
+    if not 1 <= config.model_processes <= 16 or config.embed_batch < 1:
+        raise SystemExit("recalld: --model-processes must be 1..16 and --embed-batch >= 1")
     if bool(config.tls_cert_file) != bool(config.tls_key_file):
         raise SystemExit("recalld: --tls-cert-file and --tls-key-file go together")
     if config.reflection not in ("", "on", "off", "authenticated"):

