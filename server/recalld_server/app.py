@@ -7,9 +7,11 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import signal
 import ssl
+import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 
 import grpc
 from grpc_health.v1 import _async as health_aio
@@ -281,6 +283,28 @@ def _connect_milvus(config: ServerConfig, uri: str) -> MilvusClient:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+@contextlib.contextmanager
+def _stop_signals_ignored_by_children(embedded: bool) -> Iterator[None]:
+    """Children started meanwhile (Milvus Lite) ignore SIGINT and SIGTERM for good.
+
+    Milvus Lite runs as our child in our process group. Ctrl-C in a terminal, or a
+    supervisor that signals the group, would stop it under us, and the graceful
+    stop would lose the access statistics it flushes last. Ignored signals stay
+    ignored across exec, and recalld stops Lite itself when it closes the store.
+    The model's process has a session of its own. Signal dispositions belong to
+    the main thread; elsewhere (an embedding application) nothing changes.
+    """
+    if not embedded or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _serving_model(config: ServerConfig, requested: str) -> tuple[EmbeddingModelSpec, bool]:
     """The model this store is served with (see `resolve_serving_model`)."""
     uri = config.effective_milvus_uri
@@ -396,9 +420,12 @@ async def start_server(
         model = embedder if embedder is not None else await _load(spec, config)
         storage = _memory_storage(model.dimension)
     else:
-        spec, claim_pointer = await asyncio.to_thread(_serving_model, config, requested)
+        embedded = not config.milvus_uri
+        with _stop_signals_ignored_by_children(embedded):  # Lite starts here and stays
+            spec, claim_pointer = await asyncio.to_thread(_serving_model, config, requested)
         model = embedder if embedder is not None else await _load(spec, config)
-        storage = await _milvus_storage(config, model, claim_pointer)
+        with _stop_signals_ignored_by_children(embedded):
+            storage = await _milvus_storage(config, model, claim_pointer)
     store, history, requests = storage
     profile_cache: LocalProfileCache | RedisProfileCache
     # One breaker for every Redis client: a frozen Redis fails them all at once.

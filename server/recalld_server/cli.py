@@ -28,10 +28,11 @@ async def _serve(argv: Sequence[str]) -> None:
     # all and stall every call in flight (~70 ms each, measured at 10k memories).
     gc.collect()
     gc.freeze()
-    # The event loop shares the GIL with the embedding thread and gRPC's pollers. At
-    # the default 5 ms switch interval a completed call can wait several slices to
-    # reach the loop: recall p99 at 8 callers 237-262 ms, at 0.5 ms 81-89 ms
-    # (benchmarks/README.md, same run, 10k store).
+    # The event loop shares the GIL with gRPC's pollers and the threads that wait on
+    # the model's process. At the default 5 ms switch interval a completed call can
+    # wait several slices to reach the loop: recall p99 at 8 callers 237-262 ms, at
+    # 0.5 ms 81-89 ms (benchmarks/README.md, same run, 10k store, when the model
+    # still ran on a thread of this process).
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     print(f"recalld listening on {config.host}:{running.port}", flush=True)
     stop = asyncio.Event()

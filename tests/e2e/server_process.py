@@ -22,8 +22,12 @@ class ServerProcess:
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
 
-    def start(self, timeout_s: float = 60) -> ServerProcess:
-        """Starts and waits for the 'listening' line."""
+    def start(self, timeout_s: float = 60, own_group: bool = False) -> ServerProcess:
+        """Starts and waits for the 'listening' line.
+
+        With `own_group` the server leads a process group of its own, as in a
+        terminal, so a test can signal the whole group (Ctrl-C) and not itself.
+        """
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -40,6 +44,7 @@ class ServerProcess:
             stderr=subprocess.DEVNULL,
             text=True,
             env={**os.environ, "RECALLD_LOG_LEVEL": "WARNING"},
+            start_new_session=own_group,
         )
         assert self.process.stdout is not None
         deadline = time.monotonic() + timeout_s

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -66,5 +68,33 @@ async def test_acknowledged_memories_survive_restart(tmp_path: Path, stop: str) 
             assert [r.outcome for r in retried.results] == [r.outcome for r in written.results]
             history = await client.history("alice", ids[0])
             assert [v.memory.version for v in history] == [1, 2]
+    finally:
+        server.terminate()
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+async def test_a_signal_to_the_whole_group_stops_recalld_gracefully(
+    tmp_path: Path, signal_name: str
+) -> None:
+    # Ctrl-C in a terminal signals every process of the foreground group, Milvus
+    # Lite included. recalld must still drain and flush what it holds in memory
+    # (access statistics) into a Lite that is still there, then stop it.
+    server = ServerProcess(tmp_path / "data").start(own_group=True)
+    try:
+        async with RecalldClient(server.address, tenant="grouped") as client:
+            written = await client.write("bob", [memory("Bob takes the 7:40 train to work")])
+            memory_id = written.results[0].id
+            for _ in range(2):
+                hits = await client.recall("bob", "Which train does Bob take?", top_k=1)
+                assert hits.items[0].memory.id == memory_id
+    finally:
+        assert server.process is not None
+        os.killpg(server.process.pid, getattr(signal, signal_name))
+        assert server.process.wait(60) == 0
+
+    server = ServerProcess(tmp_path / "data").start()
+    try:
+        async with RecalldClient(server.address, tenant="grouped") as client:
+            assert (await client.get("bob", memory_id)).access_count == 2
     finally:
         server.terminate()
