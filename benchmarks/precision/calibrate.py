@@ -18,13 +18,12 @@ import asyncio
 import dataclasses
 import json
 import math
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.precision.evaluate import load_data
+from benchmarks.precision.evaluate import day_ms, load_data, present_ms
 from recalld_server.domain.bm25 import Bm25Index
 from recalld_server.domain.fusion import (
     FusionPolicy,
@@ -94,9 +93,7 @@ async def features(now_ms: int, unseen_scale: float = 1.0) -> list[Question]:
             ages = []
             for memory in memories:
                 day = memory.get("occurred_at")
-                occurred = (
-                    int(time.mktime(time.strptime(day, "%Y-%m-%d")) * 1000) if day else now_ms
-                )
+                occurred = day_ms(day) if day else now_ms
                 age = max(0.0, (now_ms - occurred) / DAY_MS)
                 lam = decay_per_day.get(MemoryType[memory["type"]], 0.0)
                 weight.append(math.exp(-lam * age))
@@ -348,7 +345,7 @@ def main() -> None:
         help="hold a knob at one value (e.g. floor=0.1); repeatable",
     )
     args = parser.parse_args()
-    questions = asyncio.run(features(int(time.time() * 1000)))
+    questions = asyncio.run(features(present_ms()))
     check(questions)
     train = [q for q in questions if q.split == "train"]
     test = [q for q in questions if q.split == "test"]

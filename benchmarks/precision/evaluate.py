@@ -34,6 +34,14 @@ from recalld_server.config import ServerConfig
 from recalld_server.embedding.usem import load_usem3
 
 DATA = Path(__file__).parent / "data"
+PRESENT = datetime.datetime(2026, 6, 28, tzinfo=datetime.UTC)
+"""The data's "now" (data/README.md: late June 2026; the newest memory is 2026-06-22).
+
+Recall weighs memories by age against the server's clock, so every date is moved
+by (clock - PRESENT) when written: the memories are as old at any run as the set
+says they are. Without it the results drifted with the calendar (by December 2026
+every memory was five months old and recency had stopped ranking anything).
+"""
 MODES = ("hybrid", "dense", "keyword")
 TENANT = "precision"
 TOP_K = 5
@@ -46,19 +54,29 @@ def load_data() -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
     return {u["user"]: u["memories"] for u in users}, queries
 
 
-def _ms(day: str) -> int:
-    moment = datetime.datetime.fromisoformat(day).replace(tzinfo=datetime.UTC)
+def day_ms(day: str, shift: datetime.timedelta = datetime.timedelta(0)) -> int:
+    moment = datetime.datetime.fromisoformat(day).replace(tzinfo=datetime.UTC) + shift
     return int(moment.timestamp() * 1000)
 
 
-def _proto(memory: dict[str, Any]) -> memory_pb2.Memory:
+def present_ms() -> int:
+    """PRESENT in epoch milliseconds (the in-process calibration's "now")."""
+    return int(PRESENT.timestamp() * 1000)
+
+
+def _shift() -> datetime.timedelta:
+    """How far the server's clock is past the data's present."""
+    return datetime.datetime.now(datetime.UTC) - PRESENT
+
+
+def _proto(memory: dict[str, Any], shift: datetime.timedelta) -> memory_pb2.Memory:
     out = memory_pb2.Memory(
         content=memory["content"],
         type=memory_pb2.MemoryType.Value(f"MEMORY_TYPE_{memory['type']}"),
         topic_key=memory.get("topic_key", ""),
     )
     if memory.get("occurred_at"):
-        ms = _ms(memory["occurred_at"])
+        ms = day_ms(memory["occurred_at"], shift)
         out.occurred_at.seconds = ms // 1000
     return out
 
@@ -69,11 +87,14 @@ async def _load(
     """Writes every user's memories in order; memory key -> stored id."""
     metadata = (("x-recalld-tenant", TENANT),)
     ids: dict[str, str] = {}
+    shift = _shift()
     for user, memories in users.items():
         for start in range(0, len(memories), 100):
             batch = memories[start : start + 100]
             response = await stub.Write(
-                memory_service_pb2.WriteRequest(user_id=user, memories=[_proto(m) for m in batch]),
+                memory_service_pb2.WriteRequest(
+                    user_id=user, memories=[_proto(m, shift) for m in batch]
+                ),
                 metadata=metadata,
                 timeout=120,
             )

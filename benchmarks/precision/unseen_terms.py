@@ -11,9 +11,9 @@ weight scaled by 1, 0.5, 0.25 and 0, per category, beside dense-only ranking.
 from __future__ import annotations
 
 import asyncio
-import time
 
 from benchmarks.precision import calibrate
+from benchmarks.precision.evaluate import present_ms
 from recalld_server.domain.fusion import FusionPolicy
 from recalld_server.domain.recall import RecallPolicy
 
@@ -24,7 +24,7 @@ def main() -> None:
     recall = RecallPolicy()
     choice = calibrate.Choice(FusionPolicy(), recall.recency_share, recall.recency_half_life_days)
     for scale in SCALES:
-        questions = asyncio.run(calibrate.features(int(time.time() * 1000), scale))
+        questions = asyncio.run(calibrate.features(present_ms(), scale))
         train = [q for q in questions if q.split == "train"]
         fused = calibrate.by_category(train, lambda q: calibrate.answer_fused(q, choice))
         dense = calibrate.by_category(train, calibrate.answer_dense)
