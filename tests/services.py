@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -54,14 +55,17 @@ class RedisProcess:
         self.replica_of = replica_of
         """The port of a Redis on loopback this one replicates (asynchronously)."""
         self.process: subprocess.Popen[bytes] | None = None
+        self._scratch: Path | None = None
 
     @property
     def url(self) -> str:
         """redis:// URL of database 0."""
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def _aof(self) -> list[str]:
-        return ["--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.data_dir)]
+    def _scratch_dir(self) -> Path:
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix=f"recalld-redis-{self.port}-"))
+        return self._scratch
 
     def start(self) -> None:
         binary = shutil.which("redis-server")
@@ -75,6 +79,10 @@ class RedisProcess:
                 "127.0.0.1",
                 "--save",
                 "",
+                # A replica's full sync writes an RDB file to --dir even with saving
+                # off; without a directory of its own that was the working directory.
+                "--dir",
+                str(self.data_dir or self._scratch_dir()),
                 *(
                     ["--appendonly", "no"]
                     if self.data_dir is None
@@ -83,8 +91,6 @@ class RedisProcess:
                         "yes",
                         "--appendfsync",
                         "always",
-                        "--dir",
-                        str(self.data_dir),
                     ]
                 ),
                 *(
@@ -102,6 +108,9 @@ class RedisProcess:
         assert self.process is not None
         self.process.kill()
         self.process.wait(10)
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
 
 class SentinelProcess(RedisProcess):
