@@ -198,9 +198,9 @@ async def test_scores_carry_a_breakdown_and_recency_never_buries_relevance(
     response = await client.recall(user_id, "marathon", min_score=-1)
     by_type = {i.memory.type: i for i in response.items}
     event, fact = by_type[memory_pb2.MEMORY_TYPE_EVENT], by_type[memory_pb2.MEMORY_TYPE_FACT]
-    # Recency halves every 365 days but is a tie-breaker, 5% of the ranking at most:
-    # a six-year-old event keeps 95% of its weight, a new fact all of it.
-    assert event.breakdown.decay == pytest.approx(0.95, abs=2e-3)
+    # Recency halves every 30 days but decides a tenth of the ranking at most: a
+    # years-old event keeps 90% of its weight, a new fact all of it.
+    assert event.breakdown.decay == pytest.approx(0.9, abs=1e-3)
     assert fact.breakdown.decay == pytest.approx(1.0, abs=1e-3)
     assert fact.breakdown.importance_weight == pytest.approx(1.25)
     assert 0 < event.breakdown.keyword_match <= 1

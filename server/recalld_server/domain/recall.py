@@ -83,10 +83,10 @@ class RecallPolicy:
         recency_share: How much of the ranking recency decides: the ranking score is
             relevance * (1 - share + share * decay), so an old fact that answers the
             question beats a new one that does not, and between two that answer
-            alike the newer wins. Both measured on the training half of
-            benchmarks/precision at the data's present: every larger share ranked
-            worse (0.5 with a 30-day half-life put last week's unrelated memories
-            above a year-old answer: train hit@1 0.58 against 0.73), and questions
+            alike the newer wins. Measured on the training half of
+            benchmarks/precision at the data's present: 0.5 put last week's
+            unrelated memories above a year-old answer (train hit@1 0.58 against
+            0.73 at 0.1; shares up to 0.1 tie, larger ones rank worse). Questions
             about now are served by the fusion's newest-of-similar rule instead.
         pool_per_item / min_pool: Candidates fetched from each search.
         recent_days / recent_limit: The recent-events stage looks this far back.
@@ -100,8 +100,8 @@ class RecallPolicy:
     """
 
     fusion: FusionPolicy = dataclasses.field(default_factory=FusionPolicy)
-    recency_half_life_days: float = 365.0
-    recency_share: float = 0.05
+    recency_half_life_days: float = 30.0
+    recency_share: float = 0.1
     pool_per_item: int = 4
     min_pool: int = 20
     recent_days: int = 7

@@ -983,7 +983,7 @@ type ScoreBreakdown struct {
 	// question asks about now (about 0..2; docs/recall.md).
 	Fused float32 `protobuf:"fixed32,3,opt,name=fused,proto3" json:"fused,omitempty"`
 	// Recency factor 1 - s + s * 2^(-age_days / half_life), age from
-	// occurred_at (s = 0.05, half_life = 365 days by default).
+	// occurred_at (s = 0.1, half_life = 30 days by default).
 	Decay float32 `protobuf:"fixed32,4,opt,name=decay,proto3" json:"decay,omitempty"`
 	// 0.75 + 0.5 * importance.
 	ImportanceWeight float32 `protobuf:"fixed32,5,opt,name=importance_weight,json=importanceWeight,proto3" json:"importance_weight,omitempty"`

@@ -563,7 +563,7 @@ class ScoreBreakdown(_message.Message):
     """
     decay: _builtins.float
     """Recency factor 1 - s + s * 2^(-age_days / half_life), age from
-    occurred_at (s = 0.05, half_life = 365 days by default).
+    occurred_at (s = 0.1, half_life = 30 days by default).
     """
     importance_weight: _builtins.float
     """0.75 + 0.5 * importance."""

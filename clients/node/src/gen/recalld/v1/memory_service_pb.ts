@@ -401,7 +401,7 @@ export type ScoreBreakdown = Message<"recalld.v1.ScoreBreakdown"> & {
 
   /**
    * Recency factor 1 - s + s * 2^(-age_days / half_life), age from
-   * occurred_at (s = 0.05, half_life = 365 days by default).
+   * occurred_at (s = 0.1, half_life = 30 days by default).
    *
    * @generated from field: float decay = 4;
    */
