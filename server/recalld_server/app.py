@@ -35,6 +35,8 @@ from recalld_server.api.reflection_guard import ReflectionGuardInterceptor
 from recalld_server.api.servicer import MemoryServicer
 from recalld_server.api.session_servicer import SessionServicer
 from recalld_server.config import ServerConfig
+from recalld_server.coordination import Coordination, coordination
+from recalld_server.coordination import check_settings as check_coordination_settings
 from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.lifecycle import LifecyclePolicy
 from recalld_server.domain.limits import RateLimiter, RateLimits
@@ -68,13 +70,9 @@ from recalld_server.session_backends import (
     language_models,
 )
 from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
-from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
-from recalld_server.storage.leases import Leases, LocalLeases, RedisLeases
+from recalld_server.storage.leases import Leases
 from recalld_server.storage.local import (
-    LocalAccessTracker,
-    LocalGenerations,
-    LocalLockManager,
     SystemClock,
 )
 from recalld_server.storage.memory_store import (
@@ -92,15 +90,6 @@ from recalld_server.storage.milvus_store import (
     MilvusVectorStore,
     StoreModelError,
 )
-from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
-from recalld_server.storage.rate_buckets import LocalRateBuckets, RedisRateBuckets
-from recalld_server.storage.redis_connect import redacted, redis_client
-from recalld_server.storage.redis_coordination import (
-    RedisAccessTracker,
-    RedisGenerations,
-    RedisLockManager,
-)
-from recalld_server.storage.redis_runs import RedisRuns
 from recalld_server.telemetry.tracing import (
     OtelStages,
     ServerTracingInterceptor,
@@ -157,14 +146,9 @@ class RunningServer:
     background: list[asyncio.Task[None]]
     tracer_provider: TracerProvider
     meter_provider: SdkMeterProvider
-    profile_cache: LocalProfileCache | RedisProfileCache
-    locks: LocalLockManager | RedisLockManager
-    access: LocalAccessTracker | RedisAccessTracker
-    generations: LocalGenerations | RedisGenerations
+    shared: Coordination
     memories: UserMemories
     admission: Admission
-    leases: LocalLeases | RedisLeases
-    rate_buckets: LocalRateBuckets | RedisRateBuckets
     conversations: ClosingConversations
     extractions: ClosingExtractionQueue
 
@@ -186,18 +170,7 @@ class RunningServer:
         except Exception:
             log.warning("could not flush access statistics at shutdown", exc_info=True)
         await self.store.close()
-        if isinstance(self.profile_cache, RedisProfileCache):
-            await self.profile_cache.close()
-        if isinstance(self.locks, RedisLockManager):
-            await self.locks.close()
-        if isinstance(self.access, RedisAccessTracker):
-            await self.access.close()
-        if isinstance(self.generations, RedisGenerations):
-            await self.generations.close()
-        if isinstance(self.leases, RedisLeases):
-            await self.leases.close()
-        if isinstance(self.rate_buckets, RedisRateBuckets):
-            await self.rate_buckets.close()
+        await self.shared.close()
         await self.extractions.close()
         await self.conversations.close()
         self.tracer_provider.shutdown()
@@ -408,6 +381,7 @@ async def start_server(
     environ = environ or {}
     authenticator = _authenticator(config)
     credentials = _tls_credentials(config)
+    await check_coordination_settings(config)
     requested = config.embedding_model or (embedder.model_id if embedder is not None else "")
     if embedder is not None and config.embedding_model not in ("", embedder.model_id):
         raise SystemExit(
@@ -427,61 +401,26 @@ async def start_server(
         with _stop_signals_ignored_by_children(embedded):
             storage = await _milvus_storage(config, model, claim_pointer)
     store, history, requests = storage
-    profile_cache: LocalProfileCache | RedisProfileCache
-    # One breaker for every Redis client: a frozen Redis fails them all at once.
-    redis_circuit = CircuitBreaker("redis")
-    if config.redis_url:
-        try:
-            await redis_client(config.redis_url).aclose()  # parses the URL; connects lazily
-        except ValueError as error:
-            raise SystemExit(f"recalld: cannot use --redis-url: {error}") from error
-    # One record of the Redis run for everything cached on Redis's word.
-    redis_runs = RedisRuns()
-    if config.redis_url:
-        profile_cache = RedisProfileCache.from_url(
-            config.redis_url, circuit=redis_circuit, runs=redis_runs
-        )
-        if not await profile_cache.ping():
-            log.warning(
-                "redis at %s does not answer yet; recall degrades until it does",
-                redacted(config.redis_url),
-            )
-    else:
-        profile_cache = LocalProfileCache()
+    shared = await coordination(config)
     clock = SystemClock()
-    locks: LocalLockManager | RedisLockManager = LocalLockManager()
-    access: LocalAccessTracker | RedisAccessTracker = (
-        RedisAccessTracker.from_url(config.redis_url, redis_circuit)
-        if config.redis_url
-        else LocalAccessTracker()
-    )
-    if config.redis_locks:
-        if not config.redis_url:
-            raise SystemExit("recalld: --redis-locks needs --redis-url")
-        locks = RedisLockManager.from_url(config.redis_url, redis_circuit)
-    generations: LocalGenerations | RedisGenerations = (
-        RedisGenerations.from_url(config.redis_url, redis_circuit, redis_runs)
-        if config.redis_url
-        else LocalGenerations()
-    )
     analyzer = JiebaAnalyzer()
     await asyncio.to_thread(analyzer.warm)
-    conversations, extractions = await conversation_storage(config, redis_circuit)
+    conversations, extractions = await conversation_storage(config, shared.circuit)
     backends = Backends(
         store=store,
         embedder=model,
-        locks=locks,
+        locks=shared.locks,
         clock=clock,
         history=history,
         requests=requests,
-        access=access,
-        profile_cache=profile_cache,
-        generations=generations,
+        access=shared.access,
+        profile_cache=shared.profile_cache,
+        generations=shared.generations,
         analyzer=analyzer,
         conversations=conversations,
         extractions=extractions,
     )
-    profiles = ProfileService(store, profile_cache, clock)
+    profiles = ProfileService(store, shared.profile_cache, clock)
     memories = UserMemories(
         backends,
         profiles.invalidate,
@@ -539,12 +478,7 @@ async def start_server(
         ),
         options=transport_options(config),
     )
-    rate_buckets: LocalRateBuckets | RedisRateBuckets = (
-        RedisRateBuckets.from_url(config.redis_url, redis_circuit)
-        if config.redis_url
-        else LocalRateBuckets()
-    )
-    limiter = RateLimiter(rate_buckets, RateLimits(config.tenant_rate_limit))
+    limiter = RateLimiter(shared.rate_buckets, RateLimits(config.tenant_rate_limit))
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
         MemoryServicer(service, consolidator, authenticator, limiter), server
     )
@@ -559,54 +493,11 @@ async def start_server(
             server,
         )
 
-    address = f"{config.host}:{config.port}"
-    try:
-        if credentials is not None:
-            port = server.add_secure_port(address, credentials)
-        else:
-            port = server.add_insecure_port(address)
-    except RuntimeError as error:  # gRPC's "Failed to bind to address"
-        raise SystemExit(f"recalld: cannot listen on {address}: {error}") from error
-    if config.keys_file and credentials is None and not config.is_loopback():
-        log.warning(
-            "API keys travel in clear text on %s (--allow-plaintext): "
-            "only run this behind a proxy that terminates TLS",
-            address,
-        )
+    port = _listen(server, config, credentials)
     await server.start()
     for name in ("", SERVICE_NAME, SESSION_SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    leases: LocalLeases | RedisLeases = (
-        RedisLeases.from_url(config.redis_url, redis_circuit) if config.redis_url else LocalLeases()
-    )
-    # Every replica works the extraction queue: claims are leased, writes idempotent.
-    background = [asyncio.create_task(sessions.extraction.work())]
-    if config.access_flush_interval_s > 0:
-        background.append(
-            asyncio.create_task(
-                _every(
-                    config.access_flush_interval_s,
-                    consolidator.flush_access_stats,
-                    "access-flush",
-                    leases,
-                )
-            )
-        )
-    if config.consolidate_interval_s > 0:
-        background.append(
-            asyncio.create_task(
-                _every(
-                    config.consolidate_interval_s,
-                    # Twice the interval: one missed pass loses no merge.
-                    functools.partial(
-                        consolidator.run_all,
-                        changed_within_ms=int(2 * config.consolidate_interval_s * 1000),
-                    ),
-                    "consolidation",
-                    leases,
-                )
-            )
-        )
+    background = _background_jobs(config, sessions, consolidator, shared.leases)
     log.info(
         "recalld serving on %s:%d (milvus %s, model %s)",
         config.host,
@@ -625,17 +516,62 @@ async def start_server(
         background,
         tracer_provider,
         meter_provider,
-        profile_cache,
-        locks,
-        access,
-        generations,
+        shared,
         memories,
         admission,
-        leases,
-        rate_buckets,
         conversations,
         extractions,
     )
+
+
+def _listen(
+    server: grpc.aio.Server, config: ServerConfig, credentials: grpc.ServerCredentials | None
+) -> int:
+    """Binds the configured address; the port (the one chosen when 0 was asked)."""
+    address = f"{config.host}:{config.port}"
+    try:
+        if credentials is not None:
+            port = server.add_secure_port(address, credentials)
+        else:
+            port = server.add_insecure_port(address)
+    except RuntimeError as error:  # gRPC's "Failed to bind to address"
+        raise SystemExit(f"recalld: cannot listen on {address}: {error}") from error
+    if config.keys_file and credentials is None and not config.is_loopback():
+        log.warning(
+            "API keys travel in clear text on %s (--allow-plaintext): "
+            "only run this behind a proxy that terminates TLS",
+            address,
+        )
+    return port
+
+
+def _background_jobs(
+    config: ServerConfig, sessions: SessionService, consolidator: Consolidator, leases: Leases
+) -> list[asyncio.Task[None]]:
+    """The extraction worker and the periodic jobs (one replica at a time each)."""
+    # Every replica works the extraction queue: claims are leased, writes idempotent.
+    jobs = [asyncio.create_task(sessions.extraction.work())]
+    if config.access_flush_interval_s > 0:
+        flush = _every(
+            config.access_flush_interval_s,
+            consolidator.flush_access_stats,
+            "access-flush",
+            leases,
+        )
+        jobs.append(asyncio.create_task(flush))
+    if config.consolidate_interval_s > 0:
+        consolidate = _every(
+            config.consolidate_interval_s,
+            # Twice the interval: one missed pass loses no merge.
+            functools.partial(
+                consolidator.run_all,
+                changed_within_ms=int(2 * config.consolidate_interval_s * 1000),
+            ),
+            "consolidation",
+            leases,
+        )
+        jobs.append(asyncio.create_task(consolidate))
+    return jobs
 
 
 @contextlib.asynccontextmanager
