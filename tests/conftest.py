@@ -14,7 +14,17 @@ from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.embedding.usem import load_usem3
-from tests.services import MilvusServerProcess, milvus_server_binary
+from tests.services import MilvusServerProcess, RedisProcess, free_port, milvus_server_binary
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisProcess]:
+    """A real redis-server on a free loopback port, one per test module."""
+    process = RedisProcess(free_port())
+    process.start()
+    yield process
+    if process.process and process.process.poll() is None:  # a test may have killed it
+        process.kill()
 
 
 @pytest.fixture(scope="session")

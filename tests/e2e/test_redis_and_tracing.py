@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +22,7 @@ from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.profile_cache import profile_key
 from tests.e2e.helpers import memory, shared_replicas
 from tests.figures import record
-from tests.services import RedisProcess, free_port
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisProcess]:
-    process = RedisProcess(free_port())
-    process.start()
-    yield process
-    if process.process and process.process.poll() is None:
-        process.kill()
+from tests.services import RedisProcess
 
 
 @pytest.fixture(scope="module")

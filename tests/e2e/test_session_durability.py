@@ -9,28 +9,17 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 import redis.asyncio as redis_asyncio
 
 from recalld_server.app import start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from tests.e2e.test_sessions import ASSISTANT, USER, Caller
-from tests.services import RedisProcess, free_port
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisProcess]:
-    process = RedisProcess(free_port())
-    process.start()
-    yield process
-    if process.process and process.process.poll() is None:
-        process.kill()
+from tests.services import RedisProcess
 
 
 def _conversation(turns: int) -> list[tuple[int, str]]:

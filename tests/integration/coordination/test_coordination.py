@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from recalld_server.config import ServerConfig
@@ -17,15 +15,7 @@ from recalld_server.storage.redis_coordination import (
     RedisGenerations,
     RedisLockManager,
 )
-from tests.services import RedisProcess, free_port
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisProcess]:
-    process = RedisProcess(free_port())
-    process.start()
-    yield process
-    process.kill()
+from tests.services import RedisProcess
 
 
 async def test_without_redis_everything_is_in_process() -> None:

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as redis_asyncio
 
 from recalld_server.storage.leases import LocalLeases, RedisLeases
 from tests.services import RedisProcess, free_port
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisProcess]:
-    process = RedisProcess(free_port())
-    process.start()
-    yield process
-    process.kill()
 
 
 @pytest.fixture

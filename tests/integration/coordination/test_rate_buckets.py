@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 import redis.asyncio as redis_asyncio
 
 from recalld_server.storage.rate_buckets import RedisRateBuckets
-from tests.services import RedisProcess, free_port
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisProcess]:
-    process = RedisProcess(free_port())
-    process.start()
-    yield process
-    process.kill()
+from tests.services import RedisProcess
 
 
 async def test_two_replicas_share_one_bucket(redis_server: RedisProcess) -> None:

@@ -10,7 +10,7 @@ import asyncio
 import dataclasses
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -57,14 +57,6 @@ class Ports:
     name: str
     sessions: Conversations
     jobs: ExtractionQueue
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisProcess]:
-    process = RedisProcess(free_port())
-    process.start()
-    yield process
-    process.kill()
 
 
 @pytest.fixture(params=ADAPTERS)
