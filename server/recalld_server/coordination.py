@@ -44,18 +44,27 @@ class Coordination:
 
     async def close(self) -> None:
         """Closes the Redis connections (the in-process parts hold none)."""
-        if isinstance(self.profile_cache, RedisProfileCache):
-            await self.profile_cache.close()
-        if isinstance(self.locks, RedisLockManager):
-            await self.locks.close()
-        if isinstance(self.access, RedisAccessTracker):
-            await self.access.close()
-        if isinstance(self.generations, RedisGenerations):
-            await self.generations.close()
-        if isinstance(self.rate_buckets, RedisRateBuckets):
-            await self.rate_buckets.close()
-        if isinstance(self.leases, RedisLeases):
-            await self.leases.close()
+        parts = (
+            self.profile_cache,
+            self.locks,
+            self.access,
+            self.generations,
+            self.rate_buckets,
+            self.leases,
+        )
+        for part in parts:
+            if isinstance(part, _ON_REDIS):
+                await part.close()
+
+
+_ON_REDIS = (
+    RedisProfileCache,
+    RedisLockManager,
+    RedisAccessTracker,
+    RedisGenerations,
+    RedisRateBuckets,
+    RedisLeases,
+)
 
 
 async def check_settings(config: ServerConfig) -> None:
