@@ -150,6 +150,7 @@ const (
 	DropBeyondTopK     = recalldv1.DropReason_DROP_REASON_BEYOND_TOP_K
 	DropInactive       = recalldv1.DropReason_DROP_REASON_INACTIVE
 	DropFiltered       = recalldv1.DropReason_DROP_REASON_FILTERED
+	DropJudged         = recalldv1.DropReason_DROP_REASON_JUDGED_IRRELEVANT
 )
 
 // Where Recall found a memory.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import functools
@@ -68,6 +69,7 @@ from recalld_server.session_backends import (
     conversation_storage,
     fact_judge,
     language_models,
+    relevance_judge,
 )
 from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
@@ -151,6 +153,7 @@ class RunningServer:
     admission: Admission
     conversations: ClosingConversations
     extractions: ClosingExtractionQueue
+    judge_threads: concurrent.futures.ThreadPoolExecutor | None
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Drains in-flight calls, writes pending access statistics, closes storage."""
@@ -173,6 +176,8 @@ class RunningServer:
         await self.shared.close()
         await self.extractions.close()
         await self.conversations.close()
+        if self.judge_threads is not None:
+            self.judge_threads.shutdown(wait=False, cancel_futures=True)
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
         close = getattr(self.embedder, "close", None)
@@ -433,6 +438,7 @@ async def start_server(
     meter_provider = build_meter_provider(environ)
     tracer, meter = tracer_and_meter(tracer_provider, meter_provider)
     policy = model_policy(spec, config)
+    judge, judge_threads = relevance_judge(config)
     service = MemoryService(
         backends,
         profiles,
@@ -440,6 +446,7 @@ async def start_server(
         OtelStages(tracer, meter),
         policy=policy,
         write_stages=OtelStages(tracer, meter, prefix="write"),
+        judge=judge,
     )
     consolidator = Consolidator(backends, memories, policy, judge=fact_judge(config))
     summarizer, offline_summarizer, extractor, offline_extractor = language_models(config)
@@ -521,6 +528,7 @@ async def start_server(
         admission,
         conversations,
         extractions,
+        judge_threads,
     )
 
 

@@ -92,6 +92,11 @@ class ServerConfig:
         llm_judge: Let that endpoint also judge consolidation's borderline pairs
             (paraphrases the offline rules do not merge, contradictions of core
             memories); off by default.
+        llm_rerank: Let that endpoint read each text recall's best candidates and keep
+            those that answer it, in its order (one chat completion per recall); off
+            by default.
+        llm_rerank_timeout_s: Longest a recall waits for that verdict before it
+            answers with the offline ranking (reported degraded: "rerank").
     """
 
     host: str = "127.0.0.1"
@@ -136,6 +141,8 @@ class ServerConfig:
     llm_api_key: str = dataclasses.field(default="", repr=False)
     llm_timeout_s: float = 30.0
     llm_judge: bool = False
+    llm_rerank: bool = False
+    llm_rerank_timeout_s: float = 3.0
 
     @property
     def effective_reflection(self) -> str:
@@ -355,6 +362,20 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         help="let the --llm-base-url model decide consolidation's borderline duplicates and "
         "contradictions of core memories (default: offline rules only)",
     )
+    p.add_argument(
+        "--llm-rerank",
+        action="store_true",
+        default=env("LLM_RERANK", "") in ("1", "true", "yes"),
+        help="let the --llm-base-url model read each text recall's best candidates and keep "
+        "those that answer it (one chat completion per recall; default: offline gate)",
+    )
+    p.add_argument(
+        "--llm-rerank-timeout",
+        type=float,
+        default=env("LLM_RERANK_TIMEOUT", defaults.llm_rerank_timeout_s),
+        help="seconds a recall waits for the --llm-rerank verdict before it answers with "
+        "the offline ranking",
+    )
     return p
 
 
@@ -404,9 +425,13 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         llm_api_key=environ.get("RECALLD_LLM_API_KEY") or environ.get("OPENAI_API_KEY") or "",
         llm_timeout_s=float(args.llm_timeout),
         llm_judge=bool(args.llm_judge),
+        llm_rerank=bool(args.llm_rerank),
+        llm_rerank_timeout_s=float(args.llm_rerank_timeout),
     )
     if config.llm_judge and not config.llm_base_url:
         raise SystemExit("recalld: --llm-judge needs --llm-base-url and --llm-model")
+    if config.llm_rerank and not config.llm_base_url:
+        raise SystemExit("recalld: --llm-rerank needs --llm-base-url and --llm-model")
     if config.llm_base_url and not config.llm_model:
         raise SystemExit("recalld: --llm-base-url needs --llm-model")
     if config.llm_base_url and not config.llm_base_url.startswith(("http://", "https://")):
@@ -416,10 +441,11 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         or config.session_window_messages < 2
         or config.session_window_tokens < 64
         or config.llm_timeout_s <= 0
+        or config.llm_rerank_timeout_s <= 0
     ):
         raise SystemExit(
             "recalld: --session-ttl-days must be >= 0, --session-window-messages >= 2, "
-            "--session-window-tokens >= 64, --llm-timeout > 0"
+            "--session-window-tokens >= 64, --llm-timeout > 0, --llm-rerank-timeout > 0"
         )
     if config.working_set_mb < 0 or not 0 < config.working_set_max_user_memories < 16_384:
         raise SystemExit(

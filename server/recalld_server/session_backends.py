@@ -1,6 +1,7 @@
 """The session side of the composition root: where conversations live, which models read them.
 
-The summarizer, the extractor and the optional fact judge of consolidation.
+The summarizer, the extractor, the optional fact judge of consolidation and the
+optional relevance judge of recall.
 
 Built once at start-up by `recalld_server.app`; settings come from the ServerConfig
 it is given, never from the environment at import.
@@ -8,6 +9,7 @@ it is given, never from the environment at import.
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import sqlite3
 from typing import Protocol
@@ -19,11 +21,13 @@ from recalld_server.domain.ports import (
     ExtractionQueue,
     Extractor,
     FactJudge,
+    RelevanceJudge,
     Summarizer,
 )
 from recalld_server.domain.rule_extraction import RuleExtractor
 from recalld_server.llm.judge import LlmJudge
 from recalld_server.llm.openai_compat import ChatClient, LlmExtractor, LlmSummarizer
+from recalld_server.llm.relevance import LlmRelevanceJudge
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.memory_conversations import (
     InMemoryConversations,
@@ -106,3 +110,28 @@ def fact_judge(config: ServerConfig) -> FactJudge | None:
     )
     log.info("borderline pairs judged by %s at %s", config.llm_model, config.llm_base_url)
     return LlmJudge(client)
+
+
+RERANK_THREADS = 32
+"""Verdicts in flight at once; a recall beyond them waits, within its rerank timeout."""
+
+
+def relevance_judge(
+    config: ServerConfig,
+) -> tuple[RelevanceJudge | None, concurrent.futures.ThreadPoolExecutor | None]:
+    """Recall's judge when asked for (--llm-rerank), and the threads its calls block in.
+
+    The caller shuts the threads down. None keeps the offline gate.
+    """
+    if not config.llm_rerank:
+        return None, None
+    threads = concurrent.futures.ThreadPoolExecutor(RERANK_THREADS, "recalld-rerank")
+    client = ChatClient(
+        config.llm_base_url,
+        config.llm_model,
+        config.llm_api_key or None,
+        config.llm_rerank_timeout_s,
+        executor=threads,
+    )
+    log.info("recall candidates judged by %s at %s", config.llm_model, config.llm_base_url)
+    return LlmRelevanceJudge(client), threads

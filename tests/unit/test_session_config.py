@@ -21,6 +21,16 @@ def test_the_fact_judge_is_off_unless_asked_for() -> None:
     assert load_config(model, {"RECALLD_LLM_JUDGE": "1"}).llm_judge
 
 
+def test_the_relevance_judge_is_off_unless_asked_for_and_waits_briefly() -> None:
+    model = ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
+    assert not load_config(model, {}).llm_rerank
+    config = load_config([*model, "--llm-rerank", "--llm-rerank-timeout", "1.5"], {})
+    assert config.llm_rerank and config.llm_rerank_timeout_s == 1.5
+    assert load_config(model, {"RECALLD_LLM_RERANK": "yes"}).llm_rerank
+    # A recall waits seconds for a verdict, not the summaries' half minute.
+    assert load_config(model, {}).llm_rerank_timeout_s <= 5
+
+
 def test_the_llm_key_comes_from_the_environment_and_never_shows() -> None:
     environ = {"RECALLD_LLM_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-secret"}
     config = load_config(["--llm-model", "qwen2.5-7b"], environ)
@@ -42,6 +52,8 @@ def test_the_llm_key_comes_from_the_environment_and_never_shows() -> None:
         ["--session-ttl-days", "-1"],
         ["--llm-timeout", "0"],
         ["--llm-judge"],  # a judge needs a model to ask
+        ["--llm-rerank"],
+        ["--llm-rerank-timeout", "0"],
     ],
 )
 def test_unusable_session_settings_stop_start_up(argv: list[str]) -> None:

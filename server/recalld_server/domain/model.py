@@ -260,6 +260,7 @@ class DropReason(enum.IntEnum):
     BEYOND_TOP_K = 7
     INACTIVE = 8
     FILTERED = 9
+    JUDGED_IRRELEVANT = 10
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -425,6 +425,22 @@ class FactJudge(Protocol):
         ...
 
 
+class RelevanceJudge(Protocol):
+    """Reads a question and a user's candidate memories: which answer it, best first.
+
+    The offline gate cannot tell a related memory from an answer with the bundled
+    model; a judge that reads both can. None means no verdict (the model could not
+    answer, or not clearly); the offline ranking then stands.
+    """
+
+    async def rank(self, question: str, memories: Sequence[str]) -> list[int] | None:
+        """Indices into `memories` of those that help answer, most useful first.
+
+        [] when none does: the recall then returns no memories.
+        """
+        ...
+
+
 class Extractor(Protocol):
     """Proposes memories from what a user said."""
 

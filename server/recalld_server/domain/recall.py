@@ -2,8 +2,8 @@
 
 Stages that do not depend on each other run concurrently:
 `embed -> dense search` || `keyword search` || `profile` || `recent events`.
-Optional stages (keyword, profile, recent) that fail or run out of time degrade
-the answer and say so; the dense path is required.
+Every one of them, and the optional relevance judge after fusion, is optional:
+one that fails or runs out of time degrades the answer and says so.
 """
 
 from __future__ import annotations
@@ -47,10 +47,12 @@ from recalld_server.domain.ports import (
     Analyzer,
     Clock,
     Embedder,
+    RelevanceJudge,
     Vector,
     VectorStore,
 )
 from recalld_server.domain.profile import ProfileService
+from recalld_server.domain.reranking import Judgement, RerankPolicy, judgement, passage
 from recalld_server.domain.retrieval import (
     Retrieval,
     StorageRetrieval,
@@ -97,6 +99,7 @@ class RecallPolicy:
         duplicate_similarity: Results from the working set whose vectors are this
             similar (and whose numbers match) are one result: the model's calibrated
             near-duplicate threshold, as the write rules use.
+        rerank: What the relevance judge reads, when one is configured.
     """
 
     fusion: FusionPolicy = dataclasses.field(default_factory=FusionPolicy)
@@ -109,6 +112,7 @@ class RecallPolicy:
     sequential: bool = False
     retrieval: str = "hybrid"
     duplicate_similarity: float = 0.88
+    rerank: RerankPolicy = dataclasses.field(default_factory=RerankPolicy)
 
 
 @dataclasses.dataclass(slots=True)
@@ -135,8 +139,10 @@ class RecallPipeline:
         working_set: WorkingSet,
         analyzer: Analyzer,
         policy: RecallPolicy | None = None,
+        judge: RelevanceJudge | None = None,
     ) -> None:
         self._storage = StorageRetrieval(store, profiles, analyzer)
+        self._judge = judge
         # Agents repeat queries (retries, the same question each turn, several users
         # asked the same thing): the model's vector for a text never changes.
         self._query_vectors: collections.OrderedDict[str, Vector] = collections.OrderedDict()
@@ -255,7 +261,12 @@ class RecallPipeline:
                 scored = self._prefer_latest(scored, terms, retrieval)
             scored.sort(key=lambda pair: pair[1].final, reverse=True)
             record.set("candidates_in", len(scored))
-            candidates, kept = self._select(query, strict, scored, now, retrieval, terms)
+            verdict = (
+                await optional("rerank", lambda: self._rerank(query, strict, scored, now), None)
+                if self._judge is not None and query.query.strip()
+                else None
+            )
+            candidates, kept = self._select(query, strict, scored, now, retrieval, terms, verdict)
             record.set("candidates_out", len(kept))
 
         with self._stages.stage("budget") as record:
@@ -428,6 +439,33 @@ class RecallPipeline:
                 )
         return out
 
+    async def _rerank(
+        self,
+        query: RecallQuery,
+        strict: MemoryFilter,
+        scored: list[tuple[_Hit, ScoreBreakdown]],
+        now: int,
+    ) -> Judgement | None:
+        """The judge's verdict on the best candidates that pass the request's filters."""
+        assert self._judge is not None
+        policy = self._policy.rerank
+        read = [
+            hit.memory
+            for hit, _ in scored
+            if _filter_reason(hit.memory, strict, now) is None
+            and not _under_min_score(hit, query.min_score)
+        ][: policy.candidates]
+        if not read:
+            return None
+        with self._stages.stage("rerank") as record:
+            record.set("candidates_in", len(read))
+            verdict = await self._judge.rank(query.query, [passage(m, policy) for m in read])
+            if verdict is None:  # reported as degraded: the offline ranking answers
+                raise BackendUnavailableError("the relevance judge gave no verdict")
+            judged = judgement(read, verdict)
+            record.set("candidates_out", len(judged.kept))
+            return judged
+
     def _select(
         self,
         query: RecallQuery,
@@ -436,8 +474,15 @@ class RecallPipeline:
         now: int,
         retrieval: Retrieval,
         terms: QueryTerms,
+        judged: Judgement | None = None,
     ) -> tuple[list[Candidate], list[tuple[Memory, ScoreBreakdown]]]:
-        """Applies filters, the relevance gate, duplicate removal and top_k, in that order."""
+        """Applies filters, the relevance gate, duplicate removal and top_k, in that order.
+
+        With the judge's verdict, the memories it kept come first in its order and
+        replace the calibrated gate; the rest are dropped.
+        """
+        if judged is not None:
+            scored = sorted(scored, key=lambda pair: judged.rank_of(pair[0].memory.id))
         gate = self._policy.fusion
         if self._policy.retrieval == "keyword":
             gate = dataclasses.replace(
@@ -451,12 +496,19 @@ class RecallPipeline:
             memory = hit.memory
             reason = _filter_reason(memory, strict, now)
             duplicate_of = ""
-            # The calibrated gate on the fused score decides by default; a floor the
-            # caller chose is a hard floor on the dense score.
-            if reason is None and (
-                not passes(breakdown.fused, breakdown.final, best, terms, gate)
-                if query.min_score is None
-                else hit.dense is None or hit.dense < query.min_score
+            # A floor the caller chose is a hard floor on the dense score; the judge's
+            # verdict, else the calibrated gate on the fused score, decides the rest.
+            if reason is None and _under_min_score(hit, query.min_score):
+                reason = DropReason.BELOW_THRESHOLD
+            elif reason is None and judged is not None and memory.id not in judged.kept:
+                # What the judge did not read ranked below everything it did.
+                read = memory.id in judged.read
+                reason = DropReason.JUDGED_IRRELEVANT if read else DropReason.BELOW_THRESHOLD
+            elif (
+                reason is None
+                and judged is None
+                and query.min_score is None
+                and not passes(breakdown.fused, breakdown.final, best, terms, gate)
             ):
                 reason = DropReason.BELOW_THRESHOLD
             if reason is None:
@@ -509,6 +561,11 @@ class RecallPipeline:
 
 async def _nothing(value: T) -> T:
     return value
+
+
+def _under_min_score(hit: _Hit, min_score: float | None) -> bool:
+    """Below the caller's hard floor on the dense score (None: no such floor)."""
+    return min_score is not None and (hit.dense is None or hit.dense < min_score)
 
 
 def _filter_reason(memory: Memory, strict: MemoryFilter, now: int) -> DropReason | None:

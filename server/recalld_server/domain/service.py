@@ -15,7 +15,7 @@ from recalld_server.domain.conflicts import Conflicts
 from recalld_server.domain.forgetting import ForgetMemories, RestoreMemories
 from recalld_server.domain.model import Principal, RecallQuery, RecallResult
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.ports import Backends
+from recalld_server.domain.ports import Backends, RelevanceJudge
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.reading import ReadMemories
 from recalld_server.domain.recall import RecallPipeline
@@ -36,6 +36,7 @@ class MemoryService:
         stages: Stages | None = None,
         policy: Policy | None = None,
         write_stages: Stages | None = None,
+        judge: RelevanceJudge | None = None,
     ) -> None:
         policy = policy or Policy()
         self._dimension = backends.embedder.dimension
@@ -49,6 +50,7 @@ class MemoryService:
             memories.working_set,
             backends.analyzer,
             policy.recall,
+            judge,
         )
         self.write = WriteMemories(backends, memories, policy, write_stages or NullStages())
         self.update = UpdateMemory(backends, memories, policy)

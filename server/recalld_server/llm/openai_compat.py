@@ -1,6 +1,6 @@
 """An OpenAI-compatible chat-completions client, and the summarizer and extractor on it.
 
-Only the standard library: `urllib.request` in a worker thread (`asyncio.to_thread`),
+Only the standard library: `urllib.request` in a worker thread,
 bounded by an asyncio deadline. Any endpoint that speaks `POST {base_url}/chat/completions`
 works: OpenAI, vLLM, llama.cpp's server, Ollama (`http://127.0.0.1:11434/v1`), LiteLLM.
 
@@ -16,6 +16,7 @@ the extraction job is retried later.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import http.client
 import json
@@ -87,10 +88,18 @@ class ChatClient:
         model: The `model` field of every request.
         api_key: Sent as `Authorization: Bearer <key>` when given.
         timeout_s: Deadline of one call, connection included.
+        executor: The threads calls block in; default asyncio's shared pool, which
+            holds a handful of threads: a caller with many calls in flight (every
+            recall asking the relevance judge) brings its own.
     """
 
     def __init__(
-        self, base_url: str, model: str, api_key: str | None = None, timeout_s: float = 30.0
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout_s: float = 30.0,
+        executor: concurrent.futures.Executor | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ValueError("base_url must be an http:// or https:// URL")
@@ -101,6 +110,7 @@ class ChatClient:
         self._model = model
         self._api_key = api_key or None
         self._timeout_s = timeout_s
+        self._executor = executor
         self._opener = urllib.request.build_opener(_NoRedirect())
 
     @property
@@ -137,7 +147,8 @@ class ChatClient:
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         try:
             async with asyncio.timeout(self._timeout_s):
-                raw = await asyncio.to_thread(self._post, body)
+                loop = asyncio.get_running_loop()
+                raw = await loop.run_in_executor(self._executor, self._post, body)
         except TimeoutError:
             raise BackendUnavailableError(
                 f"chat completions at {self._public}: no answer within {self._timeout_s:g} s"

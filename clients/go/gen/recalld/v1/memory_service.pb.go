@@ -209,33 +209,38 @@ const (
 	DropReason_DROP_REASON_INACTIVE DropReason = 8
 	// Outside the request's type, tier, tag, session or time filters.
 	DropReason_DROP_REASON_FILTERED DropReason = 9
+	// The server's relevance judge read it and found it does not answer the
+	// query.
+	DropReason_DROP_REASON_JUDGED_IRRELEVANT DropReason = 10
 )
 
 // Enum value maps for DropReason.
 var (
 	DropReason_name = map[int32]string{
-		0: "DROP_REASON_UNSPECIFIED",
-		1: "DROP_REASON_BELOW_THRESHOLD",
-		2: "DROP_REASON_EXPIRED",
-		3: "DROP_REASON_SUPERSEDED",
-		4: "DROP_REASON_OTHER_SCOPE",
-		5: "DROP_REASON_OVER_BUDGET",
-		6: "DROP_REASON_DUPLICATE",
-		7: "DROP_REASON_BEYOND_TOP_K",
-		8: "DROP_REASON_INACTIVE",
-		9: "DROP_REASON_FILTERED",
+		0:  "DROP_REASON_UNSPECIFIED",
+		1:  "DROP_REASON_BELOW_THRESHOLD",
+		2:  "DROP_REASON_EXPIRED",
+		3:  "DROP_REASON_SUPERSEDED",
+		4:  "DROP_REASON_OTHER_SCOPE",
+		5:  "DROP_REASON_OVER_BUDGET",
+		6:  "DROP_REASON_DUPLICATE",
+		7:  "DROP_REASON_BEYOND_TOP_K",
+		8:  "DROP_REASON_INACTIVE",
+		9:  "DROP_REASON_FILTERED",
+		10: "DROP_REASON_JUDGED_IRRELEVANT",
 	}
 	DropReason_value = map[string]int32{
-		"DROP_REASON_UNSPECIFIED":     0,
-		"DROP_REASON_BELOW_THRESHOLD": 1,
-		"DROP_REASON_EXPIRED":         2,
-		"DROP_REASON_SUPERSEDED":      3,
-		"DROP_REASON_OTHER_SCOPE":     4,
-		"DROP_REASON_OVER_BUDGET":     5,
-		"DROP_REASON_DUPLICATE":       6,
-		"DROP_REASON_BEYOND_TOP_K":    7,
-		"DROP_REASON_INACTIVE":        8,
-		"DROP_REASON_FILTERED":        9,
+		"DROP_REASON_UNSPECIFIED":       0,
+		"DROP_REASON_BELOW_THRESHOLD":   1,
+		"DROP_REASON_EXPIRED":           2,
+		"DROP_REASON_SUPERSEDED":        3,
+		"DROP_REASON_OTHER_SCOPE":       4,
+		"DROP_REASON_OVER_BUDGET":       5,
+		"DROP_REASON_DUPLICATE":         6,
+		"DROP_REASON_BEYOND_TOP_K":      7,
+		"DROP_REASON_INACTIVE":          8,
+		"DROP_REASON_FILTERED":          9,
+		"DROP_REASON_JUDGED_IRRELEVANT": 10,
 	}
 )
 
@@ -797,7 +802,7 @@ type RecallResponse struct {
 	TokenEstimate int32 `protobuf:"varint,2,opt,name=token_estimate,json=tokenEstimate,proto3" json:"token_estimate,omitempty"`
 	// Stages that failed and were skipped or served from a fallback (the answer
 	// is still valid but may be less complete or slower), for example
-	// "profile_cache" or "dense_search".
+	// "profile_cache", "dense_search" or "rerank".
 	DegradedStages []string `protobuf:"bytes,3,rep,name=degraded_stages,json=degradedStages,proto3" json:"degraded_stages,omitempty"`
 	// The user's profile (unless skip_profile).
 	Profile *Profile `protobuf:"bytes,4,opt,name=profile,proto3" json:"profile,omitempty"`
@@ -3097,7 +3102,7 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\fRecallSource\x12\x1d\n" +
 	"\x19RECALL_SOURCE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19RECALL_SOURCE_WORKING_SET\x10\x01\x12\x19\n" +
-	"\x15RECALL_SOURCE_STORAGE\x10\x02*\xa6\x02\n" +
+	"\x15RECALL_SOURCE_STORAGE\x10\x02*\xc9\x02\n" +
 	"\n" +
 	"DropReason\x12\x1b\n" +
 	"\x17DROP_REASON_UNSPECIFIED\x10\x00\x12\x1f\n" +
@@ -3109,7 +3114,9 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x15DROP_REASON_DUPLICATE\x10\x06\x12\x1c\n" +
 	"\x18DROP_REASON_BEYOND_TOP_K\x10\a\x12\x18\n" +
 	"\x14DROP_REASON_INACTIVE\x10\b\x12\x18\n" +
-	"\x14DROP_REASON_FILTERED\x10\t*\xc3\x02\n" +
+	"\x14DROP_REASON_FILTERED\x10\t\x12!\n" +
+	"\x1dDROP_REASON_JUDGED_IRRELEVANT\x10\n" +
+	"*\xc3\x02\n" +
 	"\x0fMemoryOperation\x12 \n" +
 	"\x1cMEMORY_OPERATION_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16MEMORY_OPERATION_WRITE\x10\x01\x12\x1e\n" +

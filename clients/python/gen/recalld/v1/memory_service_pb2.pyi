@@ -126,6 +126,10 @@ class _DropReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DropReason
     """Archived, draft or conflict."""
     DROP_REASON_FILTERED: _DropReason.ValueType  # 9
     """Outside the request's type, tier, tag, session or time filters."""
+    DROP_REASON_JUDGED_IRRELEVANT: _DropReason.ValueType  # 10
+    """The server's relevance judge read it and found it does not answer the
+    query.
+    """
 
 class DropReason(_DropReason, metaclass=_DropReasonEnumTypeWrapper):
     """DropReason says why a recall candidate was not returned."""
@@ -142,6 +146,10 @@ DROP_REASON_INACTIVE: DropReason.ValueType  # 8
 """Archived, draft or conflict."""
 DROP_REASON_FILTERED: DropReason.ValueType  # 9
 """Outside the request's type, tier, tag, session or time filters."""
+DROP_REASON_JUDGED_IRRELEVANT: DropReason.ValueType  # 10
+"""The server's relevance judge read it and found it does not answer the
+query.
+"""
 Global___DropReason: _TypeAlias = DropReason  # noqa: Y015
 
 class _MemoryOperation:
@@ -467,7 +475,7 @@ class RecallResponse(_message.Message):
     def degraded_stages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Stages that failed and were skipped or served from a fallback (the answer
         is still valid but may be less complete or slower), for example
-        "profile_cache" or "dense_search".
+        "profile_cache", "dense_search" or "rerank".
         """
 
     @_builtins.property

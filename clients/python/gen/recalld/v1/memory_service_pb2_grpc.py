@@ -178,10 +178,13 @@ class MemoryServiceServicer:
         (BM25) search, the profile and recent events are fetched concurrently,
         then fused (dense score plus keyword evidence), weighted by recency and
         importance, held to a relevance floor (a question nothing answers gets
-        nothing back), de-duplicated and packed into `token_budget`. A failing
-        optional stage (the profile cache; dense search while the embedding model
-        is unavailable, which leaves keyword search, the profile and recent
-        events) is reported in `degraded_stages` instead of failing the call.
+        nothing back), de-duplicated and packed into `token_budget`. A server
+        started with a relevance judge (an LLM, off by default) lets it read the
+        best candidates of a text query and keep those that answer it, in its
+        order. A failing optional stage (the profile cache; dense search while the
+        embedding model is unavailable, which leaves keyword search, the profile
+        and recent events; the judge, whose absence leaves the offline ranking) is
+        reported in `degraded_stages` instead of failing the call.
 
         Errors: INVALID_ARGUMENT (missing user_id; neither query nor query_vector,
         or both; query_vector of the wrong dimension; top_k outside 1..100;
