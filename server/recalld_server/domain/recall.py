@@ -454,7 +454,7 @@ class RecallPipeline:
             for hit, _ in scored
             if _filter_reason(hit.memory, strict, now) is None
             and not _under_min_score(hit, query.min_score)
-        ][: policy.candidates]
+        ][: max(policy.candidates, query.top_k)]
         if not read:
             return None
         with self._stages.stage("rerank") as record:

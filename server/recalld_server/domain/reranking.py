@@ -27,12 +27,15 @@ class RerankPolicy:
     """How much the judge reads.
 
     Attributes:
-        candidates: Memories of the offline ranking it reads, best first.
+        candidates: Memories of the offline ranking it reads, best first (top_k when
+            the caller asks for more). On the training half of benchmarks/precision
+            a memory that answers is among the best 5 for 92% of the questions, the
+            best 10 for 95%, 15 for 97% and 20 for 98%.
         max_chars: Characters of each memory it reads (memories are short; a long
             one is cut rather than crowding out the others).
     """
 
-    candidates: int = 10
+    candidates: int = 15
     max_chars: int = 400
 
 
