@@ -87,8 +87,10 @@ async def test_one_deadline_covers_every_attempt_and_wait() -> None:
     assert took < 0.8, took
     assert 2 <= len(calls) <= 3
     # Each attempt was sent with what was left of the one deadline, not a fresh 0.5 s.
+    # (gRPC sends a timeout rounded up to its unit, so the first can read a hair
+    # over 0.5 s on the server: 0.5006 was seen in CI.)
     remaining = [c.time_remaining for c in calls]
-    assert all(r is not None and r <= 0.5 for r in remaining), remaining
+    assert all(r is not None and r <= 0.5 + 0.01 for r in remaining), remaining
     assert remaining == sorted(remaining, reverse=True)  # type: ignore[type-var]
     assert remaining[-1] < 0.3  # type: ignore[operator]
     # The last attempt ran into the deadline it was given (the call's own).
