@@ -141,16 +141,16 @@ const (
 
 // Why Recall with Explain dropped a candidate (RecallCandidate.DropReason).
 const (
-	DropBelowThreshold = recalldv1.DropReason_DROP_REASON_BELOW_THRESHOLD
-	DropExpired        = recalldv1.DropReason_DROP_REASON_EXPIRED
-	DropSuperseded     = recalldv1.DropReason_DROP_REASON_SUPERSEDED
-	DropOtherScope     = recalldv1.DropReason_DROP_REASON_OTHER_SCOPE
-	DropOverBudget     = recalldv1.DropReason_DROP_REASON_OVER_BUDGET
-	DropDuplicate      = recalldv1.DropReason_DROP_REASON_DUPLICATE
-	DropBeyondTopK     = recalldv1.DropReason_DROP_REASON_BEYOND_TOP_K
-	DropInactive       = recalldv1.DropReason_DROP_REASON_INACTIVE
-	DropFiltered       = recalldv1.DropReason_DROP_REASON_FILTERED
-	DropJudged         = recalldv1.DropReason_DROP_REASON_JUDGED_IRRELEVANT
+	DropBelowThreshold   = recalldv1.DropReason_DROP_REASON_BELOW_THRESHOLD
+	DropExpired          = recalldv1.DropReason_DROP_REASON_EXPIRED
+	DropSuperseded       = recalldv1.DropReason_DROP_REASON_SUPERSEDED
+	DropOtherScope       = recalldv1.DropReason_DROP_REASON_OTHER_SCOPE
+	DropOverBudget       = recalldv1.DropReason_DROP_REASON_OVER_BUDGET
+	DropDuplicate        = recalldv1.DropReason_DROP_REASON_DUPLICATE
+	DropBeyondTopK       = recalldv1.DropReason_DROP_REASON_BEYOND_TOP_K
+	DropInactive         = recalldv1.DropReason_DROP_REASON_INACTIVE
+	DropFiltered         = recalldv1.DropReason_DROP_REASON_FILTERED
+	DropJudgedIrrelevant = recalldv1.DropReason_DROP_REASON_JUDGED_IRRELEVANT
 )
 
 // Where Recall found a memory.
