@@ -245,7 +245,7 @@ def _connect_milvus(config: ServerConfig, uri: str) -> MilvusClient:
         for attempt in Retrying(
             retry=retry_if_exception_type(MilvusException),
             stop=stop_after_delay(config.startup_timeout_s),
-            wait=wait_exponential_jitter(initial=0.5, max=5.0),
+            wait=wait_exponential_jitter(multiplier=0.5, max=5.0),
             before_sleep=lambda state: log.warning(
                 "milvus at %s not reachable yet (attempt %d); retrying", uri, state.attempt_number
             ),

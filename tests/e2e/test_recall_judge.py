@@ -3,7 +3,8 @@
 The judge is a real HTTP server on loopback that speaks the OpenAI
 chat-completions protocol (tests/services.py OpenAICompatibleServer); what it
 answers is scripted per test, which is the one thing a test cannot get from a
-real model. Everything else is the real server: Milvus Lite, the bundled model.
+real model. Everything else is the real server, on Milvus Lite and on the
+in-memory backend of the storage ports, with the bundled model.
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ def fresh_script(judge: OpenAICompatibleServer) -> None:
     judge.requests.clear()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["milvus", "memory"])
 async def judged_recalld(
+    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     embedder: MicroBatchingEmbedder,
     judge: OpenAICompatibleServer,
@@ -72,6 +74,7 @@ async def judged_recalld(
     config = ServerConfig(
         port=0,
         data_dir=data_dir,
+        storage=request.param,
         llm_base_url=judge.url,
         llm_model="local-judge",
         llm_rerank=True,
