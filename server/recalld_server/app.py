@@ -35,6 +35,7 @@ from recalld_server.api.decoding import RequestDecodingInterceptor
 from recalld_server.api.reflection_guard import ReflectionGuardInterceptor
 from recalld_server.api.servicer import MemoryServicer
 from recalld_server.api.session_servicer import SessionServicer
+from recalld_server.cancellation import cancel_and_wait
 from recalld_server.config import ServerConfig
 from recalld_server.coordination import Coordination, coordination
 from recalld_server.coordination import check_settings as check_coordination_settings
@@ -165,9 +166,7 @@ class RunningServer:
         while self.admission.quiet_for() < DRAIN_QUIET_S and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
         await self.server.stop(max(0.0, deadline - time.monotonic()))
-        for task in self.background:
-            task.cancel()
-        await asyncio.gather(*self.background, return_exceptions=True)
+        await asyncio.gather(*(cancel_and_wait(task) for task in self.background))
         try:
             await self.consolidator.flush_access_stats()
         except Exception:

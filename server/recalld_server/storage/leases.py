@@ -19,6 +19,7 @@ from typing import Protocol
 
 import redis.asyncio as redis_asyncio
 
+from recalld_server.cancellation import cancel_and_wait
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.redis_connect import redis_client
@@ -100,9 +101,7 @@ class RedisLeases:
         try:
             yield True
         finally:
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
+            await cancel_and_wait(renewer)
             with contextlib.suppress(Exception):
                 await self._client.eval(_RELEASE, 1, key, token)
 

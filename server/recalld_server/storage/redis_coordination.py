@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Sequence
 import redis.asyncio as redis_asyncio
 from redis.exceptions import RedisError
 
+from recalld_server.cancellation import cancel_and_wait
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.local import LocalAccessTracker
@@ -202,9 +203,7 @@ class RedisLockManager:
         try:
             yield
         finally:
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
+            await cancel_and_wait(renewer)
             with contextlib.suppress(RedisError, OSError):
                 await self._client.eval(_RELEASE, 1, name, value)
 
@@ -330,8 +329,6 @@ class RedisAccessTracker:
     async def close(self) -> None:
         """Pushes what is buffered, then closes the connection pool."""
         if self._pusher is not None:
-            self._pusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pusher
+            await cancel_and_wait(self._pusher)
         await self.push()
         await self._client.aclose()

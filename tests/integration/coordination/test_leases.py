@@ -88,3 +88,19 @@ async def test_a_lease_is_skipped_not_fatal_when_redis_is_unreachable() -> None:
         await unreachable.close()
     async with LocalLeases().hold("flush") as mine:
         assert mine
+
+
+async def test_every_hold_ends_when_its_block_ends(redis_server: RedisProcess) -> None:
+    # Renewals every 10 ms, so that blocks often end while one is in flight: on
+    # Python 3.11 redis-py's send then swallows the renewer's cancellation, and a
+    # renewer stopped by one cancellation renewed forever (a CI run hung here).
+    client = redis_asyncio.Redis.from_url(redis_server.url)
+    leases = RedisLeases(client, ttl_ms=30)
+    try:
+        async with asyncio.timeout(60):
+            for run in range(300):
+                async with leases.hold("flush") as mine:
+                    assert mine
+                    await asyncio.sleep(0.001 * (run % 17))
+    finally:
+        await leases.close()

@@ -1,0 +1,61 @@
+"""Stopping a task whose cancellation gets lost on the way."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from recalld_server.cancellation import cancel_and_wait
+
+
+async def _renewing_forever(finishing: asyncio.Future[None], renewals: list[int]) -> None:
+    # The shape of a lease renewer, with the Redis call's `wait_for` made to finish
+    # exactly when the cancellation arrives (the race redis-py's sends run into).
+    while True:
+        await asyncio.wait_for(finishing, 10)
+        renewals.append(1)
+        await asyncio.sleep(0.01)
+
+
+async def _started_and_caught_mid_call() -> tuple[asyncio.Task[None], list[int]]:
+    loop = asyncio.get_running_loop()
+    finishing: asyncio.Future[None] = loop.create_future()
+    renewals: list[int] = []
+    task = asyncio.create_task(_renewing_forever(finishing, renewals))
+    await asyncio.sleep(0)  # the task is now inside wait_for
+    finishing.set_result(None)
+    return task, renewals
+
+
+async def test_python_3_11_loses_a_cancellation_that_races_wait_for() -> None:
+    # The fault itself, so that the next test means something on this interpreter.
+    task, _ = await _started_and_caught_mid_call()
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=0.2)
+    if sys.version_info < (3, 12):
+        assert not done  # still running: the one cancellation was dropped
+    task.cancel()
+    await asyncio.wait({task}, timeout=1)
+    assert task.cancelled()
+
+
+async def test_a_task_that_lost_its_cancellation_is_stopped_all_the_same() -> None:
+    task, renewals = await _started_and_caught_mid_call()
+    async with asyncio.timeout(2):
+        await cancel_and_wait(task)
+    assert task.done()
+    stopped_at = len(renewals)
+    await asyncio.sleep(0.05)
+    assert len(renewals) == stopped_at
+
+
+async def test_a_task_that_already_ended_or_failed_is_left_as_it_is() -> None:
+    async def fail() -> None:
+        raise RuntimeError("already broken")
+
+    failed = asyncio.create_task(fail())
+    await asyncio.wait({failed})
+    await cancel_and_wait(failed)  # its exception is retrieved, not raised
+    finished = asyncio.create_task(asyncio.sleep(0))
+    await cancel_and_wait(finished)
+    assert failed.done() and finished.done()
