@@ -305,14 +305,30 @@ class Consolidator:
         await self._save(tenant, changes, now)
 
     async def flush_access_stats(self, tenant_id: str | None = None) -> int:
-        """Writes pending recall statistics: last access, count, and tier expiry."""
-        pending = await self._access.drain(tenant_id)
+        """Writes pending recall statistics: last access, count, and tier expiry.
+
+        Statistics it could not write (storage or a lock failed, or the flush was
+        stopped) go back to the tracker for the next flush. A write that failed
+        after storage applied it counts those accesses twice: over-counting a use
+        costs less than a memory expiring early for want of one.
+        """
+        unwritten = await self._access.drain(tenant_id)
+        try:
+            return await self._write_access_stats(unwritten)
+        finally:
+            if unwritten:
+                await self._access.restore(unwritten)
+
+    async def _write_access_stats(self, unwritten: dict[tuple[str, str], tuple[int, int]]) -> int:
+        """Writes the stats, taking from `unwritten` what is written or has no memory left."""
         by_tenant: dict[str, dict[str, tuple[int, int]]] = {}
-        for (tenant, memory_id), memory_stats in pending.items():
+        for (tenant, memory_id), memory_stats in unwritten.items():
             by_tenant.setdefault(tenant, {})[memory_id] = memory_stats
         written = 0
         for tenant, stats in by_tenant.items():
             owners = {m.id: m.user_id for m in await self._store.get(tenant, sorted(stats))}
+            for gone in stats.keys() - owners.keys():
+                del unwritten[(tenant, gone)]  # deleted since it was recalled
             users = sorted(set(owners.values()))
             for start in range(0, len(users), self._flush_users):
                 step = set(users[start : start + self._flush_users])
@@ -340,6 +356,8 @@ class Consolidator:
                     await self._changes.save(
                         tenant, changes, self._clock.now_ms(), record_history=False
                     )
+                    for memory_id in ids:
+                        del unwritten[(tenant, memory_id)]
                     written += len(changes)
         return written
 

@@ -249,6 +249,10 @@ class AccessTracker(Protocol):
         """Takes the pending stats: (tenant, id) -> (count, last access ms)."""
         ...
 
+    async def restore(self, stats: dict[tuple[str, str], tuple[int, int]]) -> None:
+        """Gives back drained stats that could not be written, for the next flush."""
+        ...
+
 
 class ProfileCache(Protocol):
     """Cached profiles, keyed by tenant, user and the set of scopes they were built for.

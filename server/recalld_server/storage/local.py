@@ -60,6 +60,10 @@ class LocalAccessTracker:
             pending_count, pending_last = self._pending.get(key, (0, 0))
             self._pending[key] = (pending_count + count, max(pending_last, last))
 
+    async def restore(self, stats: dict[tuple[str, str], tuple[int, int]]) -> None:
+        """Gives back drained stats (a flush that failed)."""
+        self.merge(stats)
+
     async def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
         """Takes pending stats (of one tenant, or all)."""
         if tenant_id is None:

@@ -255,6 +255,14 @@ class RedisAccessTracker:
         if not memory_ids:
             return
         await self._fallback.record(tenant_id, memory_ids, at_ms)
+        self._push_soon()
+
+    async def restore(self, stats: dict[tuple[str, str], tuple[int, int]]) -> None:
+        """Gives back drained stats (a flush that failed): to Redis with the next push."""
+        self._fallback.merge(stats)
+        self._push_soon()
+
+    def _push_soon(self) -> None:
         if self._pusher is None or self._pusher.done():
             self._pusher = asyncio.create_task(self._push_periodically())
 
