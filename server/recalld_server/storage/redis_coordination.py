@@ -222,8 +222,10 @@ class RedisAccessTracker:
     """Recall statistics in Redis, shared by replicas until a flush writes them to Milvus.
 
     Per tenant two hashes (count, last access) keyed by memory id, and a set of
-    tenants with pending statistics. A drain renames the hashes away atomically,
-    so recalls that happen during a flush land in fresh hashes. Recalls add to an
+    tenants with pending statistics. A drain reads and deletes a tenant's hashes
+    in one transaction (MULTI/EXEC), so recalls pushed during a flush land in
+    fresh hashes and a connection lost mid-drain leaves nothing half-taken
+    behind. Recalls add to an
     in-process buffer that goes to Redis in one pipeline per second (a recall
     makes no Redis call for its statistics; a crash loses at most that second).
     When Redis cannot be reached, statistics stay in the buffer for the next push.
@@ -312,22 +314,12 @@ class RedisAccessTracker:
 
     async def _drain_tenant(self, tenant_id: str) -> dict[str, tuple[int, int]]:
         count_key, last_key = self._keys(tenant_id)
-        suffix = os.urandom(8).hex()
         async with self._client.pipeline(transaction=True) as pipe:
-            pipe.exists(count_key)
             pipe.srem(_TENANTS, tenant_id)
-            exists, _ = await pipe.execute()
-        if not exists:
-            return {}
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.rename(count_key, f"{count_key}:{suffix}")
-            pipe.rename(last_key, f"{last_key}:{suffix}")
-            await pipe.execute()
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.hgetall(f"{count_key}:{suffix}")
-            pipe.hgetall(f"{last_key}:{suffix}")
-            pipe.delete(f"{count_key}:{suffix}", f"{last_key}:{suffix}")
-            counts, lasts, _ = await pipe.execute()
+            pipe.hgetall(count_key)
+            pipe.hgetall(last_key)
+            pipe.delete(count_key, last_key)
+            _, counts, lasts, _ = await pipe.execute()
         out = {}
         for raw_id, raw_count in counts.items():
             memory_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id

@@ -28,3 +28,35 @@ async def test_statistics_given_back_reach_the_replica_that_flushes_next(
     finally:
         await first.close()
         await second.close()
+
+
+async def test_drains_during_pushes_lose_and_repeat_no_recall(redis_server: RedisProcess) -> None:
+    recalling = RedisAccessTracker(redis_asyncio.Redis.from_url(redis_server.url))
+    flushing = RedisAccessTracker(redis_asyncio.Redis.from_url(redis_server.url))
+    totals: dict[tuple[str, str], int] = {}
+    try:
+
+        async def recall_and_push() -> None:
+            for round_ in range(200):
+                await recalling.record(f"t{round_ % 3}", ["a", "b"], 1_000 + round_)
+                await recalling.record(f"t{round_ % 3}", ["a"], 1_000 + round_)
+                await recalling.push()
+
+        async def flush_repeatedly(until: asyncio.Task[None]) -> None:
+            while not until.done():
+                for key, (count, _) in (await flushing.drain()).items():
+                    totals[key] = totals.get(key, 0) + count
+                await asyncio.sleep(0)
+
+        pushing = asyncio.create_task(recall_and_push())
+        await asyncio.gather(pushing, flush_repeatedly(pushing))
+        for key, (count, _) in (await flushing.drain()).items():
+            totals[key] = totals.get(key, 0) + count
+        rounds = {tenant: len(range(int(tenant[1]), 200, 3)) for tenant in ("t0", "t1", "t2")}
+        assert totals == {
+            **{(t, "a"): 2 * n for t, n in rounds.items()},
+            **{(t, "b"): n for t, n in rounds.items()},
+        }
+    finally:
+        await recalling.close()
+        await flushing.close()
