@@ -290,6 +290,9 @@ class RedisAccessTracker:
                     await pipe.execute()
         except BackendUnavailableError:
             self._fallback.merge(pending)  # back into the buffer for the next push
+        except BaseException:
+            self._fallback.merge(pending)  # stopped mid-push: close() pushes it again
+            raise
         return True
 
     async def drain(self, tenant_id: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:

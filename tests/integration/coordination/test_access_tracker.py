@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 
 import redis.asyncio as redis_asyncio
 
@@ -60,3 +62,24 @@ async def test_drains_during_pushes_lose_and_repeat_no_recall(redis_server: Redi
     finally:
         await recalling.close()
         await flushing.close()
+
+
+async def test_a_push_stopped_mid_way_is_pushed_again_at_close(redis_server: RedisProcess) -> None:
+    assert redis_server.process is not None
+    tracker = RedisAccessTracker(redis_asyncio.Redis.from_url(redis_server.url))
+    reader = RedisAccessTracker(redis_asyncio.Redis.from_url(redis_server.url))
+    try:
+        await tracker.record("t", ["m"], 1_000)
+        redis_server.process.send_signal(signal.SIGSTOP)  # the push now waits on Redis
+        try:
+            pushing = asyncio.create_task(tracker.push())
+            await asyncio.sleep(0.2)
+            pushing.cancel()  # a server stopping
+            with contextlib.suppress(asyncio.CancelledError):
+                await pushing
+        finally:
+            redis_server.process.send_signal(signal.SIGCONT)
+        await tracker.close()  # pushes what the buffer holds
+        assert await reader.drain() == {("t", "m"): (1, 1_000)}
+    finally:
+        await reader.close()
