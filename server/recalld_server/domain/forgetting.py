@@ -87,8 +87,19 @@ class ForgetMemories:
             if mode is ForgetMode.HARD and target.all_of_user and unscoped:
                 await self._history.delete_user(tenant, user_id)
                 await self._requests.delete_user(tenant, user_id)
-            await self._access.drain(tenant)  # stats of deleted ids must not resurrect them
+            await self._drop_statistics(tenant, {m.id for m in memories})
             return [m.id for m in memories]
+
+    async def _drop_statistics(self, tenant: str, forgotten: set[str]) -> None:
+        """Drops pending recall statistics of forgotten memories, keeping everyone else's.
+
+        A flush writes statistics as a new version of the row it reads; none may
+        be written for a memory forgotten after its recall.
+        """
+        pending = await self._access.drain(tenant)
+        kept = {key: stats for key, stats in pending.items() if key[1] not in forgotten}
+        if kept:
+            await self._access.restore(kept)
 
     async def _forget_memories(self, tenant: str, memories: list[Memory], mode: ForgetMode) -> None:
         now = self._clock.now_ms()

@@ -16,7 +16,14 @@ import pytest
 
 from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import Memory, MemoryType, NewMemory, Principal
+from recalld_server.domain.model import (
+    ForgetMode,
+    ForgetTarget,
+    Memory,
+    MemoryType,
+    NewMemory,
+    Principal,
+)
 from recalld_server.domain.ports import Backends, Vectors
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import MemoryService
@@ -145,3 +152,20 @@ async def test_statistics_of_a_memory_deleted_since_are_dropped(world: World) ->
     await world.storage.delete(TENANT.tenant_id, [gone])
     assert await world.consolidator.flush_access_stats() == 1
     assert await world.backends.access.drain() == {}
+
+
+@pytest.mark.parametrize("mode", [ForgetMode.SOFT, ForgetMode.HARD], ids=["soft", "hard"])
+async def test_forgetting_drops_only_the_forgotten_memories_statistics(
+    world: World, mode: ForgetMode
+) -> None:
+    forgotten = await world.write("ann", "Ann's old phone number was 555-0100")
+    others = [
+        await world.write("ann", "Ann grows tomatoes on her balcony"),
+        await world.write("ben", "Ben commutes by bicycle"),
+    ]
+    await world.backends.access.record(TENANT.tenant_id, [forgotten, *others], USED_AT)
+    await world.service.forget(TENANT, "ann", ForgetTarget(ids=[forgotten]), mode, dry_run=False)
+    assert await world.consolidator.flush_access_stats() == 2
+    assert await world.counts(others) == dict.fromkeys(others, 1)
+    left = await world.storage.get(TENANT.tenant_id, [forgotten])
+    assert [m.access_count for m in left] == ([0] if mode is ForgetMode.SOFT else [])
