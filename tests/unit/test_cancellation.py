@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from recalld_server.cancellation import cancel_and_wait
+from recalld_server.cancellation import RECANCEL_AFTER_S, cancel_and_wait, renewing, run_to_end
 
 
 async def _renewing_forever(finishing: asyncio.Future[None], renewals: list[int]) -> None:
@@ -62,3 +62,64 @@ async def test_a_task_that_already_ended_or_failed_is_left_as_it_is() -> None:
     finished = asyncio.create_task(asyncio.sleep(0))
     await cancel_and_wait(finished)
     assert failed.done() and finished.done()
+
+
+async def test_a_stopper_cancelled_itself_still_stops_the_task_then_passes_it_on() -> None:
+    task, renewals = await _started_and_caught_mid_call()
+    stopper = asyncio.create_task(cancel_and_wait(task))
+    await asyncio.sleep(0)
+    stopper.cancel()  # the stopper's own caller is being stopped
+    done, _ = await asyncio.wait({stopper}, timeout=2)
+    assert done and stopper.cancelled()
+    assert task.done()
+    stopped_at = len(renewals)
+    await asyncio.sleep(0.05)
+    assert len(renewals) == stopped_at
+
+
+async def test_cleanup_run_to_its_end_finishes_though_its_caller_is_cancelled() -> None:
+    finished: list[str] = []
+
+    async def release() -> str:
+        await asyncio.sleep(0.05)
+        finished.append("released")
+        return "released"
+
+    async def holder() -> str:
+        try:
+            await asyncio.sleep(10)
+        finally:
+            await run_to_end(release())
+        return "unreachable"
+
+    task = asyncio.create_task(holder())
+    await asyncio.sleep(0)
+    task.cancel()
+    await asyncio.sleep(0.01)
+    task.cancel()  # a second cancellation lands in the cleanup
+    done, _ = await asyncio.wait({task}, timeout=2)
+    assert done and task.cancelled()
+    assert finished == ["released"]
+    assert await run_to_end(release()) == "released"  # uncancelled: just the result
+
+
+async def test_renewals_end_with_the_block_even_when_one_swallows_its_cancellation() -> None:
+    loop = asyncio.get_running_loop()
+    finishing: asyncio.Future[None] = loop.create_future()
+    in_call = asyncio.Event()
+    calls = 0
+
+    async def renew() -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            in_call.set()
+            await asyncio.wait_for(finishing, 10)  # finishes as the block ends
+
+    async with renewing(renew, 0.001):
+        await in_call.wait()
+        finishing.set_result(None)
+        leaving = loop.time()
+    assert loop.time() - leaving < RECANCEL_AFTER_S  # the flag stopped it, not a 2nd cancel
+    await asyncio.sleep(0.05)
+    assert calls == 1

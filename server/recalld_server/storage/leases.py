@@ -10,8 +10,8 @@ holding it loses it when its TTL runs out; the next timer elsewhere takes over.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import functools
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -19,7 +19,7 @@ from typing import Protocol
 
 import redis.asyncio as redis_asyncio
 
-from recalld_server.cancellation import cancel_and_wait
+from recalld_server.cancellation import renewing, run_to_end
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.redis_connect import redis_client
@@ -97,19 +97,19 @@ class RedisLeases:
         if not taken:
             yield False
             return
-        renewer = asyncio.create_task(self._renew(key, token))
         try:
-            yield True
+            async with renewing(functools.partial(self._renew, key, token), self._ttl_ms / 3000):
+                yield True
         finally:
-            await cancel_and_wait(renewer)
-            with contextlib.suppress(Exception):
-                await self._client.eval(_RELEASE, 1, key, token)
+            await run_to_end(self._release(key, token))
 
     async def _renew(self, key: str, token: str) -> None:
-        while True:
-            await asyncio.sleep(self._ttl_ms / 3000)
-            with contextlib.suppress(Exception):
-                await self._client.eval(_RENEW, 1, key, token, self._ttl_ms)
+        with contextlib.suppress(Exception):
+            await self._client.eval(_RENEW, 1, key, token, self._ttl_ms)
+
+    async def _release(self, key: str, token: str) -> None:
+        with contextlib.suppress(Exception):
+            await self._client.eval(_RELEASE, 1, key, token)
 
     async def close(self) -> None:
         """Closes the connection pool."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ from collections.abc import AsyncIterator, Sequence
 import redis.asyncio as redis_asyncio
 from redis.exceptions import RedisError
 
-from recalld_server.cancellation import cancel_and_wait
+from recalld_server.cancellation import cancel_and_wait, renewing, run_to_end
 from recalld_server.domain.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.local import LocalAccessTracker
@@ -199,19 +200,19 @@ class RedisLockManager:
         except BackendUnavailableError:
             self._run_id = ""  # Redis may have restarted: ask again next time
             raise
-        renewer = asyncio.create_task(self._renew(name, value))
         try:
-            yield
+            async with renewing(functools.partial(self._renew, name, value), self._ttl_ms / 3000):
+                yield
         finally:
-            await cancel_and_wait(renewer)
-            with contextlib.suppress(RedisError, OSError):
-                await self._client.eval(_RELEASE, 1, name, value)
+            await run_to_end(self._release(name, value))
 
     async def _renew(self, name: str, value: str) -> None:
-        while True:
-            await asyncio.sleep(self._ttl_ms / 3000)
-            with contextlib.suppress(RedisError, OSError):
-                await self._client.eval(_RENEW, 1, name, value, self._ttl_ms)
+        with contextlib.suppress(RedisError, OSError):
+            await self._client.eval(_RENEW, 1, name, value, self._ttl_ms)
+
+    async def _release(self, name: str, value: str) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self._client.eval(_RELEASE, 1, name, value)
 
     async def close(self) -> None:
         """Closes the connection pool."""

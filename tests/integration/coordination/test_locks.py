@@ -26,3 +26,37 @@ async def test_every_lock_is_released_when_its_block_ends(redis_server: RedisPro
             await raw.aclose()
     finally:
         await locks.close()
+
+
+async def test_a_holder_stopped_twice_while_letting_go_still_releases(
+    redis_server: RedisProcess,
+) -> None:
+    # The server's stop cancels a job again if it has not ended after a while; a
+    # second cancellation landing in the release must not leave the lock behind
+    # (its TTL here is long enough to see: a writer would wait it out).
+    locks = RedisLockManager(redis_asyncio.Redis.from_url(redis_server.url), ttl_ms=10_000)
+    raw = redis_asyncio.Redis.from_url(redis_server.url)
+    holding = asyncio.Event()
+
+    async def holder() -> None:
+        async with locks.hold("tenant/stopped"):
+            holding.set()
+            await asyncio.sleep(60)
+
+    try:
+        for pause_s in (0, 0.0001, 0.001):
+            task = asyncio.create_task(holder())
+            await holding.wait()
+            holding.clear()
+            task.cancel()
+            await asyncio.sleep(pause_s)
+            task.cancel()
+            await asyncio.wait({task}, timeout=5)
+            assert task.cancelled()
+            assert await raw.keys("recalld:v1:lock:*") == []
+        async with asyncio.timeout(1):
+            async with locks.hold("tenant/stopped"):
+                pass
+    finally:
+        await raw.aclose()
+        await locks.close()
