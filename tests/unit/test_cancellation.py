@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from recalld_server.cancellation import RECANCEL_AFTER_S, cancel_and_wait, renewing, run_to_end
+from recalld_server.cancellation import cancel_and_wait, renewing, run_to_end
 
 
 async def _renewing_forever(finishing: asyncio.Future[None], renewals: list[int]) -> None:
@@ -119,7 +119,6 @@ async def test_renewals_end_with_the_block_even_when_one_swallows_its_cancellati
     async with renewing(renew, 0.001):
         await in_call.wait()
         finishing.set_result(None)
-        leaving = loop.time()
-    assert loop.time() - leaving < RECANCEL_AFTER_S  # the flag stopped it, not a 2nd cancel
+    # Without the flag the loop would renew again (every 1 ms) until cancelled again.
     await asyncio.sleep(0.05)
     assert calls == 1
