@@ -226,10 +226,10 @@ class RedisAccessTracker:
     tenants with pending statistics. A drain reads and deletes a tenant's hashes
     in one transaction (MULTI/EXEC), so recalls pushed during a flush land in
     fresh hashes and a connection lost mid-drain leaves nothing half-taken
-    behind. Recalls add to an
-    in-process buffer that goes to Redis in one pipeline per second (a recall
-    makes no Redis call for its statistics; a crash loses at most that second).
-    When Redis cannot be reached, statistics stay in the buffer for the next push.
+    behind. Recalls add to an in-process buffer that goes to Redis in one
+    pipeline per second (a recall makes no Redis call for its statistics; a
+    crash loses at most that second). When Redis cannot be reached, statistics
+    stay in the buffer for the next push.
     """
 
     PUSH_INTERVAL_S = 1.0
