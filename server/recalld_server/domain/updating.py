@@ -7,7 +7,7 @@ from typing import Any
 
 from recalld_server.domain import authorization, validation
 from recalld_server.domain.changes import Change, bump
-from recalld_server.domain.errors import EtagMismatchError
+from recalld_server.domain.errors import EtagMismatchError, InvalidArgumentError, TextRefusedError
 from recalld_server.domain.lifecycle import LifecyclePolicy, refreshed_expiry
 from recalld_server.domain.model import Memory, MemoryPatch, Operation, Principal, Tier
 from recalld_server.domain.policy import Policy, user_lock_key
@@ -71,7 +71,10 @@ class UpdateMemory:
             )
             vector = None
             if updated.content_hash != current.content_hash:
-                vector = (await self._embedder.embed([updated.content]))[0]
+                try:
+                    vector = (await self._embedder.embed([updated.content]))[0]
+                except TextRefusedError as error:
+                    raise InvalidArgumentError.single("memory.content", error.description) from None
             await self._changes.save(
                 tenant, [Change(current, updated, Operation.UPDATE, vector=vector)], now
             )

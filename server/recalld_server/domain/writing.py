@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from recalld_server.domain import authorization, validation
 from recalld_server.domain.errors import (
     BackendUnavailableError,
+    InvalidArgumentError,
     RequestIdReusedError,
     ResourceExhaustedError,
+    TextRefusedError,
 )
 from recalld_server.domain.model import (
     Memory,
@@ -110,7 +112,12 @@ class WriteMemories:
             if replay is not None:
                 return replay
         with self._stages.stage("embed") as record:
-            vectors = await self._embedder.embed([m.content for m in memories])
+            try:
+                vectors = await self._embedder.embed([m.content for m in memories])
+            except TextRefusedError as error:
+                raise InvalidArgumentError.single(
+                    f"memories[{error.position}].content", error.description
+                ) from None
             record.set("memories", len(memories))
         tenant = principal.tenant_id
         async with contextlib.AsyncExitStack() as held:

@@ -115,6 +115,10 @@ class MicroBatchingEmbedder:
                     pending.future.set_result(vectors[offset : offset + n])
                 offset += n
 
+    async def embed_query(self, texts: Sequence[str]) -> Vectors:
+        """Embeds queries: the bundled models are symmetric, so as `embed`."""
+        return await self.embed(texts)
+
     def encode_blocking(self, texts: list[str]) -> Vectors:
         """Embeds on the caller's thread, bypassing the batcher (offline scripts only)."""
         return self._encoders[0](texts)

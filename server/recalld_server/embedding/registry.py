@@ -88,6 +88,36 @@ def embedding_models() -> dict[str, EmbeddingModelSpec]:
     return {spec.model_id: spec for spec in specs}
 
 
+REMOTE_PREFIX = "openai:"
+"""Model ids of vectors made by an OpenAI-compatible endpoint (`openai_http.model_id_for`)."""
+
+
+def is_remote(model_id: str) -> bool:
+    """Whether the id names a model served by an endpoint rather than shipped."""
+    return model_id.startswith(REMOTE_PREFIX)
+
+
+def _not_loadable(max_batch: int, processes: int) -> MicroBatchingEmbedder:
+    raise UnknownModelError("a remote model is reached through --embedding-base-url")
+
+
+def remote_spec(model_id: str, dimension: int) -> EmbeddingModelSpec:
+    """A model behind an endpoint: nothing measured yet, so scale-free thresholds.
+
+    Exact-hash duplicates only (no cosine is known to mean "the same" for it), no
+    absolute relevance floor (the relative one stays), no "latest" bonus (it
+    compares cosines). `recalld calibrate` measures the real ones.
+    """
+    return EmbeddingModelSpec(
+        model_id=model_id,
+        dimension=dimension,
+        summary="served by an OpenAI-compatible endpoint",
+        near_duplicate_similarity=1.01,
+        fusion=FusionPolicy(floor=0.0, short_query_floor=0.0, latest_bonus=0.0),
+        loader=_not_loadable,
+    )
+
+
 def model_spec(model_id: str) -> EmbeddingModelSpec:
     """The spec of a shipped model; UnknownModelError names the ones there are."""
     models = embedding_models()
