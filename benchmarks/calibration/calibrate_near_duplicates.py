@@ -12,11 +12,10 @@ one with no false merge on this set, plus a margin.
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 import numpy as np
 
+from recalld_server.calibration.dataset import load_near_duplicates
 from recalld_server.domain.text import salient_tokens
 from recalld_server.domain.wording import differ_in_detail, script
 from recalld_server.embedding.registry import DEFAULT_MODEL_ID, model_spec
@@ -26,8 +25,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=DEFAULT_MODEL_ID)
     spec = model_spec(parser.parse_args().model)
-    data = json.loads((Path(__file__).parent / "near_duplicates.json").read_text())
-    pairs = data["pairs"]
+    pairs = load_near_duplicates()
     model = spec.load()
     texts = [t for p in pairs for t in (p["a"], p["b"])]
     vectors = model.encode_blocking(texts)

@@ -1,4 +1,4 @@
-"""Recall precision on the labelled set in benchmarks/precision/data (issue 13).
+"""Recall precision on the labelled precision set (issue 13; recalld_server/calibration/data).
 
 Three servers on the in-memory backend with the real model (the same write and
 recall rules as every backend), one per retrieval mode (`--recall-mode hybrid,
@@ -36,18 +36,10 @@ import grpc
 from benchmarks.precision.label_judge import LabelJudge
 from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
 from recalld_server.app import start_server
+from recalld_server.calibration.dataset import PRESENT, day_ms, load_precision
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.usem import load_usem3
 
-DATA = Path(__file__).parent / "data"
-PRESENT = datetime.datetime(2026, 6, 28, tzinfo=datetime.UTC)
-"""The data's "now" (data/README.md: late June 2026; the newest memory is 2026-06-22).
-
-Recall weighs memories by age against the server's clock, so every date is moved
-by (clock - PRESENT) when written: the memories are as old at any run as the set
-says they are. Without it the results drifted with the calendar (by December 2026
-every memory was five months old and recency had stopped ranking anything).
-"""
 MODES = ("hybrid", "dense", "keyword")
 JUDGED = "judged"
 """Hybrid with the relevance judge (`--judge`)."""
@@ -55,11 +47,8 @@ TENANT = "precision"
 TOP_K = 5
 
 
-def load_data() -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
-    """The users' memories and the labelled questions."""
-    users = json.loads((DATA / "memories.json").read_text(encoding="utf-8"))["users"]
-    queries = json.loads((DATA / "queries.json").read_text(encoding="utf-8"))["queries"]
-    return {u["user"]: u["memories"] for u in users}, queries
+load_data = load_precision
+"""The users' memories and the labelled questions."""
 
 
 def relevant_contents() -> dict[str, set[str]]:
@@ -72,18 +61,12 @@ def relevant_contents() -> dict[str, set[str]]:
     return out
 
 
-def day_ms(day: str, shift: datetime.timedelta = datetime.timedelta(0)) -> int:
-    moment = datetime.datetime.fromisoformat(day).replace(tzinfo=datetime.UTC) + shift
-    return int(moment.timestamp() * 1000)
-
-
-def present_ms() -> int:
-    """PRESENT in epoch milliseconds (the in-process calibration's "now")."""
-    return int(PRESENT.timestamp() * 1000)
-
-
 def _shift() -> datetime.timedelta:
-    """How far the server's clock is past the data's present."""
+    """How far the server's clock is past the data's present.
+
+    Recall weighs memories by age against the server's clock, so every date is moved
+    by this when written: the memories are as old at any run as the set says they are.
+    """
     return datetime.datetime.now(datetime.UTC) - PRESENT
 
 

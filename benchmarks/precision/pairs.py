@@ -1,7 +1,7 @@
 """The write rules on the labelled pairs: near-duplicates merged, contradictions reported.
 
-Measures what the server does with each labelled pair of
-benchmarks/precision/data/pairs.json, with the default model and the rules'
+Measures what the server does with each labelled pair
+(recalld_server/calibration/data/pairs.json), with the default model and the rules'
 own functions (`lifecycle.near_duplicate`: cosine at the model's threshold, same
 numbers and identifiers, same script, no detail the wording tells apart; the
 offline contradiction report: the other memory breaks what the core one rules
@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.precision.evaluate import DATA, revision
+from benchmarks.precision.evaluate import revision
+from recalld_server.calibration.dataset import load_pairs
 from recalld_server.domain.constraints import broken_constraints
 from recalld_server.domain.judging import JudgePolicy
 from recalld_server.domain.lifecycle import LifecyclePolicy, near_duplicate
@@ -90,7 +91,7 @@ async def _judged(
 
 
 def measure(judge: LlmJudge | None = None) -> dict[str, Any]:
-    data = json.loads((DATA / "pairs.json").read_text(encoding="utf-8"))
+    data = load_pairs()
     policy = LifecyclePolicy(
         near_duplicate_similarity=model_spec(DEFAULT_MODEL_ID).near_duplicate_similarity,
     )

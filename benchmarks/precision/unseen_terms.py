@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 
 from benchmarks.precision import calibrate
-from benchmarks.precision.evaluate import present_ms
+from recalld_server.calibration.dataset import present_ms
 from recalld_server.domain.fusion import FusionPolicy
 from recalld_server.domain.recall import RecallPolicy
 

@@ -1,4 +1,4 @@
-"""The labelled precision data set (benchmarks/precision/data/*.json) passes its validator.
+"""The labelled precision data set (recalld_server/calibration/data/*.json) passes its validator.
 
 Standard library only and fast (a few hundred KB of JSON): CI fails as soon as an edit
 breaks a label, a key reference, a split balance or a per-category minimum.
@@ -33,7 +33,7 @@ def test_script_entry_point_prints_counts_and_ok(capsys: pytest.CaptureFixture[s
 def test_validator_reports_a_broken_copy(tmp_path: Path) -> None:
     """Guards against a validator that passes everything."""
     for name in DATA_FILES:
-        shutil.copy(validate.HERE / name, tmp_path / name)
+        shutil.copy(validate.DATA_DIR / name, tmp_path / name)
     queries_path = tmp_path / "queries.json"
     doc = json.loads(queries_path.read_text(encoding="utf-8"))
     query = next(q for q in doc["queries"] if q["relevant"])
@@ -46,7 +46,7 @@ def test_validator_reports_a_broken_copy(tmp_path: Path) -> None:
 
 def test_validator_reports_a_missing_file(tmp_path: Path) -> None:
     for name in DATA_FILES[:2]:
-        shutil.copy(validate.HERE / name, tmp_path / name)
+        shutil.copy(validate.DATA_DIR / name, tmp_path / name)
     problems = validate.validate(tmp_path)
     assert len(problems) == 1
     assert problems[0].startswith("pairs.json: cannot load: ")

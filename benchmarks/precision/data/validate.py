@@ -1,6 +1,8 @@
 """Check the precision data set (memories.json, queries.json, pairs.json) and print its counts.
 
-Standard library only. Run from anywhere: python benchmarks/precision/data/validate.py
+The set lives in the package (server/recalld_server/calibration/data/: `recalld
+calibrate` reads it from an installed wheel). Standard library only. Run from
+anywhere: python benchmarks/precision/data/validate.py
 Exits 1 and lists every problem if a check fails. Tests call `validate()`, which returns
 the problems instead of printing them.
 """
@@ -17,6 +19,8 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 HERE = Path(__file__).resolve().parent
+DATA_DIR = HERE.parents[2] / "server" / "recalld_server" / "calibration" / "data"
+"""The data set's directory in the checkout."""
 
 MEMORY_TYPES = {"FACT", "PREFERENCE", "EVENT", "STATE", "DECISION", "TASK", "SKILL"}
 MEMORY_LANGS = {"en", "zh", "mixed"}
@@ -373,7 +377,7 @@ def _drop(line: str) -> None:
     pass
 
 
-def validate(data_dir: Path = HERE, emit: Callable[[str], None] = _drop) -> list[str]:
+def validate(data_dir: Path = DATA_DIR, emit: Callable[[str], None] = _drop) -> list[str]:
     """Run every check on the data set in `data_dir`; return the problems (empty if it is fine).
 
     `emit` receives the summary lines (counts per user, category, label); main() prints them.
@@ -403,7 +407,7 @@ def validate(data_dir: Path = HERE, emit: Callable[[str], None] = _drop) -> list
 
 
 def main() -> int:
-    problems = validate(HERE, print)
+    problems = validate(DATA_DIR, print)
     if problems:
         print(f"\nFAILED: {len(problems)} problem(s)")
         for p in problems:

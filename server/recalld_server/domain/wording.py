@@ -3,7 +3,7 @@
 A sentence embedding scores "The user likes latte" and "The user dislikes latte"
 0.97, "prefers tea to coffee" and "prefers coffee to tea" 1.0: it sees which
 words occur, barely which one changed. Merging on similarity alone folded 19 of
-66 labelled distinct pairs (benchmarks/precision/data/pairs.json, test half).
+66 labelled distinct pairs (recalld_server/calibration/data/pairs.json, test half).
 These rules look at the words themselves, so a near-duplicate is merged only
 when its wording leaves no room for a different fact.
 
