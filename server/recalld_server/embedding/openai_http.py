@@ -216,7 +216,7 @@ class _WaitAtLeastRetryAfter:
     """Backoff with jitter, but never shorter than the endpoint's Retry-After."""
 
     def __init__(self) -> None:
-        self._backoff = wait_exponential_jitter(initial=0.1, max=5.0, jitter=0.1)
+        self._backoff = wait_exponential_jitter(multiplier=0.1, max=5.0, jitter=0.1)
 
     def __call__(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome is not None else None
@@ -573,7 +573,9 @@ class OpenAIEmbedder:
                 status, headers, raw = await self._post(body)
         except TimeoutError:
             if timeout < self._settings.timeout_s:  # cut short by the callers' deadline
-                raise _DeadlinePassed(f"no answer within the call's {timeout:.3g} s") from None
+                raise _DeadlinePassed(
+                    f"no answer before the call's deadline ({timeout:.3g} s)"
+                ) from None
             raise _Retryable(f"no answer within {timeout:.3g} s") from None
         except httpx.HTTPError as error:  # refused, reset, closed mid-answer
             raise _Retryable(f"cannot reach it ({type(error).__name__})") from None
