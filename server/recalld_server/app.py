@@ -29,6 +29,7 @@ from recalld.v1 import (
     session_service_pb2,
     session_service_pb2_grpc,
 )
+from recalld_server import calibration
 from recalld_server.api.admission import Admission, AdmissionInterceptor, AdmissionLimits
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.decoding import RequestDecodingInterceptor
@@ -40,6 +41,7 @@ from recalld_server.config import ServerConfig
 from recalld_server.coordination import Coordination, coordination
 from recalld_server.coordination import check_settings as check_coordination_settings
 from recalld_server.domain.consolidation import Consolidator
+from recalld_server.domain.judging import JudgePolicy
 from recalld_server.domain.lifecycle import LifecyclePolicy
 from recalld_server.domain.limits import RateLimiter, RateLimits
 from recalld_server.domain.policy import Policy
@@ -309,6 +311,12 @@ def _spec(model_id: str, embedder: Embedder | None) -> EmbeddingModelSpec:
     """A shipped model's spec, or the spec of the endpoint's model the embedder reaches."""
     if embedder is not None and is_remote(model_id) and model_id == embedder.model_id:
         return remote_spec(model_id, embedder.dimension)
+    if is_remote(model_id):
+        raise SystemExit(
+            f"recalld: the store's memories are embedded with {model_id!r} through an "
+            "embedding endpoint: start with --embedding-base-url and --embedding-model "
+            "naming it, or move the store with `recalld reembed`"
+        )
     return _model(model_id)
 
 
@@ -418,21 +426,23 @@ def _point_at(config: ServerConfig, collection: str) -> None:
         client.close()
 
 
-def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> Policy:
-    """The lifecycle and recall rules, with the thresholds calibrated for the model."""
-    return Policy(
-        lifecycle=LifecyclePolicy(
-            near_duplicate_similarity=spec.near_duplicate_similarity,
-        ),
-        recall=RecallPolicy(
-            sequential=config.recall_sequential,
-            retrieval=config.recall_mode,
-            fusion=spec.fusion,
-            duplicate_similarity=spec.near_duplicate_similarity,
-        ),
+def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> tuple[Policy, JudgePolicy]:
+    """The rules, with the thresholds calibrated for the model (docs/calibration.md).
+
+    The data directory's calibration file wins, else the model's shipped one, else
+    the scale-free fallback (logged once); a broken file stops start-up.
+    """
+    try:
+        calibrated = calibration.resolve(config.data_dir, spec.model_id)
+    except calibration.CalibrationError as error:
+        raise SystemExit(f"recalld: {error}") from None
+    base = Policy(
+        lifecycle=LifecyclePolicy(),
+        recall=RecallPolicy(sequential=config.recall_sequential, retrieval=config.recall_mode),
         max_memories_per_user=config.max_memories_per_user,
         max_memories_per_tenant=config.max_memories_per_tenant,
     )
+    return calibration.model_policy(calibrated, base), calibration.judge_policy(calibrated)
 
 
 async def start_server(
@@ -492,7 +502,7 @@ async def start_server(
     tracer_provider = build_tracer_provider(environ)
     meter_provider = build_meter_provider(environ)
     tracer, meter = tracer_and_meter(tracer_provider, meter_provider)
-    policy = model_policy(spec, config)
+    policy, judge_policy = model_policy(spec, config)
     judge, judge_threads = relevance_judge(config)
     service = MemoryService(
         backends,
@@ -503,7 +513,9 @@ async def start_server(
         write_stages=OtelStages(tracer, meter, prefix="write"),
         judge=judge,
     )
-    consolidator = Consolidator(backends, memories, policy, judge=fact_judge(config))
+    consolidator = Consolidator(
+        backends, memories, policy, judge=fact_judge(config), judge_policy=judge_policy
+    )
     summarizer, offline_summarizer, extractor, offline_extractor = language_models(config)
     sessions = SessionService(
         backends,
