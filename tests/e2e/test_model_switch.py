@@ -196,7 +196,7 @@ async def test_switch_model_and_back(tmp_path: Path) -> None:
     # English-only model cannot do) works again.
     back = reembed(data_dir, "--to", USEM3_MODEL_ID, "--no-progress")
     assert back.returncode == 0, back.stderr
-    assert "copied: 8 rows" in back.stdout
+    assert "embedded: 8 rows" in back.stdout
     server = ServerProcess(data_dir).start()
     try:
         async with RecalldClient(server.address, tenant="acme") as acme:

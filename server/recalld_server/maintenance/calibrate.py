@@ -6,8 +6,14 @@ the figures they reach, and writes the calibration file into the data directory
 takes precedence over a bundled model's shipped calibration. docs/calibration.md
 describes what is measured.
 
-Exit codes: 0 calibrated (written, or printed with --dry-run); 2 bad flags or an
-unknown model.
+The model is a bundled one (`--embedding-model`) or one behind an
+OpenAI-compatible endpoint (`--embedding-base-url` and the remote model's name,
+the same flags `recalld serve` takes): the file is written for the model id the
+server will serve with (`openai:<model>:<dimension>`).
+
+Exit codes: 0 calibrated (written, or printed with --dry-run); 1 the endpoint
+failed during the run; 2 bad flags, an unknown model, or an endpoint that cannot
+be reached at the start.
 """
 
 from __future__ import annotations
@@ -18,19 +24,21 @@ import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
 
 from recalld_server.calibration import shipped, write
 from recalld_server.calibration.fusion_search import GRID
 from recalld_server.calibration.model import Calibration, dumps
 from recalld_server.calibration.run import calibrate
-from recalld_server.domain.ports import Embedder
+from recalld_server.config import add_embedding_endpoint_flags, embedding_endpoint
+from recalld_server.domain.errors import BackendUnavailableError, TextRefusedError
+from recalld_server.embedding.openai_http import EndpointProbeError
 from recalld_server.embedding.registry import (
     DEFAULT_MODEL_ID,
     UnknownModelError,
     embedding_models,
     model_spec,
 )
+from recalld_server.maintenance.embedders import STARTUP_TIMEOUT_S, OwnedEmbedder, open_model
 
 
 def calibrate_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
@@ -51,29 +59,26 @@ def calibrate_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--embedding-model",
-        default=DEFAULT_MODEL_ID,
-        help=f"the model to calibrate: {', '.join(embedding_models())} (default %(default)s)",
+        default=environ.get("RECALLD_EMBEDDING_MODEL", ""),
+        help=f"the model to calibrate: {', '.join(embedding_models())} (default "
+        f"{DEFAULT_MODEL_ID}); with --embedding-base-url, the remote model's name",
     )
+    add_embedding_endpoint_flags(parser, environ)
     parser.add_argument("--dry-run", action="store_true", help="print the calibration only")
     parser.add_argument("--no-progress", action="store_true", help="no progress lines")
     return parser
 
 
-class OpenEmbedder(Embedder, Protocol):
-    """An embedder the command owns: it is closed when the run ends."""
-
-    async def close(self) -> None:
-        """Releases the model (processes, connections)."""
-        ...
-
-
-def open_embedder(args: argparse.Namespace) -> OpenEmbedder:
-    """The model the flags name, loaded (the caller closes it): the one place that builds it.
+async def open_embedder(args: argparse.Namespace, environ: Mapping[str, str]) -> OwnedEmbedder:
+    """The model the flags name, loaded or probed (the caller closes it).
 
     Raises:
-        UnknownModelError: No such model.
+        UnknownModelError: No such bundled model.
+        EndpointProbeError: The endpoint cannot be reached or answers badly.
+        SystemExit: The endpoint flags are inconsistent (the message says how).
     """
-    return model_spec(args.embedding_model).load()
+    endpoint = embedding_endpoint(args, environ, STARTUP_TIMEOUT_S)
+    return await open_model(endpoint or model_spec(args.embedding_model or DEFAULT_MODEL_ID))
 
 
 def render(calibration: Calibration) -> str:
@@ -102,21 +107,30 @@ def main_calibrate(argv: Sequence[str], environ: Mapping[str, str]) -> int:
         args = calibrate_parser(environ).parse_args(list(argv))
     except SystemExit as error:  # argparse exits 2 on bad flags, 0 on --help
         return int(error.code or 0)
-    try:
-        embedder = open_embedder(args)
-    except UnknownModelError as error:
-        print(f"recalld calibrate: {error}", file=sys.stderr)
-        return 2
-    return asyncio.run(_run(embedder, args))
+    return asyncio.run(_run(args, environ))
 
 
-async def _run(embedder: OpenEmbedder, args: argparse.Namespace) -> int:
+async def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     def step(line: str) -> None:
         if not args.no_progress:
             print(f"calibrate: {line}", file=sys.stderr, flush=True)
 
     try:
+        embedder = await open_embedder(args, environ)
+    except (UnknownModelError, EndpointProbeError) as error:
+        print(f"recalld calibrate: {error}", file=sys.stderr)
+        return 2
+    except SystemExit as error:
+        print(str(error.code).replace("recalld:", "recalld calibrate:", 1), file=sys.stderr)
+        return 2
+    try:
         calibration = await calibrate(embedder, GRID, step=step)
+    except (BackendUnavailableError, TextRefusedError) as error:
+        print(
+            f"recalld calibrate: the embedding endpoint failed ({error}); nothing written",
+            file=sys.stderr,
+        )
+        return 1
     finally:
         await embedder.close()
     print(render(calibration))

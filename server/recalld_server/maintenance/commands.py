@@ -1,9 +1,15 @@
 """`recalld reembed`: flags, progress and exit codes of the model switch.
 
-Exit codes: 0 switched (or nothing to do, or a dry run); 1 the copy failed
-verification or Milvus failed midway (the old collection still serves); 2 bad
-flags, an unknown model, or a store that cannot be opened (on Milvus Lite: a
-server still running on it).
+The target is a bundled model (`--to`) or the model behind an OpenAI-compatible
+endpoint (`--embedding-base-url` and `--embedding-model`, the flags `recalld
+serve` takes). Back from an endpoint to a bundled model needs no endpoint: the
+copy reads contents, not vectors.
+
+Exit codes: 0 switched (or copied with --copy-only, nothing to do, or a dry run);
+1 the copy did not verify, or Milvus or the embedding endpoint failed midway (the
+old collection still serves; running again resumes); 2 bad flags, an unknown
+model, an endpoint that cannot be reached, or a store that cannot be opened (on
+Milvus Lite: a server still running on it).
 """
 
 from __future__ import annotations
@@ -16,13 +22,21 @@ from pathlib import Path
 
 from pymilvus import MilvusClient, MilvusException
 
+from recalld_server.config import add_embedding_endpoint_flags, embedding_endpoint
+from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.embedding.openai_http import EndpointProbeError
 from recalld_server.embedding.registry import (
-    EmbeddingModelSpec,
     UnknownModelError,
     embedding_models,
     model_spec,
 )
-from recalld_server.maintenance.reembed import ReembedReport, VerificationError, reembed
+from recalld_server.maintenance.embedders import STARTUP_TIMEOUT_S, ModelChoice, open_model
+from recalld_server.maintenance.reembed import (
+    ReembedReport,
+    RefusedMemoryError,
+    VerificationError,
+    reembed,
+)
 from recalld_server.progress import Progress
 from recalld_server.storage.active_collection import (
     ActivePointer,
@@ -43,7 +57,12 @@ def reembed_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
             "on servers). Stop the servers using the store first."
         ),
     )
-    parser.add_argument("--to", dest="model", help="model id to switch to (see --list)")
+    parser.add_argument("--to", dest="model", help="bundled model id to switch to (see --list)")
+    parser.add_argument(
+        "--embedding-model",
+        default=environ.get("RECALLD_EMBEDDING_MODEL", ""),
+        help="with --embedding-base-url: the remote model to switch to",
+    )
     parser.add_argument(
         "--list", action="store_true", help="list the models and the store's collections"
     )
@@ -71,8 +90,15 @@ def reembed_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         action="store_true",
         help="keep the old collection after the switch (it goes stale; default: drop it)",
     )
+    parser.add_argument(
+        "--copy-only",
+        action="store_true",
+        help="bring the new collection up to date without switching (on a Milvus server "
+        "while servers serve; the switch that follows copies only what changed)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="report what would be done")
     parser.add_argument("--no-progress", action="store_true", help="no progress line")
+    add_embedding_endpoint_flags(parser, environ)
     return parser
 
 
@@ -97,9 +123,28 @@ def _list(client: MilvusClient, uri: str) -> int:
 
 def main_reembed(argv: Sequence[str], environ: Mapping[str, str]) -> int:
     """`recalld reembed`: returns the exit code."""
-    args = reembed_parser(environ).parse_args(list(argv))
-    if not args.list and not args.model:
-        print("recalld reembed: give --to MODEL (or --list)", file=sys.stderr)
+    try:
+        args = reembed_parser(environ).parse_args(list(argv))
+    except SystemExit as error:  # argparse exits 2 on bad flags, 0 on --help
+        return int(error.code or 0)
+    try:
+        endpoint = embedding_endpoint(args, environ, STARTUP_TIMEOUT_S)
+    except SystemExit as error:
+        print(str(error.code).replace("recalld:", "recalld reembed:", 1), file=sys.stderr)
+        return 2
+    if endpoint is not None and args.model:
+        print(
+            "recalld reembed: give --to (a bundled model) or --embedding-base-url "
+            "(an endpoint's model), not both",
+            file=sys.stderr,
+        )
+        return 2
+    if not args.list and not args.model and endpoint is None:
+        print(
+            "recalld reembed: give --to MODEL, or --embedding-base-url and --embedding-model "
+            "(or --list)",
+            file=sys.stderr,
+        )
         return 2
     if args.batch_size < 1 or args.batch_size > 16_384:
         print("recalld reembed: --batch-size must be 1..16384", file=sys.stderr)
@@ -130,16 +175,24 @@ def main_reembed(argv: Sequence[str], environ: Mapping[str, str]) -> int:
     try:
         if args.list:
             return _list(client, uri)
-        assert spec is not None
-        return asyncio.run(_switch(client, uri, args, spec))
+        target = spec or endpoint
+        assert target is not None
+        return asyncio.run(_switch(client, uri, args, target))
     finally:
         client.close()
 
 
 async def _switch(
-    client: MilvusClient, uri: str, args: argparse.Namespace, spec: EmbeddingModelSpec
+    client: MilvusClient,
+    uri: str,
+    args: argparse.Namespace,
+    target: ModelChoice,
 ) -> int:
-    embedder = await asyncio.to_thread(spec.load, 256)
+    try:
+        embedder = await open_model(target)
+    except EndpointProbeError as error:
+        print(f"recalld reembed: {error}", file=sys.stderr)
+        return 2
     progress = None if args.no_progress else Progress("reembed", "memories")
     try:
         report: ReembedReport = await reembed(
@@ -151,15 +204,23 @@ async def _switch(
             batch_size=args.batch_size,
             keep_source=args.keep_old,
             dry_run=args.dry_run,
+            copy_only=args.copy_only,
             on_progress=progress,
         )
-    except (StoreModelError, VerificationError) as error:
+    except (StoreModelError, VerificationError, RefusedMemoryError) as error:
         print(f"recalld reembed: {error}", file=sys.stderr)
+        return 1
+    except BackendUnavailableError as error:
+        print(
+            f"recalld reembed: the embedding endpoint failed ({error}); the old collection "
+            "still serves; run the command again to resume where it stopped",
+            file=sys.stderr,
+        )
         return 1
     except MilvusException as error:
         print(
             f"recalld reembed: Milvus failed ({error.message}); the old collection still "
-            "serves; run the command again to start over",
+            "serves; run the command again to resume where it stopped",
             file=sys.stderr,
         )
         return 1
