@@ -29,6 +29,8 @@ import numpy as np
 
 from benchmarks.precision.evaluate import revision
 from recalld_server.calibration.dataset import load_pairs
+from recalld_server.calibration.model import Calibration
+from recalld_server.calibration.store import resolve
 from recalld_server.domain.constraints import broken_constraints
 from recalld_server.domain.judging import JudgePolicy
 from recalld_server.domain.lifecycle import LifecyclePolicy, near_duplicate
@@ -90,10 +92,15 @@ async def _judged(
     return list(await asyncio.gather(*questions))
 
 
+def shipped_calibration(model_id: str) -> Calibration:
+    """The thresholds the server uses for a bundled model (no data directory of its own)."""
+    return resolve(Path("/nonexistent"), model_id)
+
+
 def measure(judge: LlmJudge | None = None) -> dict[str, Any]:
     data = load_pairs()
     policy = LifecyclePolicy(
-        near_duplicate_similarity=model_spec(DEFAULT_MODEL_ID).near_duplicate_similarity,
+        near_duplicate_similarity=shipped_calibration(DEFAULT_MODEL_ID).near_duplicate_similarity,
     )
     report: dict[str, Any] = {
         "model": DEFAULT_MODEL_ID,

