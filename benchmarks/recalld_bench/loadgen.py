@@ -23,7 +23,7 @@ import grpc
 from hdrh.histogram import HdrHistogram
 
 from benchmarks.recalld_bench import conversations, datasets
-from benchmarks.recalld_bench.server import tree_cpu_s
+from benchmarks.recalld_bench.server import cpu_by_process, tree_cpu_s
 from recalld.v1 import (
     memory_pb2,
     memory_service_pb2,
@@ -336,8 +336,15 @@ def summarize(hist: HdrHistogram, count: int, window_s: float) -> dict[str, floa
     }
 
 
-def run(spec: LoadSpec, server_pid: int | None = None) -> dict[str, Any]:
-    """Runs one load point and returns its merged result (JSON-ready)."""
+def run(
+    spec: LoadSpec, server_pid: int | None = None, embedder_pid: int | None = None
+) -> dict[str, Any]:
+    """Runs one load point and returns its merged result (JSON-ready).
+
+    Server CPU is the server process and its children (the Milvus Lite engine, the
+    bundled model's process), also given by process; `embedder_pid` is an embedding
+    endpoint's process, not the server's child, measured apart over the same window.
+    """
     if spec.operation not in OPERATIONS:
         raise ValueError(f"unknown operation {spec.operation!r}")
     ctx = mp.get_context("spawn")
@@ -351,8 +358,12 @@ def run(spec: LoadSpec, server_pid: int | None = None) -> dict[str, Any]:
         p.start()
     time.sleep(max(0.0, start_wall + spec.warmup_s - time.time()))
     server_cpu_start = tree_cpu_s(server_pid) if server_pid else 0.0
+    by_process_start = cpu_by_process(server_pid) if server_pid else {}
+    embedder_cpu_start = tree_cpu_s(embedder_pid) if embedder_pid else 0.0
     time.sleep(max(0.0, start_wall + spec.warmup_s + spec.duration_s - time.time()))
     server_cpu_end = tree_cpu_s(server_pid) if server_pid else 0.0
+    by_process_end = cpu_by_process(server_pid) if server_pid else {}
+    embedder_cpu_end = tree_cpu_s(embedder_pid) if embedder_pid else 0.0
     bound = spec.warmup_s + spec.duration_s + spec.timeout_s + 60
     parts = [queue.get(timeout=bound) for _ in procs]
     for p in procs:
@@ -390,6 +401,13 @@ def run(spec: LoadSpec, server_pid: int | None = None) -> dict[str, Any]:
         "client_cpu_s": client_cpu,
         "client_cpu_cores": client_cpu / window,
         "server_cpu_cores": (server_cpu_end - server_cpu_start) / window if server_pid else None,
+        "server_cpu_by_process_cores": {
+            name: (end - by_process_start.get(name, 0.0)) / window
+            for name, end in by_process_end.items()
+        },
+        "embedder_cpu_cores": (
+            (embedder_cpu_end - embedder_cpu_start) / window if embedder_pid else None
+        ),
         "histograms": {op: base64.b64encode(h.encode()).decode() for op, h in merged.items()},
     }
 

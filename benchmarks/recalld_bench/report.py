@@ -55,6 +55,82 @@ def table(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def memories_per_call(result: dict[str, Any]) -> int:
+    """Memories a successful call wrote (a write_batch call carries `batch_size`)."""
+    op = result["spec"]["operation"]
+    return int(result["spec"]["batch_size"]) if op == "write_batch" else 1
+
+
+def cpu_table(doc: dict[str, Any]) -> str:
+    """Server CPU per call by process, and an embedding endpoint's CPU measured apart."""
+    rows = [r for r in doc["results"] if r.get("server_cpu_by_process_cores")]
+    if not rows:
+        return ""
+    names = sorted({n for r in rows for n in r["server_cpu_by_process_cores"]})
+    lines = [
+        "CPU ms per successful call (per memory for writes); server = recalld's process, "
+        "then its children; endpoint = the embedding server's process (not a child).",
+        "",
+        "| variant | x | ok/s | memories/s | "
+        + " | ".join(names)
+        + " | endpoint | total | total ms/memory | texts/request |",
+        "| --- | ---: " + "| ---: " * (len(names) + 6) + "|",
+    ]
+    for r in rows:
+        rps = r["all"]["throughput_rps"]
+        per = memories_per_call(r)
+        if not rps:
+            continue
+
+        def ms(cores: float | None, rate: float = rps) -> str:
+            return "" if cores is None else f"{1000.0 * cores / rate:.2f}"
+
+        by = r["server_cpu_by_process_cores"]
+        endpoint = r.get("embedder_cpu_cores")
+        total = sum(by.values()) + (endpoint or 0.0)
+        writes = r["spec"]["operation"] in ("write_single", "write_batch")
+        batch = (
+            f"{r['embedder_texts'] / r['embedder_requests']:.1f}"
+            if r.get("embedder_requests")
+            else ""
+        )
+        lines.append(
+            f"| {_series(r)} | {_x(r):g} | {rps:.1f} | {f'{rps * per:.0f}' if writes else ''} | "
+            + " | ".join(ms(by.get(n)) for n in names)
+            + f" | {ms(endpoint)} | {ms(total)} | {ms(total, rps * per) if writes else ''} "
+            f"| {batch} |"
+        )
+    return "\n".join(lines)
+
+
+def span_table(doc: dict[str, Any]) -> str:
+    """Each RPC's stage spans (`--traces`): mean ms over the calls that have the stage."""
+    lines = []
+    for r in doc["results"]:
+        for root, info in sorted(r.get("span_stages", {}).items()):
+            if root.endswith("/Recall") or not info["calls"]:
+                continue  # Recall has its own table
+            cells = ", ".join(
+                f"{name} {st['mean_ms']:.1f} (p50 {st['p50_ms']:.1f}, n {st['n']})"
+                for name, st in info["stages"].items()
+            )
+            lines.append(
+                f"| {_series(r)} | {_x(r):g} | {root.rsplit('/', 1)[-1]} | {info['calls']} "
+                f"| {info['total']['mean_ms']:.1f} | {info['total']['p50_ms']:.1f} | {cells} |"
+            )
+    if not lines:
+        return ""
+    return "\n".join(
+        [
+            "Stage spans of the other calls (mean ms, p50 and calls in parentheses).",
+            "",
+            "| variant | x | rpc | calls | mean ms | p50 ms | stages |",
+            "| --- | ---: | --- | ---: | ---: | ---: | --- |",
+            *lines,
+        ]
+    )
+
+
 def stage_table(doc: dict[str, Any]) -> str:
     rows = [r for r in doc["results"] if r.get("stages", {}).get("calls")]
     if not rows:
@@ -165,11 +241,20 @@ def write_reports(doc: dict[str, Any], out: Path, name: str) -> None:
         f"{m['machine']['mem_gb']} GB",
         f"- server: revision {m.get('server_revision', m['git_head'])} ({m['server_src']})",
         f"- settings: {doc['settings']}",
+        *[
+            f"- embedding, {v}: {e.get('model_id', '')}"
+            + (f" via {e['url']} ({e['command']})" if e.get("url") else f" ({e['embedder']})")
+            for v, e in doc.get("embedding", {}).items()
+        ],
         f"- command: `{m['command']}`",
         "",
         table(doc),
         "",
+        cpu_table(doc),
+        "",
         stage_table(doc),
+        "",
+        span_table(doc),
         "",
         *[f"![{f}]({f})" for f in files],
         "",

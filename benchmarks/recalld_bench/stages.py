@@ -101,3 +101,47 @@ def breakdown(spans: list[dict[str, Any]]) -> dict[str, Any]:
             statistics.fmean(seq_estimate) / statistics.fmean(totals) if totals else 0.0
         ),
     }
+
+
+def by_root(spans: list[dict[str, Any]]) -> dict[str, Any]:
+    """For every RPC span name (`recalld.v1.MemoryService/Write`, ...): its calls, its
+    duration, and each stage span under it (`write.embed`, `write.store`, ...), ms.
+
+    A stage's mean is over the calls that have it (`n` of them).
+    """
+    by_trace: dict[str, list[dict[str, Any]]] = {}
+    for span in spans:
+        by_trace.setdefault(span["trace_id"], []).append(span)
+    totals: dict[str, list[float]] = {}
+    children: dict[str, dict[str, list[float]]] = {}
+    for trace in by_trace.values():
+        roots = [s for s in trace if "/" in s["name"]]
+        if not roots:
+            continue
+        root = roots[0]["name"]
+        totals.setdefault(root, []).append((roots[0]["end_ns"] - roots[0]["start_ns"]) / 1e6)
+        stage_ms: dict[str, float] = {}
+        for s in trace:
+            if "/" not in s["name"]:
+                stage_ms[s["name"]] = (
+                    stage_ms.get(s["name"], 0.0) + (s["end_ns"] - s["start_ns"]) / 1e6
+                )
+        for name, ms in stage_ms.items():
+            children.setdefault(root, {}).setdefault(name, []).append(ms)
+
+    def stat(values: list[float]) -> dict[str, float]:
+        return {
+            "n": len(values),
+            "p50_ms": _pct(values, 0.5),
+            "p90_ms": _pct(values, 0.9),
+            "mean_ms": statistics.fmean(values) if values else 0.0,
+        }
+
+    return {
+        root: {
+            "calls": len(values),
+            "total": stat(values),
+            "stages": {name: stat(v) for name, v in sorted(children.get(root, {}).items())},
+        }
+        for root, values in totals.items()
+    }
