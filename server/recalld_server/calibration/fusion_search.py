@@ -5,8 +5,9 @@ question, the keyword analyzer and the per-user BM25 statistics give each
 memory's keyword evidence (`domain.fusion`), and recall's recency and
 importance weights rank. Coordinate ascent over a grid of FusionPolicy values
 (from a few starting points: it finds local optima) maximises an objective of
-hit rates, abstention and false inclusions on `train`; the chosen policy is
-then scored on `test`. Scores are vectorised over a user's memories
+hit rates, abstention and false inclusions on `train`, under the constraint
+that hybrid finds at least what dense or keyword search finds alone; the chosen
+policy is then scored on `test`. Scores are vectorised over a user's memories
 (`fused_scores` is `fusion.fuse`, `check` asserts it), so a whole search takes
 seconds once the texts are embedded. `benchmarks/precision/calibrate.py` runs
 the same search with recall's recency knobs in the grid too.
@@ -59,6 +60,7 @@ class Question:
     decay: np.ndarray  # the fixed decay (`DecayFn`; 1 without one), used at half-life 0
     age: np.ndarray  # days since the memory occurred
     vectors: np.ndarray  # the user's memory vectors (shared by the user's questions)
+    occurred: np.ndarray  # when each memory occurred (ms), as the server orders them
 
 
 def question_features(
@@ -94,6 +96,15 @@ def question_features(
             terms.append(set(analysed))
         unseen = unseen_scale * math.log(1.0 + (len(memories) + 0.5) / 0.5)
         days = [_age_days(m, now_ms) for m in memories]
+        # The server dates an undated memory when it is written, and the evaluation
+        # writes a user's memories in order: later ones are newer ("latest" compares).
+        occurred = np.asarray(
+            [
+                day_ms(m["occurred_at"]) if m.get("occurred_at") else now_ms + i
+                for i, m in enumerate(memories)
+            ],
+            dtype=np.int64,
+        )
         ages = np.asarray(days)
         weights = [decay(m, a) for m, a in zip(memories, days, strict=True)] if decay else []
         fixed = np.asarray(weights) if decay else np.ones(len(memories))
@@ -121,6 +132,7 @@ def question_features(
                     fixed,
                     ages,
                     vectors,
+                    occurred,
                 )
             )
     return out
@@ -182,9 +194,9 @@ def newer(q: Question, fused: np.ndarray, policy: FusionPolicy, similarity: floa
     if len(over) < 2:
         return out
     sims = q.vectors[over] @ q.vectors[over].T
-    ages = q.age[over]
+    occurred = q.occurred[over]
     for a, i in enumerate(over):
-        older = (sims[a] >= similarity) & (ages > ages[a])
+        older = (sims[a] >= similarity) & (occurred < occurred[a])
         older[a] = False
         if older.any():
             out[i] = 1.0
@@ -313,17 +325,33 @@ def search(
     return best, score(train, best)
 
 
+FUSION_DEFICIT_PENALTY = 10.0
+"""Objective lost per point of hit@3 hybrid falls under the better half (see `constrained`)."""
+
+
+def constrained(train: Sequence[Question], choice: Choice) -> float:
+    """The objective, less a penalty where hybrid ranks worse than one of its halves.
+
+    Fusing two searches is only worth it if it finds at least what the better of
+    them finds alone: a choice whose hybrid hit@3 is under dense's or keyword's
+    loses far more than any gain in abstention could make up.
+    """
+    hybrid, dense, keyword = halves(train, choice)
+    deficit = max(0.0, max(dense, keyword) - hybrid)
+    return objective(score(train, choice)) - FUSION_DEFICIT_PENALTY * deficit
+
+
 def _ascend(
     train: Sequence[Question], start: Choice, grid: Mapping[str, Sequence[float]], rounds: int
 ) -> tuple[Choice, float]:
     best = start
-    best_score = objective(score(train, best))
+    best_score = constrained(train, best)
     for _ in range(rounds):
         improved = False
         for name, values in grid.items():
             for value in values:
                 trial = with_value(best, name, value)
-                trial_score = objective(score(train, trial))
+                trial_score = constrained(train, trial)
                 if trial_score > best_score + 1e-9:
                     best, best_score, improved = trial, trial_score, True
         if not improved:
@@ -342,12 +370,39 @@ def by_category(
     return out
 
 
+NO_TERMS = QueryTerms((), ())
+"""What recall mode "dense" knows of a query's terms: nothing (no keyword analysis)."""
+
+
 def dense_only(q: Question) -> Question:
-    """The question as the dense search alone sees it (recall mode "dense")."""
+    """The question as recall mode "dense" sees it: no keyword evidence, no terms.
+
+    Without terms the server applies the short-query floor and no "latest" lift.
+    """
     zeros = np.zeros_like(q.match)
-    return dataclasses.replace(q, match=zeros, identifier=zeros)
+    return dataclasses.replace(q, match=zeros, identifier=zeros, query_terms=NO_TERMS)
 
 
 def keyword_only(q: Question) -> Question:
-    """The question as the keyword search alone sees it (recall mode "keyword")."""
-    return dataclasses.replace(q, dense=np.zeros_like(q.dense))
+    """The question as recall mode "keyword" sees it (with `keyword_gate`).
+
+    No dense score: a memory's relevance is its keyword match share, unweighted
+    and without identifier adjustments, held to the keyword match floor.
+    """
+    zeros = np.zeros_like(q.match)
+    return dataclasses.replace(q, dense=q.match.copy(), match=zeros, identifier=zeros)
+
+
+def keyword_gate(choice: Choice) -> Choice:
+    """The choice as recall mode "keyword" gates: its floors are the keyword match floor."""
+    floor = choice.fusion.keyword_min_match
+    fusion = dataclasses.replace(choice.fusion, floor=floor, short_query_floor=floor)
+    return dataclasses.replace(choice, fusion=fusion)
+
+
+def halves(questions: Sequence[Question], choice: Choice) -> tuple[float, float, float]:
+    """hit@3 of hybrid, dense alone and keyword alone under a choice, as the server runs them."""
+    hybrid = score(questions, choice)["hit@3"]
+    dense = score([dense_only(q) for q in questions], choice)["hit@3"]
+    keyword = score([keyword_only(q) for q in questions], keyword_gate(choice))["hit@3"]
+    return hybrid, dense, keyword

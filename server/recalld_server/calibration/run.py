@@ -29,6 +29,7 @@ from recalld_server.calibration.fusion_search import (
     Choice,
     Question,
     dense_only,
+    keyword_gate,
     keyword_only,
     question_features,
     score,
@@ -275,7 +276,9 @@ def _recall_figures(measured: Measurements, fusion: FusionPolicy) -> dict[str, f
         "hybrid.train": score(train, chosen),
         "hybrid.test": score(test, chosen),
         "dense.test": score([dense_only(q) for q in test], chosen),
-        "keyword.test": score([keyword_only(q) for q in test], chosen),
+        "dense.train": score([dense_only(q) for q in train], chosen),
+        "keyword.test": score([keyword_only(q) for q in test], keyword_gate(chosen)),
+        "keyword.train": score([keyword_only(q) for q in train], keyword_gate(chosen)),
         "fallback.test": score(test, fallback),
     }
     out = {"questions.train": float(len(train)), "questions.test": float(len(test))}

@@ -10,9 +10,12 @@ from recalld_server.calibration.fusion_search import (
     Question,
     answer_fused,
     check,
+    constrained,
     dense_only,
+    halves,
     keyword_only,
     metrics,
+    newer,
     search,
 )
 from recalld_server.domain.fusion import FusionPolicy, QueryTerms
@@ -36,6 +39,7 @@ def _question(
         decay=np.ones(n),
         age=np.arange(n, dtype=float),
         vectors=vectors,
+        occurred=-np.arange(n, dtype=np.int64),
     )
 
 
@@ -69,3 +73,34 @@ def test_the_search_finds_the_weight_the_labels_call_for() -> None:
     choice, found = search(train, [start], SMALL_GRID, rounds=2)
     assert choice.fusion.keyword_weight > 0.1
     assert found["hit@1"] == 1.0
+
+
+def test_latest_lifts_the_later_of_two_similar_memories_as_the_server_orders_them() -> None:
+    q = _question("q", [0.5, 0.5, 0.5], [0, 0, 0], {1})
+    q.vectors = np.asarray([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    # Undated memories are dated when written: the second was written after the first.
+    q.occurred = np.asarray([100, 101, 50], dtype=np.int64)
+    policy = FusionPolicy(latest_similarity=0.9)
+    assert newer(q, q.dense, policy, 0.9).tolist() == [0.0, 1.0, 0.0]
+
+
+def test_dense_alone_gets_no_terms_as_in_the_server() -> None:
+    q = _question("q", [0.5, 0.45, 0.05], [0.0, 1.0, 0.0], {1})
+    assert dense_only(q).query_terms.informative == ()
+
+
+def test_a_fusion_worse_than_dense_alone_is_penalised_and_not_chosen() -> None:
+    # Keyword evidence points at the wrong memory for most questions: dense alone
+    # ranks the answer in its top 3, a strong keyword weight pushes it out.
+    train = [
+        _question(f"q{i}", [0.5, 0.45, 0.44, 0.43, 0.40], [0.0, 0.0, 0.0, 1.0, 1.0], {2})
+        for i in range(4)
+    ]
+    strong = Choice(FusionPolicy(keyword_weight=1.0, relative_floor=0.0), 0.0, 30.0)
+    hybrid, dense, _ = halves(train, strong)
+    assert hybrid < dense
+    weak = Choice(FusionPolicy(keyword_weight=0.0, relative_floor=0.0), 0.0, 30.0)
+    assert constrained(train, weak) > constrained(train, strong)
+    grid = {"keyword_weight": [0.0, 1.0], "relative_floor": [0.0]}
+    chosen, _ = search(train, [strong], grid, rounds=2)
+    assert halves(train, chosen)[0] >= halves(train, chosen)[1]
