@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import socket
@@ -173,6 +174,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--name", default="")
     args = parser.parse_args()
+    # One line per embedding request otherwise.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     models = [m for m in args.models.split(",") if m]
     report: dict[str, Any] = {"revision": revision(), "split": args.split, "models": {}}
     with (
