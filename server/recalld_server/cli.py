@@ -64,6 +64,13 @@ def _calibrate(argv: Sequence[str]) -> int:
     return main_calibrate(argv, os.environ)
 
 
+def _mcp(argv: Sequence[str]) -> int:
+    """`recalld-mcp`, the MCP facade (a client of a running recalld; docs/mcp.md)."""
+    from recalld_mcp.cli import main as main_mcp
+
+    return main_mcp(argv)
+
+
 def _health(argv: Sequence[str]) -> int:
     """Exit 0 when the server answers SERVING (container and compose health checks)."""
     import grpc
@@ -95,15 +102,16 @@ def _health(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: `recalld serve|import|export|reembed|calibrate|health [flags]`."""
+    """Entry point: `recalld serve|import|export|reembed|calibrate|mcp|health [flags]`."""
     args = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="recalld", description="recalld memory backend")
     parser.add_argument(
         "command",
-        choices=["serve", "import", "export", "reembed", "calibrate", "health"],
+        choices=["serve", "import", "export", "reembed", "calibrate", "mcp", "health"],
         help="serve: run the server; import / export: migrate memories (docs/migration.md); "
         "reembed: switch the embedding model (docs/lifecycle.md); "
         "calibrate: measure the embedding model's thresholds (docs/calibration.md); "
+        "mcp: serve recalld's memory to MCP agents (docs/mcp.md); "
         "health: exit 0 when a server answers SERVING (container health checks)",
     )
     parsed = parser.parse_args(args[:1])
@@ -117,6 +125,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(_reembed(args[1:]))
     elif parsed.command == "calibrate":
         sys.exit(_calibrate(args[1:]))
+    elif parsed.command == "mcp":
+        sys.exit(_mcp(args[1:]))
     elif parsed.command == "health":
         sys.exit(_health(args[1:]))
     else:

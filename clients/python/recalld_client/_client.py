@@ -116,6 +116,7 @@ class RecalldClient:
         else:
             self.tls = None
         self._channel = channel
+        self._owns_channel = True
         self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
         self._sessions = session_service_pb2_grpc.SessionServiceStub(channel)
         self._health_check = channel.unary_unary(
@@ -137,8 +138,28 @@ class RecalldClient:
         await self.close()
 
     async def close(self) -> None:
-        """Closes the channel."""
-        await self._channel.close(None)
+        """Closes the channel (a client from `with_credentials` leaves it to its parent)."""
+        if self._owns_channel:
+            await self._channel.close(None)
+
+    def with_credentials(self, *, api_key: str = "", tenant: str = "") -> RecalldClient:
+        """A client over this one's connection that calls as another caller.
+
+        For gateways serving many callers (each request with its own key) over one
+        connection: the returned client sends `api_key` (or, keyless, `tenant`),
+        keeps this client's retry policy and TLS setting, and does not close the
+        shared channel when closed.
+
+        Raises:
+            ValueError: Both api_key and tenant are given (the key names the tenant).
+        """
+        child = RecalldClient(
+            api_key=api_key, tenant=tenant, retry=self._retry, channel=self._channel
+        )
+        child.address = self.address
+        child.tls = self.tls
+        child._owns_channel = False
+        return child
 
     def _backoff_s(self, attempt: int, error: RecalldError) -> float:
         """The wait after failed attempt `attempt` (1-based).
