@@ -11,9 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from recalld_mcp.settings import McpSettings, SettingsError, load_settings
 
-MISSING_SDK = (
-    "recalld-mcp needs the MCP SDK: pip install 'recalld-client[mcp]' (or 'recalld[mcp]')"
-)
+MISSING_SDK = "recalld-mcp needs the MCP SDK: pip install 'recalld-client[mcp]' (or 'recalld[mcp]')"
 
 
 async def run(settings: McpSettings) -> None:
