@@ -60,7 +60,7 @@ unformatted=$(gofmt -l clients/go deploy/tools)
 
 step "Python lint and types"
 ruff check .
-ruff format --check server clients/python/recalld_client tests benchmarks
+ruff format --check server clients/python/recalld_client clients/python/recalld_mcp tests benchmarks
 mypy
 
 step "Python tests"
