@@ -409,6 +409,7 @@ def run(
             (embedder_cpu_end - embedder_cpu_start) / window if embedder_pid else None
         ),
         "histograms": {op: base64.b64encode(h.encode()).decode() for op, h in merged.items()},
+        "window_wall": [start_wall + spec.warmup_s, start_wall + spec.warmup_s + spec.duration_s],
     }
 
 

@@ -131,6 +131,36 @@ def span_table(doc: dict[str, Any]) -> str:
     )
 
 
+def commit_table(doc: dict[str, Any]) -> str:
+    """Group commits over the window (`--probe-commits`)."""
+    rows = [r for r in doc["results"] if r.get("commits", {}).get("group")]
+    if not rows:
+        return ""
+    lines = [
+        "Group commits over the measured window (commit_probe.py): busy = share of the "
+        "window a group was being written; the storage calls' mean ms (calls/s).",
+        "",
+        "| variant | x | groups/s | requests/group | rows/group (new, changed, history) "
+        "| groups with upserts | group mean ms (p90) | busy | insert | replace | history |",
+        "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+
+    def call(c: dict[str, Any] | None) -> str:
+        return "" if not c else f"{c['mean_ms']:.1f} ({c['per_s']:.0f}/s)"
+
+    for r in rows:
+        c = r["commits"]
+        g = c["group"]
+        lines.append(
+            f"| {_series(r)} | {_x(r):g} | {g['per_s']:.1f} | {g['requests_per_group']:.1f} "
+            f"| {g['inserts_per_group']:.1f}, {g['upserts_per_group']:.1f}, "
+            f"{g['history_per_group']:.1f} | {100 * g['groups_with_upserts']:.0f}% "
+            f"| {g['mean_ms']:.1f} ({g['p90_ms']:.1f}) | {g['busy']:.2f} "
+            f"| {call(c.get('insert'))} | {call(c.get('replace'))} | {call(c.get('append'))} |"
+        )
+    return "\n".join(lines)
+
+
 def profile_table(doc: dict[str, Any], top: int = 8) -> str:
     """py-spy (`--py-spy`): each thread's busy share of the window, the top functions."""
     rows = [r for r in doc["results"] if r.get("profile")]
@@ -281,6 +311,8 @@ def write_reports(doc: dict[str, Any], out: Path, name: str) -> None:
         stage_table(doc),
         "",
         span_table(doc),
+        "",
+        commit_table(doc),
         "",
         profile_table(doc),
         "",

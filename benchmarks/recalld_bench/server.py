@@ -122,20 +122,29 @@ def recalld(
     extra_args: tuple[str, ...] = (),
     start_timeout_s: float = 120.0,
     server_src: Path | None = None,
+    commit_probe: Path | None = None,
 ) -> Iterator[ServerProcess]:
     """Runs `recalld serve` on a free loopback port until the block ends.
 
     `server_src` runs the server from another source tree (for example a `git archive` of
     a commit) instead of the installed one, so a run measures a fixed revision.
+    `commit_probe` starts it through `commit_probe.py`, which times its group commits
+    into that file (the server's code unchanged).
     """
     port = free_port()
     env = _server_env(server_src)
+    launcher = "recalld_server.cli"
+    if commit_probe is not None:
+        launcher = "benchmarks.recalld_bench.commit_probe"
+        env["RECALLD_BENCH_COMMIT_PROBE"] = str(commit_probe)
+        repo = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), repo) if p)
     if traces_file is not None:
         env["RECALLD_OTEL_TRACES_FILE"] = str(traces_file)
     args = [
         sys.executable,
         "-m",
-        "recalld_server.cli",
+        launcher,
         "serve",
         "--host",
         "127.0.0.1",
