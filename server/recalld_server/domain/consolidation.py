@@ -22,6 +22,7 @@ from recalld_server.domain.errors import FieldViolation, InvalidArgumentError, P
 from recalld_server.domain.judging import JudgePolicy, VerdictMemory, Verdicts, judge_user
 from recalld_server.domain.lifecycle import (
     DAY_MS,
+    demoted_expiry,
     near_duplicate_groups,
     possible_contradictions,
     refreshed_expiry,
@@ -248,7 +249,9 @@ class Consolidator:
             demotions = []
             for memory in stale:
                 demoted = bump(memory, now, tier=Tier.P2)
-                demoted = dataclasses.replace(demoted, expire_at=refreshed_expiry(demoted, policy))
+                demoted = dataclasses.replace(
+                    demoted, expire_at=demoted_expiry(demoted, policy, now)
+                )
                 demotions.append(Change(memory, demoted, Operation.CONSOLIDATE))
             await self._save(tenant, demotions, now)
 

@@ -31,7 +31,9 @@ class LifecyclePolicy:
         draft_below_confidence: Writes with lower confidence wait as drafts.
         near_duplicate_similarity: Cosine similarity at or above which two memories
             count as the same (docs/lifecycle.md has the calibration).
-        demote_unused_days: P1 memories unused this long are demoted to P2.
+        demote_unused_days: P1 memories unused this long are demoted to P2, and their
+            expiry restarts from the demotion with P2's TTL. It must come before P1's
+            own expiry, or an unused P1 memory expires before it is ever demoted.
     """
 
     tier_ttl_days: dict[Tier, int] = dataclasses.field(
@@ -39,7 +41,17 @@ class LifecyclePolicy:
     )
     draft_below_confidence: float = 0.5
     near_duplicate_similarity: float = 0.88
-    demote_unused_days: int = 90
+    demote_unused_days: int = 60
+
+    def __post_init__(self) -> None:
+        p1 = self.tier_ttl_days.get(Tier.P1, 0)
+        if self.demote_unused_days <= 0:
+            raise ValueError("demote_unused_days must be positive")
+        if p1 and self.demote_unused_days >= p1:
+            raise ValueError(
+                f"demote_unused_days ({self.demote_unused_days}) must be under the P1 TTL "
+                f"({p1} days): an unused P1 memory would expire before being demoted"
+            )
 
     def expiry(self, tier: Tier, last_used_ms: int) -> int:
         """The tier's expiry counted from the last use (0: never)."""
@@ -142,6 +154,17 @@ def decide_topic(holder: Memory | None) -> Decision:
     if holder.tier is Tier.P0:
         return Decision(Action.CONFLICT, holder)
     return Decision(Action.SUPERSEDE, holder)
+
+
+def demoted_expiry(memory: Memory, policy: LifecyclePolicy, now_ms: int) -> int:
+    """Expiry of a memory demoted to P2 now: an explicit one stays, else P2's TTL from now.
+
+    Counted from the last use instead, a memory demoted for disuse would already be
+    past P2's TTL and expire at the demotion itself.
+    """
+    if memory.expire_explicit:
+        return memory.expire_at
+    return policy.expiry(Tier.P2, now_ms)
 
 
 def refreshed_expiry(memory: Memory, policy: LifecyclePolicy) -> int:

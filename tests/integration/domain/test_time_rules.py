@@ -1,5 +1,5 @@
 """Tier expiry and demotion over simulated months: the domain with a manual clock,
-against real Milvus Lite stores and the real model."""
+against a real Milvus Lite store and the in-memory adapter, with the real model."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from recalld_server.domain.model import (
     Status,
     Tier,
 )
-from recalld_server.domain.ports import Backends
+from recalld_server.domain.ports import Backends, HistoryStore, IdempotencyStore, VectorStore
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import MemoryService
 from recalld_server.domain.user_memories import UserMemories
@@ -30,6 +30,11 @@ from recalld_server.storage.local import LocalAccessTracker, LocalGenerations, L
 from recalld_server.storage.memory_conversations import (
     InMemoryConversations,
     InMemoryExtractionQueue,
+)
+from recalld_server.storage.memory_store import (
+    InMemoryHistoryStore,
+    InMemoryIdempotencyStore,
+    InMemoryVectorStore,
 )
 from recalld_server.storage.milvus_records import (
     MilvusHistoryStore,
@@ -56,19 +61,32 @@ class World:
     consolidator: Consolidator
     clock: ManualClock
     principal: Principal
-    store: MilvusVectorStore
+    store: VectorStore
     access: LocalAccessTracker
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["milvus_lite", "in_memory"])
 async def world(
-    tmp_path_factory: pytest.TempPathFactory, embedder: MicroBatchingEmbedder
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    embedder: MicroBatchingEmbedder,
 ) -> AsyncIterator[World]:
-    path: Path = tmp_path_factory.mktemp("time") / "milvus.db"
-    config = MilvusConfig(uri=str(path), dimension=embedder.dimension, model_id=embedder.model_id)
-    store = await MilvusVectorStore.open(config)
-    await asyncio.to_thread(ensure_record_collections, config)
-    history, requests = MilvusHistoryStore(store.client), MilvusIdempotencyStore(store.client)
+    """The same rules on both adapters of the storage ports."""
+    store: VectorStore
+    history: HistoryStore
+    requests: IdempotencyStore
+    if request.param == "milvus_lite":
+        path: Path = tmp_path_factory.mktemp("time") / "milvus.db"
+        config = MilvusConfig(
+            uri=str(path), dimension=embedder.dimension, model_id=embedder.model_id
+        )
+        milvus = await MilvusVectorStore.open(config)
+        await asyncio.to_thread(ensure_record_collections, config)
+        store = milvus
+        history, requests = MilvusHistoryStore(milvus.client), MilvusIdempotencyStore(milvus.client)
+    else:
+        store = InMemoryVectorStore(embedder.dimension)
+        history, requests = InMemoryHistoryStore(), InMemoryIdempotencyStore()
     clock, locks, access = ManualClock(), LocalLockManager(), LocalAccessTracker()
     cache = LocalProfileCache()
     analyzer = JiebaAnalyzer()
@@ -144,7 +162,7 @@ async def test_unused_p1_with_explicit_expiry_is_demoted(world: World) -> None:
             )
         ],
     )
-    world.clock.now = T0 + 91 * DAY_MS
+    world.clock.now = T0 + 61 * DAY_MS
     report = await world.consolidator.run("time-tenant", "u-demote")
     assert report.demoted_ids == [result.memory.id]
     [demoted] = await world.store.get("time-tenant", [result.memory.id])
@@ -226,3 +244,39 @@ async def test_the_periodic_job_visits_only_users_with_something_due(world: Worl
     assert again["upkeep-tenant"].expired_ids == []
     world.clock.now = T0 + 31 * DAY_MS
     assert "upkeep-tenant" not in await world.consolidator.run_all(changed_within_ms=3_600_000)
+
+
+async def test_over_120_days_a_p1_read_weekly_stays_and_an_unread_one_is_demoted_then_expires(
+    world: World,
+) -> None:
+    world.clock.now = T0
+    user = "u-120-days"
+    read, unread = await world.service.write(
+        world.principal,
+        user,
+        [
+            NewMemory("The user's bike is a green Brompton", MemoryType.FACT, tier=Tier.P1),
+            NewMemory("The user once visited Tromsø in winter", MemoryType.EVENT, tier=Tier.P1),
+        ],
+    )
+    demoted_on = expired_on = None
+    for day in range(1, 121):
+        world.clock.now = T0 + day * DAY_MS
+        if day % 7 == 0:  # the agent asks about the bike every week
+            answer = await world.service.recall(
+                world.principal, RecallQuery(user_id=user, query="Which bike?", top_k=1)
+            )
+            assert [i.memory.id for i in answer.items] == [read.memory.id], day
+        await world.consolidator.flush_access_stats()
+        report = await world.consolidator.run("time-tenant", user)  # the daily job
+        if unread.memory.id in report.demoted_ids:
+            demoted_on = day
+        if unread.memory.id in report.expired_ids:
+            expired_on = day
+        [kept] = await world.store.get("time-tenant", [read.memory.id])
+        assert (kept.tier, kept.status) == (Tier.P1, Status.ACTIVE), day
+    # The first daily run once more than 60 days have passed, before P1's 90-day expiry.
+    assert demoted_on == 61
+    assert expired_on == demoted_on + 30, "then expired as a P2, 30 days after the demotion"
+    [gone] = await world.store.get("time-tenant", [unread.memory.id])
+    assert (gone.tier, gone.status) == (Tier.P2, Status.ARCHIVED)
