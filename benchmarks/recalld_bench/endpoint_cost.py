@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,6 +71,8 @@ async def _point(
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.server_src is not None:  # the embedder of a fixed revision, not the installed one
+        sys.path.insert(0, str(args.server_src / "server"))
     spec = datasets.DatasetSpec(20_000, 100, 10, seed=4242)
     texts = [m.content for m in datasets.generate(spec)]  # new texts: the endpoint's cache misses
     points = []
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     f"{point['endpoint_cpu_ms_per_text']:.2f} ms/text",
                     flush=True,
                 )
-    doc = {"meta": meta.collect(None), "duration_s": args.duration, "points": points}
+    doc = {"meta": meta.collect(args.server_src), "duration_s": args.duration, "points": points}
     if args.out:
         Path(args.out).write_text(json.dumps(doc, indent=2))
     return doc
@@ -110,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--texts", default="1,10", help="texts per call")
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--out", default="", help="write the points here as JSON")
+    parser.add_argument(
+        "--server-src", type=Path, default=None, help="import recalld_server from this tree"
+    )
     run(parser.parse_args(argv))
 
 

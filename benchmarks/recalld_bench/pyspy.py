@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import json
 import re
 import shutil
@@ -103,9 +104,11 @@ def _function(frame: str) -> str:
 
 
 def read(path: Path) -> list[tuple[str, list[str], int]]:
-    """(thread group, frames root first, samples) per collapsed stack."""
+    """(thread group, frames root first, samples) per collapsed stack (`.gz` read too)."""
+    raw = path.read_bytes()
+    text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8", "replace")
     stacks = []
-    for line in path.read_text(errors="replace").splitlines():
+    for line in text.splitlines():
         match = _LINE.match(line.strip())
         if not match:
             continue
@@ -162,6 +165,16 @@ def summarize(
     }
 
 
+def share_under(path: Path, patterns: Sequence[str], thread: str | None = None) -> dict[str, float]:
+    """Per pattern: the share of the (thread's) samples with a frame containing it."""
+    stacks = [s for s in read(path) if thread is None or s[0] == thread]
+    total = sum(n for _, _, n in stacks) or 1
+    return {
+        p: sum(n for _, frames, n in stacks if any(p in f for f in frames)) / total
+        for p in patterns
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.recalld_bench.pyspy")
     parser.add_argument("profile", type=Path, help="a py-spy raw (collapsed stacks) file")
@@ -169,6 +182,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--thread", default=None, help="only this thread (group) name")
     parser.add_argument("--seconds", type=float, default=0.0, help="the recorded window")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--under",
+        action="append",
+        default=[],
+        help="also print the share of samples with a frame containing this (repeatable)",
+    )
     args = parser.parse_args(argv)
     summary = summarize(args.profile, seconds=args.seconds, top=args.top, thread=args.thread)
     if args.json:
@@ -178,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, t in summary["threads"].items():
         busy = f", busy {t['busy']:.2f}" if t["busy"] is not None else ""
         print(f"  thread {name}: {t['samples']}{busy}")
+    for pattern, share in share_under(args.profile, args.under, args.thread).items():
+        print(f"  under {pattern}: {100 * share:.1f}%")
     for title in ("top_self", "top_inclusive"):
         print(title.replace("_", " ") + ":")
         for row in summary[title]:

@@ -24,3 +24,10 @@ def test_summarize_counts_threads_and_functions(tmp_path: Path) -> None:
     assert inclusive["run (runners.py)"] == 80
     only = pyspy.summarize(path, thread="MainThread")
     assert only["samples"] == 80
+
+
+def test_share_under_a_frame(tmp_path: Path) -> None:
+    path = tmp_path / "profile.txt"
+    path.write_text(RAW)
+    shares = pyspy.share_under(path, ["openai_http", "Thread.run"], thread=None)
+    assert shares == {"openai_http": 0.2, "Thread.run": 0.2}
