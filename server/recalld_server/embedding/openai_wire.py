@@ -105,11 +105,13 @@ def _vector(raw: object, position: int) -> np.ndarray:
         if len(data) % 4:
             raise MalformedAnswerError(f"data[{position}].embedding is not float32 data")
         return np.frombuffer(data, dtype="<f4").astype(np.float32)
-    if not isinstance(raw, list) or not all(
-        isinstance(x, int | float) and not isinstance(x, bool) for x in raw
-    ):
+    # numpy reads the list in C: a number per element gives an integer or float array,
+    # anything else (strings, nulls, lists, objects, all-boolean) another kind.
+    array = np.asarray(raw) if isinstance(raw, list) and raw else None
+    if array is None or array.ndim != 1 or array.dtype.kind not in "if":
         raise MalformedAnswerError(f"data[{position}].embedding is not a list of numbers")
-    return np.asarray(raw, dtype=np.float64).astype(np.float32)
+    with np.errstate(over="ignore"):  # past float32's range: inf, refused by the caller
+        return array.astype(np.float32)
 
 
 def _ordered(items: list[Any], count: int) -> list[Any]:
