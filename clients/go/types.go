@@ -137,6 +137,8 @@ const (
 	OperationRestore     = recalldv1.MemoryOperation_MEMORY_OPERATION_RESTORE
 	OperationConfirm     = recalldv1.MemoryOperation_MEMORY_OPERATION_CONFIRM
 	OperationRefresh     = recalldv1.MemoryOperation_MEMORY_OPERATION_REFRESH
+	// OperationPurge is the tombstone left in history by the retention purge.
+	OperationPurge = recalldv1.MemoryOperation_MEMORY_OPERATION_PURGE
 )
 
 // Why Recall with Explain dropped a candidate (RecallCandidate.DropReason).

@@ -437,7 +437,7 @@ def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> tuple[Policy
     except calibration.CalibrationError as error:
         raise SystemExit(f"recalld: {error}") from None
     base = Policy(
-        lifecycle=LifecyclePolicy(),
+        lifecycle=LifecyclePolicy(retention_days=config.retention_days),
         recall=RecallPolicy(sequential=config.recall_sequential, retrieval=config.recall_mode),
         max_memories_per_user=config.max_memories_per_user,
         max_memories_per_tenant=config.max_memories_per_tenant,

@@ -78,6 +78,9 @@ class ServerConfig:
             safe to retry with a request_id), recalls do not.
         access_flush_interval_s: How often batched recall statistics are written (0: only
             at shutdown and consolidation).
+        retention_days: Superseded and archived memories are purged by consolidation
+            this long after they last changed, leaving a tombstone in their history
+            (0: kept forever).
         consolidate_interval_s: How often every tenant is consolidated (0: never; the
             Consolidate RPC still works).
         working_set_mb: Memory for users' working sets (estimated bytes; least recently
@@ -138,6 +141,7 @@ class ServerConfig:
     recall_mode: str = "hybrid"
     access_flush_interval_s: float = 300.0
     consolidate_interval_s: float = 3600.0
+    retention_days: float = 30.0
     working_set_mb: int = 1024
     working_set_max_user_memories: int = 10_000
     session_ttl_days: float = 30.0
@@ -323,6 +327,13 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         "--consolidate-interval",
         type=float,
         default=env("CONSOLIDATE_INTERVAL", defaults.consolidate_interval_s),
+    )
+    p.add_argument(
+        "--retention-days",
+        type=float,
+        default=env("RETENTION_DAYS", defaults.retention_days),
+        help="days after which consolidation purges superseded and archived memories, "
+        "leaving a tombstone in their history (0: keep forever)",
     )
     p.add_argument(
         "--working-set-mb",
@@ -518,6 +529,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         embedding_endpoint=embedding_endpoint(args, environ, float(args.startup_timeout)),
         access_flush_interval_s=float(args.access_flush_interval),
         consolidate_interval_s=float(args.consolidate_interval),
+        retention_days=float(args.retention_days),
         working_set_mb=int(args.working_set_mb),
         working_set_max_user_memories=int(args.working_set_max_user_memories),
         session_ttl_days=float(args.session_ttl_days),
@@ -535,6 +547,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         raise SystemExit("recalld: --llm-judge needs --llm-base-url and --llm-model")
     if config.llm_rerank and not config.llm_base_url:
         raise SystemExit("recalld: --llm-rerank needs --llm-base-url and --llm-model")
+    if config.retention_days < 0:
+        raise SystemExit("recalld: --retention-days must be 0 (keep forever) or more")
     if config.llm_base_url and not config.llm_model:
         raise SystemExit("recalld: --llm-base-url needs --llm-model")
     if config.llm_base_url and not config.llm_base_url.startswith(("http://", "https://")):

@@ -415,6 +415,7 @@ def report_to_proto(report: model.ConsolidationReport) -> memory_service_pb2.Con
     response = memory_service_pb2.ConsolidateResponse(
         expired_ids=report.expired_ids,
         demoted_ids=report.demoted_ids,
+        purged_ids=report.purged_ids,
         access_stats_flushed=report.access_stats_flushed,
         users_scanned=report.users_scanned,
         memories_scanned=report.memories_scanned,

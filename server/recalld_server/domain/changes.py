@@ -163,6 +163,22 @@ class ChangeWriter:
             batch.change(change, at_ms, record_history)
         await self.commit(tenant_id, batch)
 
+    async def purge(self, tenant_id: str, memories: Sequence[Memory], at_ms: int) -> None:
+        """Deletes memories and their vectors, leaving one tombstone each in history.
+
+        History goes first: a run stopped midway leaves a row whose history is its
+        tombstone, and the next run purges it again; never a row without history.
+        """
+        for start in range(0, len(memories), 1000):
+            chunk = memories[start : start + 1000]
+            ids = [m.id for m in chunk]
+            async with self._working_set.changing(tenant_id, [m.user_id for m in chunk]) as change:
+                await self._history.delete_memories(tenant_id, ids)
+                await self._history.append([tombstone(m, at_ms) for m in chunk])
+                await self._store.delete(tenant_id, ids)
+                change.removed.extend(chunk)
+        await self._changed_users(tenant_id, memories)
+
     async def delete(self, tenant_id: str, memories: Sequence[Memory]) -> None:
         """Deletes memories and their history."""
         for start in range(0, len(memories), 1000):
@@ -173,6 +189,24 @@ class ChangeWriter:
                 await self._history.delete_memories(tenant_id, ids)
                 change.removed.extend(chunk)
         await self._changed_users(tenant_id, memories)
+
+
+def tombstone(memory: Memory, at_ms: int) -> HistoryEntry:
+    """What history keeps of a purged memory: who, which, when, in what state; no content."""
+    kept = Memory(
+        id=memory.id,
+        tenant_id=memory.tenant_id,
+        user_id=memory.user_id,
+        content="",
+        type=memory.type,
+        tier=memory.tier,
+        status=memory.status,
+        agent_scope=memory.agent_scope,
+        created_at=memory.created_at,
+        updated_at=at_ms,
+        version=memory.version + 1,
+    )
+    return HistoryEntry(kept, Operation.PURGE, ("content",), at_ms)
 
 
 def bump(memory: Memory, at_ms: int, **changes: Any) -> Memory:

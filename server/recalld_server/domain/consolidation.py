@@ -28,6 +28,7 @@ from recalld_server.domain.lifecycle import (
     refreshed_expiry,
 )
 from recalld_server.domain.model import (
+    PURGEABLE,
     ConsolidationReport,
     Memory,
     MemoryFilter,
@@ -139,12 +140,14 @@ class Consolidator:
         scopes: frozenset[str] | None = None,
     ) -> Upkeep:
         now = self._clock.now_ms()
+        retention = self._policy.lifecycle.retention_days
         return Upkeep(
             now=now,
             unused_before=now - self._policy.lifecycle.demote_unused_days * DAY_MS,
             changed_since=changed_since,
             tenant_id=tenant_id,
             scopes=scopes,
+            purge_before=now - int(retention * DAY_MS) if retention else 0,
         )
 
     async def _visit(
@@ -198,6 +201,30 @@ class Consolidator:
             self._judge_policy,
         )
 
+    async def _purge_retired(
+        self,
+        tenant: str,
+        user: str,
+        scopes: frozenset[str] | None,
+        now: int,
+        dry_run: bool,
+        report: ConsolidationReport,
+    ) -> None:
+        """Purges superseded and archived memories last changed before the retention period.
+
+        Only those statuses are read, so nothing live (active, draft, conflict) can
+        be purged; the user's lock is held, so nothing changes them meanwhile.
+        """
+        cutoff = now - int(self._policy.lifecycle.retention_days * DAY_MS)
+        retired = [
+            m
+            for m in await self._all(MemoryFilter(tenant, user, statuses=PURGEABLE, scopes=scopes))
+            if m.updated_at < cutoff
+        ]
+        report.purged_ids.extend(m.id for m in retired)
+        if retired and not dry_run:
+            await self._changes.purge(tenant, retired, now)
+
     async def _drop_old_request_records(self) -> None:
         await self._requests.delete_older_than(self._clock.now_ms() - REQUEST_RECORD_DAYS * DAY_MS)
 
@@ -231,6 +258,9 @@ class Consolidator:
                     ],
                     now,
                 )
+
+        if policy.retention_days:
+            await self._purge_retired(tenant, user, scopes, now, dry_run, report)
 
         unused_since = now - policy.demote_unused_days * DAY_MS
         stale = await self._all(

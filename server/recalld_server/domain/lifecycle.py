@@ -34,6 +34,9 @@ class LifecyclePolicy:
         demote_unused_days: P1 memories unused this long are demoted to P2, and their
             expiry restarts from the demotion with P2's TTL. It must come before P1's
             own expiry, or an unused P1 memory expires before it is ever demoted.
+        retention_days: Superseded and archived (expired or soft-forgotten) memories
+            are purged this long after they last changed, their history reduced to
+            a tombstone (0: kept forever).
     """
 
     tier_ttl_days: dict[Tier, int] = dataclasses.field(
@@ -42,8 +45,11 @@ class LifecyclePolicy:
     draft_below_confidence: float = 0.5
     near_duplicate_similarity: float = 0.88
     demote_unused_days: int = 60
+    retention_days: float = 30.0
 
     def __post_init__(self) -> None:
+        if self.retention_days < 0:
+            raise ValueError("retention_days must be 0 (keep forever) or more")
         p1 = self.tier_ttl_days.get(Tier.P1, 0)
         if self.demote_unused_days <= 0:
             raise ValueError("demote_unused_days must be positive")

@@ -63,6 +63,8 @@ class Operation(enum.IntEnum):
     RESTORE = 7
     CONFIRM = 8
     REFRESH = 9
+    PURGE = 10
+    """A tombstone: purged after the retention period, nothing of the content kept."""
 
 
 class Resolution(enum.IntEnum):
@@ -369,6 +371,10 @@ class MemoryFilter:
         )
 
 
+PURGEABLE = frozenset({Status.SUPERSEDED, Status.ARCHIVED})
+"""Statuses whose memories the retention purge deletes once they are old enough."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Upkeep:
     """Which memories the periodic upkeep (consolidation) has work for.
@@ -376,8 +382,10 @@ class Upkeep:
     A memory is due when it is live (active or draft) and its expiry has passed by
     `now`; or active, P1, unexpired and neither created nor recalled since
     `unused_before` (to demote); or active and changed at or after `changed_since`
-    (near-duplicates to merge; 0 is every active memory, None none). Storage answers
-    with the users that hold due memories, so the job visits them and nobody else.
+    (near-duplicates to merge; 0 is every active memory, None none); or superseded
+    or archived and last changed before `purge_before` (to purge; 0: never).
+    Storage answers with the users that hold due memories, so the job visits them
+    and nobody else.
     """
 
     now: int
@@ -388,6 +396,8 @@ class Upkeep:
     """One tenant, or every tenant."""
     scopes: frozenset[str] | None = None
     """Only these agent scopes (None: every scope)."""
+    purge_before: int = 0
+    """Superseded and archived memories last changed before this are due (0: none)."""
 
     def matches(self, m: Memory) -> bool:
         """Whether a memory is due: the in-process meaning, which storage must match."""
@@ -395,6 +405,8 @@ class Upkeep:
             return False
         if self.scopes is not None and m.agent_scope not in self.scopes:
             return False
+        if m.status in PURGEABLE:
+            return m.updated_at < self.purge_before
         expired = 0 < m.expire_at <= self.now
         if m.status is Status.DRAFT:
             return expired
@@ -525,6 +537,7 @@ class ConsolidationReport:
     access_stats_flushed: int = 0
     users_scanned: int = 0
     memories_scanned: int = 0
+    purged_ids: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from recalld_server.domain.model import (
     Memory,
     MemoryFilter,
     MemoryType,
+    Operation,
     Page,
     Principal,
     Profile,
@@ -50,7 +51,21 @@ class ReadMemories:
     ) -> list[HistoryEntry]:
         """Every version of a memory, oldest first."""
         validation.validate_one_id(user_id, memory_id, "id")
-        await load_visible(self._store, principal, user_id, memory_id)
+        try:
+            await load_visible(self._store, principal, user_id, memory_id)
+        except NotFoundError:
+            # A purged memory's row is gone; its tombstone, if the caller may see
+            # it, is all its history now.
+            left = await self._history.versions(principal.tenant_id, memory_id)
+            tombstones = [
+                e
+                for e in left
+                if e.operation is Operation.PURGE
+                and authorization.visible(principal, user_id, e.memory)
+            ]
+            if not tombstones:
+                raise
+            return tombstones
         # A memory moved between scopes keeps its versions; the caller sees those
         # from scopes it may read (the moves themselves show as a gap).
         return [

@@ -35,7 +35,15 @@ from pymilvus import (
 )
 
 from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status, Tier, Upkeep
+from recalld_server.domain.model import (
+    PURGEABLE,
+    Memory,
+    MemoryFilter,
+    MemoryType,
+    Status,
+    Tier,
+    Upkeep,
+)
 from recalld_server.domain.ports import Vector, Vectors
 from recalld_server.domain.user_set import LIVE
 from recalld_server.storage.expressions import quote
@@ -170,9 +178,14 @@ def upkeep_filter(upkeep: Upkeep) -> str:
         )
     if u.changed_since is not None:
         due.append(f"updated_at >= {int(u.changed_since)}")
-    parts = [
-        f"((status == {draft} and {expired}) or (status == {active} and ({' or '.join(due)})))"
+    branches = [
+        f"(status == {draft} and {expired})",
+        f"(status == {active} and ({' or '.join(due)}))",
     ]
+    if u.purge_before:
+        purgeable = ", ".join(str(int(status)) for status in sorted(PURGEABLE))
+        branches.append(f"(status in [{purgeable}] and updated_at < {int(u.purge_before)})")
+    parts = [f"({' or '.join(branches)})"]
     if u.tenant_id is not None:
         parts.append(f"tenant_id == {quote(u.tenant_id)}")
     if u.scopes is not None and not u.scopes:

@@ -11,15 +11,20 @@ from pathlib import Path
 import pytest
 
 from recalld_server.domain.consolidation import FLUSH_USERS, Consolidator
-from recalld_server.domain.lifecycle import DAY_MS
+from recalld_server.domain.errors import NotFoundError
+from recalld_server.domain.lifecycle import DAY_MS, LifecyclePolicy
 from recalld_server.domain.model import (
+    ForgetMode,
+    ForgetTarget,
     MemoryType,
     NewMemory,
+    Operation,
     Principal,
     RecallQuery,
     Status,
     Tier,
 )
+from recalld_server.domain.policy import Policy
 from recalld_server.domain.ports import Backends, HistoryStore, IdempotencyStore, VectorStore
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import MemoryService
@@ -63,6 +68,8 @@ class World:
     principal: Principal
     store: VectorStore
     access: LocalAccessTracker
+    backends: Backends
+    memories: UserMemories
 
 
 @pytest.fixture(scope="module", params=["milvus_lite", "in_memory"])
@@ -108,7 +115,16 @@ async def world(
     memories = UserMemories(backends, profiles.invalidate)
     service = MemoryService(backends, profiles, memories)
     consolidator = Consolidator(backends, memories)
-    yield World(service, consolidator, clock, Principal("time-tenant", role="admin"), store, access)
+    yield World(
+        service,
+        consolidator,
+        clock,
+        Principal("time-tenant", role="admin"),
+        store,
+        access,
+        backends,
+        memories,
+    )
     await store.close()
 
 
@@ -280,3 +296,82 @@ async def test_over_120_days_a_p1_read_weekly_stays_and_an_unread_one_is_demoted
     assert expired_on == demoted_on + 30, "then expired as a P2, 30 days after the demotion"
     [gone] = await world.store.get("time-tenant", [unread.memory.id])
     assert (gone.tier, gone.status) == (Tier.P2, Status.ARCHIVED)
+
+
+async def test_retired_memories_are_purged_after_the_retention_period_leaving_a_tombstone(
+    world: World,
+) -> None:
+    world.clock.now = T0
+    user = "u-retention"
+    old, core, draft = await world.service.write(
+        world.principal,
+        user,
+        [
+            NewMemory("The user drives a blue Golf", MemoryType.STATE, topic_key="car"),
+            NewMemory("The user is allergic to penicillin", MemoryType.FACT, tier=Tier.P0),
+            NewMemory("The user might move to Oslo", MemoryType.FACT, confidence=0.2),
+        ],
+    )
+    assert draft.memory.status is Status.DRAFT
+    world.clock.now = T0 + DAY_MS
+    [new] = await world.service.write(
+        world.principal,
+        user,
+        [NewMemory("The user drives a red Tesla", MemoryType.STATE, topic_key="car")],
+    )
+    assert new.related_id == old.memory.id  # the Golf is superseded on day 1
+    [forgotten] = await world.service.write(
+        world.principal, user, [NewMemory("The user's gym is FitOne", MemoryType.FACT)]
+    )
+    await world.service.forget(
+        world.principal, user, ForgetTarget(ids=(forgotten.memory.id,)), ForgetMode.SOFT, False
+    )
+    live = [core.memory.id, draft.memory.id, new.memory.id]
+
+    world.clock.now = T0 + 30 * DAY_MS  # 29 days after retiring: kept
+    assert (await world.consolidator.run("time-tenant", user)).purged_ids == []
+    world.clock.now = T0 + 31 * DAY_MS + 1
+    dry = await world.consolidator.run("time-tenant", user, dry_run=True)
+    assert sorted(dry.purged_ids) == sorted([old.memory.id, forgotten.memory.id])
+    assert len(await world.store.get("time-tenant", [old.memory.id])) == 1, "dry run: kept"
+    report = await world.consolidator.run("time-tenant", user)
+    assert sorted(report.purged_ids) == sorted([old.memory.id, forgotten.memory.id])
+
+    assert await world.store.get("time-tenant", [old.memory.id, forgotten.memory.id]) == []
+    assert sorted(m.id for m in await world.store.get("time-tenant", live)) == sorted(live)
+    for purged in (old, forgotten):
+        [entry] = await world.service.history(world.principal, user, purged.memory.id)
+        assert entry.operation is Operation.PURGE and entry.memory.content == ""
+        assert entry.memory.id == purged.memory.id and entry.changed_at == world.clock.now
+    assert entry.memory.status is Status.ARCHIVED
+    # Another user of the tenant cannot read the tombstone either.
+    with pytest.raises(NotFoundError):
+        await world.service.history(world.principal, "someone-else", old.memory.id)
+    # The periodic job finds nothing more to purge, and nothing live was touched.
+    assert (await world.consolidator.run("time-tenant", user)).purged_ids == []
+    assert sorted(m.id for m in await world.store.get("time-tenant", live)) == sorted(live)
+
+
+async def test_a_retention_of_zero_keeps_retired_memories_forever(world: World) -> None:
+    keeper = Consolidator(
+        world.backends,
+        world.memories,
+        Policy(lifecycle=LifecyclePolicy(retention_days=0)),
+    )
+    world.clock.now = T0
+    user = "u-keep-forever"
+    paper = "newspaper"
+    [first] = await world.service.write(
+        world.principal,
+        user,
+        [NewMemory("The user reads Le Monde", MemoryType.FACT, topic_key=paper)],
+    )
+    await world.service.write(
+        world.principal,
+        user,
+        [NewMemory("The user reads El País", MemoryType.FACT, topic_key=paper)],
+    )
+    world.clock.now = T0 + 3650 * DAY_MS
+    assert (await keeper.run("time-tenant", user)).purged_ids == []
+    [kept] = await world.store.get("time-tenant", [first.memory.id])
+    assert kept.status is Status.SUPERSEDED

@@ -542,6 +542,7 @@ async def test_the_users_with_upkeep_due_are_exactly_those_matches_names(
             changed_since=rng.choice([None, 0, *TIMES]),
             tenant_id=rng.choice([None, tenant, neighbour]),
             scopes=rng.choice([None, frozenset({""}), frozenset({"", "bot"}), frozenset()]),
+            purge_before=rng.choice([0, *TIMES]),
         )
         for _ in range(40)
     ]

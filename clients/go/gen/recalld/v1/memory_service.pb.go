@@ -291,21 +291,27 @@ const (
 	MemoryOperation_MEMORY_OPERATION_CONFIRM MemoryOperation = 8
 	// A duplicate write refreshed it.
 	MemoryOperation_MEMORY_OPERATION_REFRESH MemoryOperation = 9
+	// Purged by consolidation once superseded or archived for longer than the
+	// retention period: the memory and its vector are gone, and this tombstone,
+	// which replaces its history, keeps the id, the time and the status it was
+	// purged in, and no content.
+	MemoryOperation_MEMORY_OPERATION_PURGE MemoryOperation = 10
 )
 
 // Enum value maps for MemoryOperation.
 var (
 	MemoryOperation_name = map[int32]string{
-		0: "MEMORY_OPERATION_UNSPECIFIED",
-		1: "MEMORY_OPERATION_WRITE",
-		2: "MEMORY_OPERATION_SUPERSEDE",
-		3: "MEMORY_OPERATION_UPDATE",
-		4: "MEMORY_OPERATION_CONSOLIDATE",
-		5: "MEMORY_OPERATION_RESOLVE",
-		6: "MEMORY_OPERATION_FORGET",
-		7: "MEMORY_OPERATION_RESTORE",
-		8: "MEMORY_OPERATION_CONFIRM",
-		9: "MEMORY_OPERATION_REFRESH",
+		0:  "MEMORY_OPERATION_UNSPECIFIED",
+		1:  "MEMORY_OPERATION_WRITE",
+		2:  "MEMORY_OPERATION_SUPERSEDE",
+		3:  "MEMORY_OPERATION_UPDATE",
+		4:  "MEMORY_OPERATION_CONSOLIDATE",
+		5:  "MEMORY_OPERATION_RESOLVE",
+		6:  "MEMORY_OPERATION_FORGET",
+		7:  "MEMORY_OPERATION_RESTORE",
+		8:  "MEMORY_OPERATION_CONFIRM",
+		9:  "MEMORY_OPERATION_REFRESH",
+		10: "MEMORY_OPERATION_PURGE",
 	}
 	MemoryOperation_value = map[string]int32{
 		"MEMORY_OPERATION_UNSPECIFIED": 0,
@@ -318,6 +324,7 @@ var (
 		"MEMORY_OPERATION_RESTORE":     7,
 		"MEMORY_OPERATION_CONFIRM":     8,
 		"MEMORY_OPERATION_REFRESH":     9,
+		"MEMORY_OPERATION_PURGE":       10,
 	}
 )
 
@@ -2658,7 +2665,7 @@ type ConsolidateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Expired memories archived (or deleted with purge_expired).
 	ExpiredIds []string `protobuf:"bytes,1,rep,name=expired_ids,json=expiredIds,proto3" json:"expired_ids,omitempty"`
-	// P1 memories unused for 90 days, demoted to P2.
+	// P1 memories unused for 60 days, demoted to P2.
 	DemotedIds []string `protobuf:"bytes,2,rep,name=demoted_ids,json=demotedIds,proto3" json:"demoted_ids,omitempty"`
 	// Near-duplicates superseded by the memory they duplicate.
 	Merged []*MergedDuplicate `protobuf:"bytes,3,rep,name=merged,proto3" json:"merged,omitempty"`
@@ -2671,8 +2678,11 @@ type ConsolidateResponse struct {
 	UsersScanned int32 `protobuf:"varint,6,opt,name=users_scanned,json=usersScanned,proto3" json:"users_scanned,omitempty"`
 	// Memories examined.
 	MemoriesScanned int32 `protobuf:"varint,7,opt,name=memories_scanned,json=memoriesScanned,proto3" json:"memories_scanned,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Superseded and archived memories past the retention period, deleted with
+	// their vectors (their history keeps a tombstone).
+	PurgedIds     []string `protobuf:"bytes,8,rep,name=purged_ids,json=purgedIds,proto3" json:"purged_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConsolidateResponse) Reset() {
@@ -2752,6 +2762,13 @@ func (x *ConsolidateResponse) GetMemoriesScanned() int32 {
 		return x.MemoriesScanned
 	}
 	return 0
+}
+
+func (x *ConsolidateResponse) GetPurgedIds() []string {
+	if x != nil {
+		return x.PurgedIds
+	}
+	return nil
 }
 
 // MergedDuplicate is one near-duplicate folded into another memory.
@@ -3063,7 +3080,7 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x12ConsolidateRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x17\n" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12#\n" +
-	"\rpurge_expired\x18\x03 \x01(\bR\fpurgeExpired\"\xd9\x02\n" +
+	"\rpurge_expired\x18\x03 \x01(\bR\fpurgeExpired\"\xf8\x02\n" +
 	"\x13ConsolidateResponse\x12\x1f\n" +
 	"\vexpired_ids\x18\x01 \x03(\tR\n" +
 	"expiredIds\x12\x1f\n" +
@@ -3073,7 +3090,9 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x0econtradictions\x18\x04 \x03(\v2!.recalld.v1.PossibleContradictionR\x0econtradictions\x120\n" +
 	"\x14access_stats_flushed\x18\x05 \x01(\x05R\x12accessStatsFlushed\x12#\n" +
 	"\rusers_scanned\x18\x06 \x01(\x05R\fusersScanned\x12)\n" +
-	"\x10memories_scanned\x18\a \x01(\x05R\x0fmemoriesScanned\"g\n" +
+	"\x10memories_scanned\x18\a \x01(\x05R\x0fmemoriesScanned\x12\x1d\n" +
+	"\n" +
+	"purged_ids\x18\b \x03(\tR\tpurgedIds\"g\n" +
 	"\x0fMergedDuplicate\x12\x17\n" +
 	"\akept_id\x18\x01 \x01(\tR\x06keptId\x12\x1b\n" +
 	"\tmerged_id\x18\x02 \x01(\tR\bmergedId\x12\x1e\n" +
@@ -3116,7 +3135,7 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x14DROP_REASON_INACTIVE\x10\b\x12\x18\n" +
 	"\x14DROP_REASON_FILTERED\x10\t\x12!\n" +
 	"\x1dDROP_REASON_JUDGED_IRRELEVANT\x10\n" +
-	"*\xc3\x02\n" +
+	"*\xdf\x02\n" +
 	"\x0fMemoryOperation\x12 \n" +
 	"\x1cMEMORY_OPERATION_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16MEMORY_OPERATION_WRITE\x10\x01\x12\x1e\n" +
@@ -3127,7 +3146,9 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x17MEMORY_OPERATION_FORGET\x10\x06\x12\x1c\n" +
 	"\x18MEMORY_OPERATION_RESTORE\x10\a\x12\x1c\n" +
 	"\x18MEMORY_OPERATION_CONFIRM\x10\b\x12\x1c\n" +
-	"\x18MEMORY_OPERATION_REFRESH\x10\t*\xa7\x01\n" +
+	"\x18MEMORY_OPERATION_REFRESH\x10\t\x12\x1a\n" +
+	"\x16MEMORY_OPERATION_PURGE\x10\n" +
+	"*\xa7\x01\n" +
 	"\x12ConflictResolution\x12#\n" +
 	"\x1fCONFLICT_RESOLUTION_UNSPECIFIED\x10\x00\x12%\n" +
 	"!CONFLICT_RESOLUTION_KEEP_EXISTING\x10\x01\x12\"\n" +

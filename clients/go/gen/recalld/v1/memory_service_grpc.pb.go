@@ -157,7 +157,8 @@ type MemoryServiceClient interface {
 	// that is not a draft), PERMISSION_DENIED (a read-only key).
 	Confirm(ctx context.Context, in *ConfirmRequest, opts ...grpc.CallOption) (*ConfirmResponse, error)
 	// History returns every version of a memory, oldest first, with the
-	// operation that produced it and the fields it changed.
+	// operation that produced it and the fields it changed. A purged memory
+	// has one entry left, its MEMORY_OPERATION_PURGE tombstone.
 	//
 	// Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
 	// memory for this tenant and user, or it was hard-forgotten).
@@ -175,9 +176,10 @@ type MemoryServiceClient interface {
 	ResolveConflict(ctx context.Context, in *ResolveConflictRequest, opts ...grpc.CallOption) (*ResolveConflictResponse, error)
 	// Consolidate tidies a tenant's memories (or one user's): archives (or,
 	// with purge_expired, deletes) expired memories, demotes P1 memories unused
-	// for 90 days to P2, merges near-duplicates (keeps the oldest, supersedes
-	// the rest), lists possible contradictions of core memories, and flushes
-	// access statistics. The server also runs it periodically. It works in
+	// for 60 days to P2, merges near-duplicates (keeps the oldest, supersedes
+	// the rest), purges memories superseded or archived for longer than the
+	// server's retention period (leaving a tombstone in their history), lists
+	// possible contradictions of core memories, and flushes access statistics. The server also runs it periodically. It works in
 	// bounded batches and is safe while traffic flows. With `dry_run` it only
 	// reports.
 	//
@@ -447,7 +449,8 @@ type MemoryServiceServer interface {
 	// that is not a draft), PERMISSION_DENIED (a read-only key).
 	Confirm(context.Context, *ConfirmRequest) (*ConfirmResponse, error)
 	// History returns every version of a memory, oldest first, with the
-	// operation that produced it and the fields it changed.
+	// operation that produced it and the fields it changed. A purged memory
+	// has one entry left, its MEMORY_OPERATION_PURGE tombstone.
 	//
 	// Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
 	// memory for this tenant and user, or it was hard-forgotten).
@@ -465,9 +468,10 @@ type MemoryServiceServer interface {
 	ResolveConflict(context.Context, *ResolveConflictRequest) (*ResolveConflictResponse, error)
 	// Consolidate tidies a tenant's memories (or one user's): archives (or,
 	// with purge_expired, deletes) expired memories, demotes P1 memories unused
-	// for 90 days to P2, merges near-duplicates (keeps the oldest, supersedes
-	// the rest), lists possible contradictions of core memories, and flushes
-	// access statistics. The server also runs it periodically. It works in
+	// for 60 days to P2, merges near-duplicates (keeps the oldest, supersedes
+	// the rest), purges memories superseded or archived for longer than the
+	// server's retention period (leaving a tombstone in their history), lists
+	// possible contradictions of core memories, and flushes access statistics. The server also runs it periodically. It works in
 	// bounded batches and is safe while traffic flows. With `dry_run` it only
 	// reports.
 	//

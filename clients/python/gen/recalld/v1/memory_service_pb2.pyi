@@ -174,6 +174,12 @@ class _MemoryOperationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Memor
     """A draft promoted by Confirm or by a second matching write."""
     MEMORY_OPERATION_REFRESH: _MemoryOperation.ValueType  # 9
     """A duplicate write refreshed it."""
+    MEMORY_OPERATION_PURGE: _MemoryOperation.ValueType  # 10
+    """Purged by consolidation once superseded or archived for longer than the
+    retention period: the memory and its vector are gone, and this tombstone,
+    which replaces its history, keeps the id, the time and the status it was
+    purged in, and no content.
+    """
 
 class MemoryOperation(_MemoryOperation, metaclass=_MemoryOperationEnumTypeWrapper):
     """MemoryOperation is what produced a version of a memory."""
@@ -194,6 +200,12 @@ MEMORY_OPERATION_CONFIRM: MemoryOperation.ValueType  # 8
 """A draft promoted by Confirm or by a second matching write."""
 MEMORY_OPERATION_REFRESH: MemoryOperation.ValueType  # 9
 """A duplicate write refreshed it."""
+MEMORY_OPERATION_PURGE: MemoryOperation.ValueType  # 10
+"""Purged by consolidation once superseded or archived for longer than the
+retention period: the memory and its vector are gone, and this tombstone,
+which replaces its history, keeps the id, the time and the status it was
+purged in, and no content.
+"""
 Global___MemoryOperation: _TypeAlias = MemoryOperation  # noqa: Y015
 
 class _ConflictResolution:
@@ -1405,6 +1417,7 @@ class ConsolidateResponse(_message.Message):
     ACCESS_STATS_FLUSHED_FIELD_NUMBER: _builtins.int
     USERS_SCANNED_FIELD_NUMBER: _builtins.int
     MEMORIES_SCANNED_FIELD_NUMBER: _builtins.int
+    PURGED_IDS_FIELD_NUMBER: _builtins.int
     access_stats_flushed: _builtins.int
     """Memories whose access statistics were written."""
     users_scanned: _builtins.int
@@ -1417,7 +1430,7 @@ class ConsolidateResponse(_message.Message):
 
     @_builtins.property
     def demoted_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """P1 memories unused for 90 days, demoted to P2."""
+        """P1 memories unused for 60 days, demoted to P2."""
 
     @_builtins.property
     def merged(self) -> _containers.RepeatedCompositeFieldContainer[Global___MergedDuplicate]:
@@ -1427,6 +1440,12 @@ class ConsolidateResponse(_message.Message):
     def contradictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___PossibleContradiction]:
         """Active memories that may contradict a core memory (for review; nothing is
         changed).
+        """
+
+    @_builtins.property
+    def purged_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Superseded and archived memories past the retention period, deleted with
+        their vectors (their history keeps a tombstone).
         """
 
     def __init__(
@@ -1439,10 +1458,11 @@ class ConsolidateResponse(_message.Message):
         access_stats_flushed: _builtins.int = ...,
         users_scanned: _builtins.int = ...,
         memories_scanned: _builtins.int = ...,
+        purged_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_stats_flushed", b"access_stats_flushed", "contradictions", b"contradictions", "demoted_ids", b"demoted_ids", "expired_ids", b"expired_ids", "memories_scanned", b"memories_scanned", "merged", b"merged", "users_scanned", b"users_scanned"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_stats_flushed", b"access_stats_flushed", "contradictions", b"contradictions", "demoted_ids", b"demoted_ids", "expired_ids", b"expired_ids", "memories_scanned", b"memories_scanned", "merged", b"merged", "purged_ids", b"purged_ids", "users_scanned", b"users_scanned"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

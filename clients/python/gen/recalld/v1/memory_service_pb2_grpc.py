@@ -290,7 +290,8 @@ class MemoryServiceServicer:
 
     def History(self, request, context):
         """History returns every version of a memory, oldest first, with the
-        operation that produced it and the fields it changed.
+        operation that produced it and the fields it changed. A purged memory
+        has one entry left, its MEMORY_OPERATION_PURGE tombstone.
 
         Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
         memory for this tenant and user, or it was hard-forgotten).
@@ -323,9 +324,10 @@ class MemoryServiceServicer:
     def Consolidate(self, request, context):
         """Consolidate tidies a tenant's memories (or one user's): archives (or,
         with purge_expired, deletes) expired memories, demotes P1 memories unused
-        for 90 days to P2, merges near-duplicates (keeps the oldest, supersedes
-        the rest), lists possible contradictions of core memories, and flushes
-        access statistics. The server also runs it periodically. It works in
+        for 60 days to P2, merges near-duplicates (keeps the oldest, supersedes
+        the rest), purges memories superseded or archived for longer than the
+        server's retention period (leaving a tombstone in their history), lists
+        possible contradictions of core memories, and flushes access statistics. The server also runs it periodically. It works in
         bounded batches and is safe while traffic flows. With `dry_run` it only
         reports.
 

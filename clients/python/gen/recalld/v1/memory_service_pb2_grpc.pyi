@@ -161,7 +161,8 @@ class MemoryServiceStub:
     """
     History: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.HistoryRequest, _memory_service_pb2.HistoryResponse]
     """History returns every version of a memory, oldest first, with the
-    operation that produced it and the fields it changed.
+    operation that produced it and the fields it changed. A purged memory
+    has one entry left, its MEMORY_OPERATION_PURGE tombstone.
 
     Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
     memory for this tenant and user, or it was hard-forgotten).
@@ -182,9 +183,10 @@ class MemoryServiceStub:
     Consolidate: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ConsolidateRequest, _memory_service_pb2.ConsolidateResponse]
     """Consolidate tidies a tenant's memories (or one user's): archives (or,
     with purge_expired, deletes) expired memories, demotes P1 memories unused
-    for 90 days to P2, merges near-duplicates (keeps the oldest, supersedes
-    the rest), lists possible contradictions of core memories, and flushes
-    access statistics. The server also runs it periodically. It works in
+    for 60 days to P2, merges near-duplicates (keeps the oldest, supersedes
+    the rest), purges memories superseded or archived for longer than the
+    server's retention period (leaving a tombstone in their history), lists
+    possible contradictions of core memories, and flushes access statistics. The server also runs it periodically. It works in
     bounded batches and is safe while traffic flows. With `dry_run` it only
     reports.
 
@@ -325,7 +327,8 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     """
     History: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.HistoryRequest, _memory_service_pb2.HistoryResponse]  # type: ignore[assignment]
     """History returns every version of a memory, oldest first, with the
-    operation that produced it and the fields it changed.
+    operation that produced it and the fields it changed. A purged memory
+    has one entry left, its MEMORY_OPERATION_PURGE tombstone.
 
     Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
     memory for this tenant and user, or it was hard-forgotten).
@@ -346,9 +349,10 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     Consolidate: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ConsolidateRequest, _memory_service_pb2.ConsolidateResponse]  # type: ignore[assignment]
     """Consolidate tidies a tenant's memories (or one user's): archives (or,
     with purge_expired, deletes) expired memories, demotes P1 memories unused
-    for 90 days to P2, merges near-duplicates (keeps the oldest, supersedes
-    the rest), lists possible contradictions of core memories, and flushes
-    access statistics. The server also runs it periodically. It works in
+    for 60 days to P2, merges near-duplicates (keeps the oldest, supersedes
+    the rest), purges memories superseded or archived for longer than the
+    server's retention period (leaving a tombstone in their history), lists
+    possible contradictions of core memories, and flushes access statistics. The server also runs it periodically. It works in
     bounded batches and is safe while traffic flows. With `dry_run` it only
     reports.
 
@@ -546,7 +550,8 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.HistoryResponse, _abc.Awaitable[_memory_service_pb2.HistoryResponse]]:
         """History returns every version of a memory, oldest first, with the
-        operation that produced it and the fields it changed.
+        operation that produced it and the fields it changed. A purged memory
+        has one entry left, its MEMORY_OPERATION_PURGE tombstone.
 
         Errors: INVALID_ARGUMENT (missing user_id or id), NOT_FOUND (no such
         memory for this tenant and user, or it was hard-forgotten).
@@ -585,9 +590,10 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_memory_service_pb2.ConsolidateResponse, _abc.Awaitable[_memory_service_pb2.ConsolidateResponse]]:
         """Consolidate tidies a tenant's memories (or one user's): archives (or,
         with purge_expired, deletes) expired memories, demotes P1 memories unused
-        for 90 days to P2, merges near-duplicates (keeps the oldest, supersedes
-        the rest), lists possible contradictions of core memories, and flushes
-        access statistics. The server also runs it periodically. It works in
+        for 60 days to P2, merges near-duplicates (keeps the oldest, supersedes
+        the rest), purges memories superseded or archived for longer than the
+        server's retention period (leaving a tombstone in their history), lists
+        possible contradictions of core memories, and flushes access statistics. The server also runs it periodically. It works in
         bounded batches and is safe while traffic flows. With `dry_run` it only
         reports.
 
