@@ -22,6 +22,7 @@ from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from tests.e2e.helpers import memory
+from tests.services import RedisProcess
 
 pytestmark = pytest.mark.slow
 
@@ -113,3 +114,46 @@ async def test_consolidation_purges_only_retired_memories_while_traffic_flows(
             assert tombstone.memory.id == memory_id and tombstone.memory.content == ""
         recalled = await client.recall("user-0", "Which car does user 0 drive?", top_k=3)
         assert recalled.items[0].memory.content == "User 0 now drives a red car"
+
+
+async def test_two_replicas_purging_at_once_remove_each_retired_memory_once_and_nothing_live(
+    tmp_path: Path, redis_server: RedisProcess, embedder: MicroBatchingEmbedder
+) -> None:
+    # Both replicas run the periodic job's body at the same moment, as if the lease
+    # that keeps them apart had been lost: the users' Redis locks still serialise
+    # them, and the second finds nothing left to purge.
+    url = f"redis://127.0.0.1:{redis_server.port}/0"
+    replicas = [
+        await start_server(
+            ServerConfig(
+                port=0,
+                data_dir=tmp_path / "shared",
+                redis_url=url,
+                redis_locks=True,
+                retention_days=RETENTION_S / 86_400,
+                consolidate_interval_s=0,
+            ),
+            embedder=embedder,
+        )
+        for _ in range(2)
+    ]
+    tenant = f"tenant-{uuid.uuid4().hex[:8]}"
+    try:
+        async with RecalldClient(f"127.0.0.1:{replicas[0].port}", tenant=tenant) as client:
+            retired, live = [], []
+            for n in range(6):
+                user = f"user-{n}"
+                old = await client.write(user, [memory(f"{user} lives in Rome", topic_key="home")])
+                new = await client.write(user, [memory(f"{user} lives in Turin", topic_key="home")])
+                retired.append(old.results[0].id)
+                live.append((user, new.results[0].id))
+            await asyncio.sleep(RETENTION_S + 1)
+            reports = await asyncio.gather(*(r.consolidator.run_all() for r in replicas))
+            purged = [i for report in reports for r in report.values() for i in r.purged_ids]
+            assert sorted(set(purged)) == sorted(retired)
+            for user, memory_id in live:
+                kept = await client.get(user, memory_id)
+                assert kept.status == memory_pb2.MEMORY_STATUS_ACTIVE
+    finally:
+        for replica in replicas:
+            await replica.stop(grace_s=1)
