@@ -506,14 +506,22 @@ def build_server(settings: McpSettings, recalld: Recalld) -> MCPServer:
 
         return await run(ctx, user_id, call)
 
-    async def read_user(ctx: Context, user: str) -> tuple[RecalldClient, str]:
+    Read = Callable[[RecalldClient, str], Awaitable[list[memory_pb2.Memory]]]
+
+    async def read_memories(ctx: Context, user: str, read: Read) -> str:
+        """A resource's JSON: the memories `read` returns, for the bound user only."""
         try:
             caller = identity.caller(headers_of(ctx))
         except IdentityError as error:
             raise ResourceError(str(error)) from None
         if user != caller.user_id and not identity.allow_user_argument:
             raise ResourceError("this memory server serves another user")
-        return recalld.client_for(caller), user
+        try:
+            found = await read(recalld.client_for(caller), user)
+        except RecalldError as error:
+            raise ResourceError(f"{error.code.name}: {error.message}") from None
+        memories = [results.memory_view(m).model_dump(mode="json") for m in found]
+        return json.dumps({"user": user, "memories": memories}, ensure_ascii=False)
 
     @server.resource(
         "recalld://users/{user}/profile",
@@ -523,13 +531,11 @@ def build_server(settings: McpSettings, recalld: Recalld) -> MCPServer:
         mime_type="application/json",
     )
     async def profile(user: str, ctx: Context) -> str:
-        client, user_id = await read_user(ctx, user)
-        try:
+        async def read(client: RecalldClient, user_id: str) -> list[memory_pb2.Memory]:
             found = await client.get_profile(user_id, agent_scope=scope, timeout=timeout)
-        except RecalldError as error:
-            raise ResourceError(f"{error.code.name}: {error.message}") from None
-        memories = [results.memory_view(m).model_dump(mode="json") for m in found.profile.memories]
-        return json.dumps({"user": user_id, "memories": memories}, ensure_ascii=False)
+            return list(found.profile.memories)
+
+        return await read_memories(ctx, user, read)
 
     @server.resource(
         "recalld://users/{user}/recent",
@@ -539,13 +545,11 @@ def build_server(settings: McpSettings, recalld: Recalld) -> MCPServer:
         mime_type="application/json",
     )
     async def recent(user: str, ctx: Context) -> str:
-        client, user_id = await read_user(ctx, user)
-        try:
+        async def read(client: RecalldClient, user_id: str) -> list[memory_pb2.Memory]:
             page = await client.list(user_id, page_size=20, timeout=timeout)
-        except RecalldError as error:
-            raise ResourceError(f"{error.code.name}: {error.message}") from None
-        memories = [results.memory_view(m).model_dump(mode="json") for m in page.memories]
-        return json.dumps({"user": user_id, "memories": memories}, ensure_ascii=False)
+            return list(page.memories)
+
+        return await read_memories(ctx, user, read)
 
     @server.prompt(
         name="use_memory",
