@@ -25,6 +25,7 @@ var shortNames = map[string]protoreflect.Enum{
 	"OperationWrite": OperationWrite, "OperationUpdate": OperationUpdate, "OperationForget": OperationForget,
 	"OperationSupersede": OperationSupersede, "OperationConsolidate": OperationConsolidate, "OperationResolve": OperationResolve,
 	"OperationRestore": OperationRestore, "OperationConfirm": OperationConfirm, "OperationRefresh": OperationRefresh,
+	"OperationPurge":     OperationPurge,
 	"DropBelowThreshold": DropBelowThreshold, "DropExpired": DropExpired, "DropSuperseded": DropSuperseded,
 	"DropOtherScope": DropOtherScope, "DropOverBudget": DropOverBudget, "DropDuplicate": DropDuplicate,
 	"DropBeyondTopK": DropBeyondTopK, "DropInactive": DropInactive,
