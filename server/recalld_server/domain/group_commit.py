@@ -85,18 +85,19 @@ class GroupCommit:
         # A group that changes existing rows writes its new rows in the same store
         # call (an upsert): a memory and the one it supersedes change together, so a
         # replica killed mid-commit cannot leave a topic with two active memories.
-        # A group that only adds rows inserts them. Either way history is written
-        # concurrently, and nobody is answered before both are stored; a failed store
-        # call leaves at most history of versions that its retry writes again.
+        # A group that only adds rows inserts them and writes history concurrently.
         inserts = [row for request in group for row in request.inserts]
         upserts = [row for request in group for row in request.upserts]
         entries = [entry for request in group for entry in request.history]
+        history = [self._history.append(entries)] if entries else []
+        if not upserts:
+            inserting = (
+                self._store.insert([m for m, _ in inserts], np.stack([v for _, v in inserts]))
+                if inserts
+                else None
+            )
+            await asyncio.gather(*(work for work in (inserting, *history) if work is not None))
+            return
         rows = [*inserts, *upserts]
-        if not rows:
-            storing = None
-        elif upserts:
-            storing = self._store.replace([m for m, _ in rows], np.stack([v for _, v in rows]))
-        else:
-            storing = self._store.insert([m for m, _ in rows], np.stack([v for _, v in rows]))
-        history = self._history.append(entries) if entries else None
-        await asyncio.gather(*(work for work in (storing, history) if work is not None))
+        await self._store.replace([m for m, _ in rows], np.stack([v for _, v in rows]))
+        await asyncio.gather(*history)
