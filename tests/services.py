@@ -25,6 +25,18 @@ from pymilvus import MilvusClient
 REPO = Path(__file__).resolve().parents[1]
 
 
+def stop_child(process: subprocess.Popen[Any] | None, timeout_s: float = 10) -> None:
+    """Stops a child process: SIGTERM, then SIGKILL if it has not exited in time."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def free_port() -> int:
     """A TCP port free on loopback right now."""
     with socket.socket() as s:

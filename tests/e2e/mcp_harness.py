@@ -23,6 +23,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
+from tests.services import stop_child
+
 MODULE = [sys.executable, "-m", "recalld_mcp"]
 
 
@@ -67,13 +69,7 @@ class McpHttpProcess:
         return self.process is not None and self.process.poll() is None
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_child(self.process)
 
 
 def run_cli(
