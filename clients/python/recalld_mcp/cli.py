@@ -16,7 +16,8 @@ MISSING_SDK = "recalld-mcp needs the MCP SDK: pip install 'recalld-client[mcp]' 
 
 async def run(settings: McpSettings) -> None:
     """Opens the connection to recalld and serves until the transport ends."""
-    from recalld_mcp.server import Recalld, build_server
+    from recalld_mcp.connection import Recalld
+    from recalld_mcp.server import build_server
 
     recalld = Recalld(settings)
     await recalld.open()

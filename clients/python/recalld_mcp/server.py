@@ -18,18 +18,19 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from google.protobuf import field_mask_pb2, timestamp_pb2
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from recalld.v1 import memory_pb2, memory_service_pb2
-from recalld_client import RecalldClient, RecalldError, RetryPolicy
+from recalld_client import RecalldClient, RecalldError
 from recalld_mcp import results
+from recalld_mcp.connection import Recalld
 from recalld_mcp.errors import error_result, recalld_error_result, refused_result
-from recalld_mcp.identity import Caller, IdentityError
+from recalld_mcp.identity import IdentityError
 from recalld_mcp.settings import McpSettings
+from recalld_mcp.strict import StrictArguments
 
 INSTRUCTIONS = """\
 Long-term memory about the user you are helping, kept by recalld.
@@ -119,40 +120,6 @@ def _ok(model: BaseModel) -> CallToolResult:
         content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
         structured_content=data,
     )
-
-
-class Recalld:
-    """The connection to recalld, and one client per caller over it."""
-
-    def __init__(self, settings: McpSettings) -> None:
-        self._settings = settings
-        self._base: RecalldClient | None = None
-
-    async def open(self) -> None:
-        """Opens the channel (inside the serving event loop)."""
-        settings = self._settings
-        self._base = RecalldClient(
-            settings.address,
-            api_key="",
-            tls=settings.tls,
-            root_certificates=settings.root_certificates,
-            # One tool call, one RPC: a refusal and its retry delay go to the agent,
-            # which decides whether to wait, rather than the facade waiting unseen.
-            retry=RetryPolicy(attempts=1),
-        )
-
-    async def close(self) -> None:
-        """Closes the channel."""
-        if self._base is not None:
-            await self._base.close()
-            self._base = None
-
-    def client_for(self, caller: Caller) -> RecalldClient:
-        """A client sending the caller's credentials over the shared channel."""
-        assert self._base is not None, "Recalld.open() first"
-        if caller.api_key:
-            return self._base.with_credentials(api_key=caller.api_key)
-        return self._base.with_credentials(tenant=caller.tenant)
 
 
 Call = Callable[[RecalldClient, str], Awaitable[BaseModel]]
@@ -561,49 +528,3 @@ def build_server(settings: McpSettings, recalld: Recalld) -> MCPServer:
 
     server.middleware.append(StrictArguments(server, settings))
     return server
-
-
-class StrictArguments:
-    """Refuses a tool call with arguments the tool does not declare.
-
-    Pydantic would drop them silently; refusing says so to the model, and keeps a
-    `user_id` out where the operator fixed the user.
-    """
-
-    def __init__(self, server: MCPServer, settings: McpSettings) -> None:
-        self._server = server
-        self._settings = settings
-        self._declared: dict[str, frozenset[str]] | None = None
-
-    async def __call__(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        """Checks a tools/call's arguments against the tool's schema, then goes on."""
-        params = ctx.params
-        if ctx.method == "tools/call" and isinstance(params, Mapping):
-            arguments = params.get("arguments")
-            if isinstance(arguments, Mapping):
-                declared = await self._declared_arguments()
-                allowed = declared.get(str(params.get("name")))
-                if allowed is not None:
-                    unknown = sorted(str(a) for a in arguments if a not in allowed)
-                    if "user_id" in unknown:
-                        return refused_result(
-                            "user_id is fixed by the operator of this memory server; leave it out"
-                        )
-                    if unknown:
-                        return error_result(
-                            f"Unknown argument(s) {', '.join(unknown)}; this tool takes "
-                            f"{', '.join(sorted(allowed))}.",
-                            "INVALID_ARGUMENT",
-                            "UNKNOWN_ARGUMENT",
-                        )
-        return await call_next(ctx)
-
-    async def _declared_arguments(self) -> dict[str, frozenset[str]]:
-        if self._declared is None:
-            self._declared = {
-                tool.name: frozenset((tool.input_schema or {}).get("properties", {}))
-                for tool in await self._server.list_tools()
-            }
-        return self._declared
