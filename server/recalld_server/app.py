@@ -441,6 +441,7 @@ def model_policy(spec: EmbeddingModelSpec, config: ServerConfig) -> tuple[Policy
         recall=RecallPolicy(sequential=config.recall_sequential, retrieval=config.recall_mode),
         max_memories_per_user=config.max_memories_per_user,
         max_memories_per_tenant=config.max_memories_per_tenant,
+        sensitive_data=config.sensitive_data,
     )
     return calibration.model_policy(calibrated, base), calibration.judge_policy(calibrated)
 

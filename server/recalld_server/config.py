@@ -12,6 +12,11 @@ import ipaddress
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from recalld_server.domain.sensitive.policy import (
+    SensitiveDataPolicy,
+    parse_actions,
+    policy_from_json,
+)
 from recalld_server.embedding.openai_http import EndpointSettings
 from recalld_server.embedding.openai_wire import Framing
 
@@ -81,6 +86,8 @@ class ServerConfig:
         retention_days: Superseded and archived memories are purged by consolidation
             this long after they last changed, leaving a tombstone in their history
             (0: kept forever).
+        sensitive_data: What is masked, refused or kept of each category of sensitive
+            data, server-wide and per tenant (docs/security.md).
         consolidate_interval_s: How often every tenant is consolidated (0: never; the
             Consolidate RPC still works).
         working_set_mb: Memory for users' working sets (estimated bytes; least recently
@@ -142,6 +149,7 @@ class ServerConfig:
     access_flush_interval_s: float = 300.0
     consolidate_interval_s: float = 3600.0
     retention_days: float = 30.0
+    sensitive_data: SensitiveDataPolicy = dataclasses.field(default_factory=SensitiveDataPolicy)
     working_set_mb: int = 1024
     working_set_max_user_memories: int = 10_000
     session_ttl_days: float = 30.0
@@ -334,6 +342,22 @@ def _parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         default=env("RETENTION_DAYS", defaults.retention_days),
         help="days after which consolidation purges superseded and archived memories, "
         "leaving a tombstone in their history (0: keep forever)",
+    )
+    p.add_argument(
+        "--sensitive-data",
+        default=env("SENSITIVE_DATA", ""),
+        metavar="CATEGORY=ACTION,...",
+        help="what to do with sensitive data server-wide, over the defaults: mask, reject "
+        "or allow per category (card_number, national_id, passport, iban, phone, email, "
+        "api_key, private_key, password) or group (secrets, identifiers, contact, all); "
+        "e.g. 'secrets=reject,email=mask'",
+    )
+    p.add_argument(
+        "--sensitive-data-file",
+        type=Path,
+        default=env("SENSITIVE_DATA_FILE", None),
+        help='JSON policy with per-tenant overrides: {"default": {CATEGORY: ACTION}, '
+        '"tenants": {TENANT: {CATEGORY: ACTION}}} (--sensitive-data applies over "default")',
     )
     p.add_argument(
         "--working-set-mb",
@@ -530,6 +554,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
         access_flush_interval_s=float(args.access_flush_interval),
         consolidate_interval_s=float(args.consolidate_interval),
         retention_days=float(args.retention_days),
+        sensitive_data=sensitive_data_policy(args.sensitive_data, args.sensitive_data_file),
         working_set_mb=int(args.working_set_mb),
         working_set_max_user_memories=int(args.working_set_max_user_memories),
         session_ttl_days=float(args.session_ttl_days),
@@ -597,3 +622,21 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> ServerConfig
             "give --keys-file, bind 127.0.0.1, or pass --allow-unauthenticated"
         )
     return config
+
+
+def sensitive_data_policy(spec: str, file: Path | str | None) -> SensitiveDataPolicy:
+    """The policy of --sensitive-data-file, then --sensitive-data over its defaults."""
+    try:
+        policy = SensitiveDataPolicy()
+        if file:
+            try:
+                text = Path(file).read_text(encoding="utf-8")
+            except OSError as error:
+                raise ValueError(f"cannot read {file}: {error.strerror}") from None
+            policy = policy_from_json(text)
+        if spec:
+            actions = {**policy.actions, **parse_actions(spec)}
+            policy = dataclasses.replace(policy, actions=actions)
+    except ValueError as error:
+        raise SystemExit(f"recalld: --sensitive-data: {error}") from None
+    return policy

@@ -10,6 +10,7 @@ from google.protobuf import struct_pb2, timestamp_pb2
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_server.domain import model, validation
 from recalld_server.domain.errors import FieldViolation, InvalidArgumentError
+from recalld_server.domain.sensitive.categories import Action, Category, Finding
 
 E = TypeVar("E", model.MemoryType, model.Tier, model.Status, model.ForgetMode, model.Resolution)
 
@@ -300,7 +301,32 @@ def write_results_to_proto(results: list[model.WriteResult]) -> memory_service_p
         item.outcome = int(result.outcome)  # type: ignore[assignment]
         item.related_id = result.related_id
         memory_to_proto(result.memory, item.memory)
+        item.sensitive_data.extend(findings_to_proto(result.sensitive_data))
     return response
+
+
+_CATEGORIES = {
+    category: memory_pb2.SensitiveDataCategory.Value(f"SENSITIVE_DATA_CATEGORY_{category.name}")
+    for category in Category
+}
+_ACTIONS = {
+    Action.MASK: memory_pb2.SENSITIVE_DATA_ACTION_MASKED,
+    Action.ALLOW: memory_pb2.SENSITIVE_DATA_ACTION_ALLOWED,
+}
+
+
+def findings_to_proto(findings: Iterable[Finding]) -> list[memory_pb2.SensitiveDataFinding]:
+    """What the sensitive-data policy found and did, without the values."""
+    return [
+        memory_pb2.SensitiveDataFinding(
+            field=finding.field,
+            category=_CATEGORIES[finding.category],
+            action=_ACTIONS[finding.action],
+            count=finding.count,
+        )
+        for finding in findings
+        if finding.action in _ACTIONS  # a refused value never reaches a response
+    ]
 
 
 def recall_result_to_proto(result: model.RecallResult) -> memory_service_pb2.RecallResponse:

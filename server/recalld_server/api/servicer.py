@@ -106,10 +106,13 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
 
         async def call(principal: Principal) -> pb.UpdateResponse:
             patch = mapping.patch_from_proto(request)
-            memory = await self._service.update(
+            result = await self._service.update(
                 principal, request.user_id, request.memory.id, request.memory.etag, patch
             )
-            return pb.UpdateResponse(memory=mapping.memory_to_proto(memory))
+            return pb.UpdateResponse(
+                memory=mapping.memory_to_proto(result.memory),
+                sensitive_data=mapping.findings_to_proto(result.sensitive_data),
+            )
 
         return await self._serve(context, call)
 

@@ -10,7 +10,7 @@ from recalld.v1 import session_service_pb2_grpc as pb_grpc
 from recalld_server.api import session_mapping
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.edge import Edge
-from recalld_server.api.mapping import memory_to_proto
+from recalld_server.api.mapping import findings_to_proto, memory_to_proto
 from recalld_server.domain.limits import RateLimiter
 from recalld_server.domain.model import Principal
 from recalld_server.domain.sessions import SessionService
@@ -42,9 +42,11 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
                 agent_scope=request.agent_scope,
             )
             memories = await self._service.memories_of(principal, result.session)
-            return session_mapping.append_to_proto(
+            response = session_mapping.append_to_proto(
                 result.session, result.messages, result.extracted, memories
             )
+            response.sensitive_data.extend(findings_to_proto(result.sensitive_data))
+            return response
 
         return await self._serve(context, call)
 

@@ -21,6 +21,8 @@ from recalld_server.domain.extraction import ExtractionRunner
 from recalld_server.domain.folding import Folding
 from recalld_server.domain.model import Principal, WriteResult
 from recalld_server.domain.ports import Clock, Conversations, ExtractionQueue, LockManager
+from recalld_server.domain.sensitive.categories import Finding
+from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.session_rules import (
     NewMessage,
     can_see,
@@ -35,13 +37,14 @@ class AppendResult:
     """The session after the append, the stored messages, and what extraction wrote.
 
     `extracted` is None unless extraction ran within the call; `degraded` names the
-    parts that fell back (the summarizer).
+    parts that fell back (the summarizer); `sensitive_data` what was masked or kept.
     """
 
     session: Session
     messages: list[Message]
     extracted: list[WriteResult] | None = None
     degraded: tuple[str, ...] = ()
+    sensitive_data: tuple[Finding, ...] = ()
 
 
 class AppendMessages:
@@ -56,7 +59,9 @@ class AppendMessages:
         folding: Folding,
         extraction: ExtractionRunner,
         policy: SessionPolicy,
+        guard: SensitiveDataGuard,
     ) -> None:
+        self._guard = guard
         self._conversations = conversations
         self._queue = queue
         self._locks = locks
@@ -81,6 +86,7 @@ class AppendMessages:
         validate_append(user_id, session_id, messages, request_id, agent_scope)
         authorization.require_writer(principal)
         authorization.require_scope(principal, agent_scope, "agent_scope")
+        messages, findings = screen_messages(self._guard, principal.tenant_id, messages)
         key = SessionKey(principal.tenant_id, user_id, session_id)
         now = self._clock.now_ms()
         fingerprint = append_fingerprint(messages, extract, agent_scope)
@@ -94,7 +100,8 @@ class AppendMessages:
                 _check_open(principal, session, agent_scope)
                 mark = session.request(request_id) if request_id else None
                 if mark is not None:
-                    return _replayed(session, mark, messages, fingerprint)
+                    replay = _replayed(session, mark, messages, fingerprint)
+                    return dataclasses.replace(replay, sensitive_data=findings)
                 if session.ended:
                     raise FailedPreconditionError(f"session {session_id!r} has ended")
             stored = [
@@ -124,7 +131,7 @@ class AppendMessages:
             session = await self._conversations.get(key) or session
         elif job is not None:
             self._extraction.wake.set()
-        return AppendResult(session, numbered, extracted, degraded)
+        return AppendResult(session, numbered, extracted, degraded, findings)
 
     async def _queue_extraction(
         self, session: Session, numbered: Sequence[Message], now: int
@@ -143,6 +150,23 @@ class AppendMessages:
         )
         await self._queue.put(job)
         return job
+
+
+def screen_messages(
+    guard: SensitiveDataGuard, tenant_id: str, messages: Sequence[NewMessage]
+) -> tuple[list[NewMessage], tuple[Finding, ...]]:
+    """The messages as they will be stored (masked), and what was found in them.
+
+    Raises:
+        InvalidArgumentError: a message holds a category the tenant's policy rejects.
+    """
+    screening = guard.begin(tenant_id)
+    screened = [
+        dataclasses.replace(m, content=screening.text(f"messages[{i}].content", m.content))
+        for i, m in enumerate(messages)
+    ]
+    findings = screening.finish()
+    return (screened if findings else list(messages)), findings
 
 
 def _check_open(principal: Principal, session: Session, agent_scope: str) -> None:

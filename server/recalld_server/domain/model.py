@@ -7,6 +7,8 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from recalld_server.domain.sensitive.categories import Finding
+
 JsonObject = dict[str, Any]
 
 
@@ -182,11 +184,12 @@ class NewMemory:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class WriteResult:
-    """The outcome of writing one memory."""
+    """The outcome of writing one memory; `sensitive_data` says what was masked or kept."""
 
     memory: Memory
     outcome: WriteOutcome
     related_id: str = ""
+    sensitive_data: tuple[Finding, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ import json
 
 from recalld_server.domain.lifecycle import LifecyclePolicy
 from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.sensitive.policy import SensitiveDataPolicy
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -20,6 +21,7 @@ class Policy:
         max_memories_per_user: Live (active and draft) memories one user may hold;
             0 means no quota.
         max_memories_per_tenant: Live memories one tenant may hold; 0 means no quota.
+        sensitive_data: What is masked, refused or kept of each sensitive category.
     """
 
     lifecycle: LifecyclePolicy = dataclasses.field(default_factory=LifecyclePolicy)
@@ -27,6 +29,7 @@ class Policy:
     default_importance: float = 0.5
     max_memories_per_user: int = 0
     max_memories_per_tenant: int = 0
+    sensitive_data: SensitiveDataPolicy = dataclasses.field(default_factory=SensitiveDataPolicy)
 
 
 def user_lock_key(tenant_id: str, user_id: str) -> str:

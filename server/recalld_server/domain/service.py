@@ -10,6 +10,8 @@ user's memories only under that user's lock.
 
 from __future__ import annotations
 
+import dataclasses
+
 from recalld_server.domain import authorization, validation
 from recalld_server.domain.conflicts import Conflicts
 from recalld_server.domain.forgetting import ForgetMemories, RestoreMemories
@@ -19,6 +21,7 @@ from recalld_server.domain.ports import Backends, RelevanceJudge
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.reading import ReadMemories
 from recalld_server.domain.recall import RecallPipeline
+from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.stages import NullStages, Stages
 from recalld_server.domain.updating import UpdateMemory
 from recalld_server.domain.user_memories import UserMemories
@@ -39,6 +42,8 @@ class MemoryService:
         judge: RelevanceJudge | None = None,
     ) -> None:
         policy = policy or Policy()
+        self.guard = SensitiveDataGuard(policy.sensitive_data)
+        """The sensitive-data policy, applied by every use case that stores text."""
         self._dimension = backends.embedder.dimension
         self._pipeline = RecallPipeline(
             backends.store,
@@ -79,6 +84,10 @@ class MemoryService:
         for scope in sorted(query.scopes):
             field = "agent_scope" if scope == query.agent_scope else "extra_agent_scopes"
             authorization.require_scope(principal, scope, field)
+        if query.query:
+            query = dataclasses.replace(
+                query, query=self.guard.mask_query(principal.tenant_id, query.query)
+            )
         return await self._pipeline.run(
             principal.tenant_id, query, authorization.readable_scopes(principal), deadline_s
         )

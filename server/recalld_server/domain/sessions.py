@@ -55,6 +55,7 @@ class SessionService:
             folding,
             self.extraction,
             policy,
+            memories.guard,
         )
         self.get_context = GetContext(
             conversations,

@@ -13,6 +13,8 @@ from recalld_server.domain.model import Memory, MemoryPatch, Operation, Principa
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.ports import Backends
 from recalld_server.domain.reading import load_visible
+from recalld_server.domain.sensitive.categories import Finding
+from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.text import content_hash
 from recalld_server.domain.user_memories import UserMemories
 
@@ -41,6 +43,32 @@ def apply_patch(
     return updated
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class UpdateResult:
+    """The memory after an update, and the sensitive values masked or kept in the patch."""
+
+    memory: Memory
+    sensitive_data: tuple[Finding, ...] = ()
+
+
+def screen_patch(
+    guard: SensitiveDataGuard, tenant_id: str, patch: MemoryPatch
+) -> tuple[MemoryPatch, tuple[Finding, ...]]:
+    """The patch as it will be stored (content and metadata masked), and the findings.
+
+    Raises:
+        InvalidArgumentError: the patch holds a category the tenant's policy rejects.
+    """
+    screening = guard.begin(tenant_id)
+    changes: dict[str, Any] = {}
+    if "content" in patch.paths:
+        changes["content"] = screening.text("memory.content", patch.content)
+    if "metadata" in patch.paths:
+        changes["metadata"] = screening.metadata("memory.metadata", patch.metadata)
+    findings = screening.finish()
+    return (dataclasses.replace(patch, **changes) if findings else patch), findings
+
+
 class UpdateMemory:
     """Applies a field-masked change under the user's lock; a stale etag is refused."""
 
@@ -51,16 +79,18 @@ class UpdateMemory:
         self._clock = backends.clock
         self._changes = memories.changes
         self._policy = policy
+        self._guard = SensitiveDataGuard(policy.sensitive_data)
 
     async def __call__(
         self, principal: Principal, user_id: str, memory_id: str, etag: str, patch: MemoryPatch
-    ) -> Memory:
+    ) -> UpdateResult:
         """The updated memory (ABORTED on a stale etag, NOT_FOUND for others' ids)."""
         validation.validate_patch(user_id, memory_id, patch)
         authorization.require_writer(principal)
         if "agent_scope" in patch.paths:
             authorization.require_scope(principal, patch.agent_scope, "memory.agent_scope")
         tenant = principal.tenant_id
+        patch, findings = screen_patch(self._guard, tenant, patch)
         async with self._locks.hold(user_lock_key(tenant, user_id)):
             current = await load_visible(self._store, principal, user_id, memory_id)
             if etag and etag != current.etag:
@@ -78,4 +108,4 @@ class UpdateMemory:
             await self._changes.save(
                 tenant, [Change(current, updated, Operation.UPDATE, vector=vector)], now
             )
-            return updated
+            return UpdateResult(updated, findings)

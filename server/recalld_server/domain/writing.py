@@ -33,6 +33,8 @@ from recalld_server.domain.model import (
 )
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.ports import Backends, Clock, Vectors, VectorStore
+from recalld_server.domain.sensitive.categories import Finding
+from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.stages import Stages
 from recalld_server.domain.text import content_hash
 from recalld_server.domain.user_memories import UserMemories
@@ -78,6 +80,40 @@ class TenantCounts:
         self._counts[tenant] = (count + memories, at)
 
 
+def screen_memories(
+    guard: SensitiveDataGuard, tenant_id: str, memories: Sequence[NewMemory]
+) -> tuple[list[NewMemory], list[tuple[Finding, ...]]]:
+    """The memories as they will be stored (masked), and what was found in each.
+
+    Raises:
+        InvalidArgumentError: a memory holds a category the tenant's policy rejects
+            (every such field is named).
+    """
+    screening = guard.begin(tenant_id)
+    screened: list[NewMemory] = []
+    found: list[tuple[Finding, ...]] = []
+    for i, memory in enumerate(memories):
+        mark = len(screening.findings)
+        content = screening.text(f"memories[{i}].content", memory.content)
+        metadata = screening.metadata(f"memories[{i}].metadata", memory.metadata)
+        findings = screening.since(mark)
+        found.append(findings)
+        screened.append(
+            dataclasses.replace(memory, content=content, metadata=metadata) if findings else memory
+        )
+    screening.finish()
+    return screened, found
+
+
+def _with_findings(
+    results: list[WriteResult], found: Sequence[tuple[Finding, ...]]
+) -> list[WriteResult]:
+    return [
+        dataclasses.replace(result, sensitive_data=findings) if findings else result
+        for result, findings in zip(results, found, strict=True)
+    ]
+
+
 class WriteMemories:
     """Stores a batch of memories for one user and says what happened to each."""
 
@@ -93,6 +129,7 @@ class WriteMemories:
         self._policy = policy
         self._stages = stages
         self._tenant_counts = TenantCounts(self._store, self._clock)
+        self._guard = SensitiveDataGuard(policy.sensitive_data)
 
     async def __call__(
         self,
@@ -106,11 +143,14 @@ class WriteMemories:
         authorization.require_writer(principal)
         for i, memory in enumerate(memories):
             authorization.require_scope(principal, memory.agent_scope, f"memories[{i}].agent_scope")
+        with self._stages.stage("screen") as record:
+            memories, found = screen_memories(self._guard, principal.tenant_id, memories)
+            record.set("findings", sum(len(f) for f in found))
         fingerprint = write_fingerprint(user_id, memories)
         if request_id:
             replay = await self._replay(principal, user_id, request_id, fingerprint)
             if replay is not None:
-                return replay
+                return _with_findings(replay, found)
         with self._stages.stage("embed") as record:
             try:
                 vectors = await self._embedder.embed([m.content for m in memories])
@@ -126,7 +166,7 @@ class WriteMemories:
             if request_id:  # a concurrent retry may have finished while we embedded
                 replay = await self._replay(principal, user_id, request_id, fingerprint)
                 if replay is not None:
-                    return replay
+                    return _with_findings(replay, found)
             with self._stages.stage("decide") as record:
                 stored, source, user_set = await self._facts(tenant, user_id, memories, vectors)
                 record.set("source", source)
@@ -160,7 +200,7 @@ class WriteMemories:
                         self._clock.now_ms(),
                     )
                 )
-        return results
+        return _with_findings(results, found)
 
     async def _replay(
         self, principal: Principal, user_id: str, request_id: str, fingerprint: str

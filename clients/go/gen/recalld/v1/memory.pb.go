@@ -222,6 +222,140 @@ func (MemoryStatus) EnumDescriptor() ([]byte, []int) {
 	return file_recalld_v1_memory_proto_rawDescGZIP(), []int{2}
 }
 
+// SensitiveDataCategory is a kind of sensitive value recalld recognises
+// (docs/security.md lists the rules).
+type SensitiveDataCategory int32
+
+const (
+	SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_UNSPECIFIED SensitiveDataCategory = 0
+	// A payment card number (a known issuer range and the Luhn check).
+	SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_CARD_NUMBER SensitiveDataCategory = 1
+	// A Chinese resident ID number (check digit and birth date).
+	SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_NATIONAL_ID SensitiveDataCategory = 2
+	// A passport number, where the text says it is one.
+	SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_PASSPORT SensitiveDataCategory = 3
+	// An IBAN (mod-97 check).
+	SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_IBAN SensitiveDataCategory = 4
+	// A phone number (libphonenumber metadata).
+	SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_PHONE SensitiveDataCategory = 5
+	// An e-mail address.
+	SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_EMAIL SensitiveDataCategory = 6
+	// An API key or token: a vendor's known format, a JWT, a bearer token, or a
+	// random-looking value given as a key, token or secret.
+	SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_API_KEY SensitiveDataCategory = 7
+	// A PEM private key block.
+	SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_PRIVATE_KEY SensitiveDataCategory = 8
+	// A password stated in the text ("password is ...", "密码是...").
+	SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_PASSWORD SensitiveDataCategory = 9
+)
+
+// Enum value maps for SensitiveDataCategory.
+var (
+	SensitiveDataCategory_name = map[int32]string{
+		0: "SENSITIVE_DATA_CATEGORY_UNSPECIFIED",
+		1: "SENSITIVE_DATA_CATEGORY_CARD_NUMBER",
+		2: "SENSITIVE_DATA_CATEGORY_NATIONAL_ID",
+		3: "SENSITIVE_DATA_CATEGORY_PASSPORT",
+		4: "SENSITIVE_DATA_CATEGORY_IBAN",
+		5: "SENSITIVE_DATA_CATEGORY_PHONE",
+		6: "SENSITIVE_DATA_CATEGORY_EMAIL",
+		7: "SENSITIVE_DATA_CATEGORY_API_KEY",
+		8: "SENSITIVE_DATA_CATEGORY_PRIVATE_KEY",
+		9: "SENSITIVE_DATA_CATEGORY_PASSWORD",
+	}
+	SensitiveDataCategory_value = map[string]int32{
+		"SENSITIVE_DATA_CATEGORY_UNSPECIFIED": 0,
+		"SENSITIVE_DATA_CATEGORY_CARD_NUMBER": 1,
+		"SENSITIVE_DATA_CATEGORY_NATIONAL_ID": 2,
+		"SENSITIVE_DATA_CATEGORY_PASSPORT":    3,
+		"SENSITIVE_DATA_CATEGORY_IBAN":        4,
+		"SENSITIVE_DATA_CATEGORY_PHONE":       5,
+		"SENSITIVE_DATA_CATEGORY_EMAIL":       6,
+		"SENSITIVE_DATA_CATEGORY_API_KEY":     7,
+		"SENSITIVE_DATA_CATEGORY_PRIVATE_KEY": 8,
+		"SENSITIVE_DATA_CATEGORY_PASSWORD":    9,
+	}
+)
+
+func (x SensitiveDataCategory) Enum() *SensitiveDataCategory {
+	p := new(SensitiveDataCategory)
+	*p = x
+	return p
+}
+
+func (x SensitiveDataCategory) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SensitiveDataCategory) Descriptor() protoreflect.EnumDescriptor {
+	return file_recalld_v1_memory_proto_enumTypes[3].Descriptor()
+}
+
+func (SensitiveDataCategory) Type() protoreflect.EnumType {
+	return &file_recalld_v1_memory_proto_enumTypes[3]
+}
+
+func (x SensitiveDataCategory) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SensitiveDataCategory.Descriptor instead.
+func (SensitiveDataCategory) EnumDescriptor() ([]byte, []int) {
+	return file_recalld_v1_memory_proto_rawDescGZIP(), []int{3}
+}
+
+// SensitiveDataAction says what the server did with the values it found.
+type SensitiveDataAction int32
+
+const (
+	SensitiveDataAction_SENSITIVE_DATA_ACTION_UNSPECIFIED SensitiveDataAction = 0
+	// Replaced by a typed placeholder, such as "[CARD ••••1111]" or "[API_KEY]".
+	SensitiveDataAction_SENSITIVE_DATA_ACTION_MASKED SensitiveDataAction = 1
+	// Kept as written: the policy allows the category.
+	SensitiveDataAction_SENSITIVE_DATA_ACTION_ALLOWED SensitiveDataAction = 2
+)
+
+// Enum value maps for SensitiveDataAction.
+var (
+	SensitiveDataAction_name = map[int32]string{
+		0: "SENSITIVE_DATA_ACTION_UNSPECIFIED",
+		1: "SENSITIVE_DATA_ACTION_MASKED",
+		2: "SENSITIVE_DATA_ACTION_ALLOWED",
+	}
+	SensitiveDataAction_value = map[string]int32{
+		"SENSITIVE_DATA_ACTION_UNSPECIFIED": 0,
+		"SENSITIVE_DATA_ACTION_MASKED":      1,
+		"SENSITIVE_DATA_ACTION_ALLOWED":     2,
+	}
+)
+
+func (x SensitiveDataAction) Enum() *SensitiveDataAction {
+	p := new(SensitiveDataAction)
+	*p = x
+	return p
+}
+
+func (x SensitiveDataAction) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SensitiveDataAction) Descriptor() protoreflect.EnumDescriptor {
+	return file_recalld_v1_memory_proto_enumTypes[4].Descriptor()
+}
+
+func (SensitiveDataAction) Type() protoreflect.EnumType {
+	return &file_recalld_v1_memory_proto_enumTypes[4]
+}
+
+func (x SensitiveDataAction) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SensitiveDataAction.Descriptor instead.
+func (SensitiveDataAction) EnumDescriptor() ([]byte, []int) {
+	return file_recalld_v1_memory_proto_rawDescGZIP(), []int{4}
+}
+
 // Memory is one unit of what an agent knows about a user.
 //
 // Fields marked output only are set by the server and ignored on input.
@@ -511,6 +645,79 @@ func (x *Memory) GetAccessCount() int64 {
 	return 0
 }
 
+// SensitiveDataFinding reports the sensitive values of one category found in
+// one request field. It never carries a value.
+type SensitiveDataFinding struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The request field, as field violations name it: "memories[0].content",
+	// "memories[0].metadata.note", "memory.content", "messages[2].content".
+	Field    string                `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	Category SensitiveDataCategory `protobuf:"varint,2,opt,name=category,proto3,enum=recalld.v1.SensitiveDataCategory" json:"category,omitempty"`
+	Action   SensitiveDataAction   `protobuf:"varint,3,opt,name=action,proto3,enum=recalld.v1.SensitiveDataAction" json:"action,omitempty"`
+	// How many values of the category the field held.
+	Count         int32 `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SensitiveDataFinding) Reset() {
+	*x = SensitiveDataFinding{}
+	mi := &file_recalld_v1_memory_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SensitiveDataFinding) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SensitiveDataFinding) ProtoMessage() {}
+
+func (x *SensitiveDataFinding) ProtoReflect() protoreflect.Message {
+	mi := &file_recalld_v1_memory_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SensitiveDataFinding.ProtoReflect.Descriptor instead.
+func (*SensitiveDataFinding) Descriptor() ([]byte, []int) {
+	return file_recalld_v1_memory_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SensitiveDataFinding) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *SensitiveDataFinding) GetCategory() SensitiveDataCategory {
+	if x != nil {
+		return x.Category
+	}
+	return SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_UNSPECIFIED
+}
+
+func (x *SensitiveDataFinding) GetAction() SensitiveDataAction {
+	if x != nil {
+		return x.Action
+	}
+	return SensitiveDataAction_SENSITIVE_DATA_ACTION_UNSPECIFIED
+}
+
+func (x *SensitiveDataFinding) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 var File_recalld_v1_memory_proto protoreflect.FileDescriptor
 
 const file_recalld_v1_memory_proto_rawDesc = "" +
@@ -556,7 +763,12 @@ const file_recalld_v1_memory_proto_rawDesc = "" +
 	"\x10last_accessed_at\x18\x1a \x01(\v2\x1a.google.protobuf.TimestampR\x0elastAccessedAt\x12!\n" +
 	"\faccess_count\x18\x1b \x01(\x03R\vaccessCountB\r\n" +
 	"\v_importanceB\r\n" +
-	"\v_confidence*\xe9\x01\n" +
+	"\v_confidence\"\xba\x01\n" +
+	"\x14SensitiveDataFinding\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12=\n" +
+	"\bcategory\x18\x02 \x01(\x0e2!.recalld.v1.SensitiveDataCategoryR\bcategory\x127\n" +
+	"\x06action\x18\x03 \x01(\x0e2\x1f.recalld.v1.SensitiveDataActionR\x06action\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x05R\x05count*\xe9\x01\n" +
 	"\n" +
 	"MemoryType\x12\x1b\n" +
 	"\x17MEMORY_TYPE_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -580,7 +792,22 @@ const file_recalld_v1_memory_proto_rawDesc = "" +
 	"\x18MEMORY_STATUS_SUPERSEDED\x10\x02\x12\x1a\n" +
 	"\x16MEMORY_STATUS_ARCHIVED\x10\x03\x12\x17\n" +
 	"\x13MEMORY_STATUS_DRAFT\x10\x04\x12\x1a\n" +
-	"\x16MEMORY_STATUS_CONFLICT\x10\x05B5Z3recalld.invalid/clients/go/gen/recalld/v1;recalldv1b\x06proto3"
+	"\x16MEMORY_STATUS_CONFLICT\x10\x05*\x94\x03\n" +
+	"\x15SensitiveDataCategory\x12'\n" +
+	"#SENSITIVE_DATA_CATEGORY_UNSPECIFIED\x10\x00\x12'\n" +
+	"#SENSITIVE_DATA_CATEGORY_CARD_NUMBER\x10\x01\x12'\n" +
+	"#SENSITIVE_DATA_CATEGORY_NATIONAL_ID\x10\x02\x12$\n" +
+	" SENSITIVE_DATA_CATEGORY_PASSPORT\x10\x03\x12 \n" +
+	"\x1cSENSITIVE_DATA_CATEGORY_IBAN\x10\x04\x12!\n" +
+	"\x1dSENSITIVE_DATA_CATEGORY_PHONE\x10\x05\x12!\n" +
+	"\x1dSENSITIVE_DATA_CATEGORY_EMAIL\x10\x06\x12#\n" +
+	"\x1fSENSITIVE_DATA_CATEGORY_API_KEY\x10\a\x12'\n" +
+	"#SENSITIVE_DATA_CATEGORY_PRIVATE_KEY\x10\b\x12$\n" +
+	" SENSITIVE_DATA_CATEGORY_PASSWORD\x10\t*\x81\x01\n" +
+	"\x13SensitiveDataAction\x12%\n" +
+	"!SENSITIVE_DATA_ACTION_UNSPECIFIED\x10\x00\x12 \n" +
+	"\x1cSENSITIVE_DATA_ACTION_MASKED\x10\x01\x12!\n" +
+	"\x1dSENSITIVE_DATA_ACTION_ALLOWED\x10\x02B5Z3recalld.invalid/clients/go/gen/recalld/v1;recalldv1b\x06proto3"
 
 var (
 	file_recalld_v1_memory_proto_rawDescOnce sync.Once
@@ -594,32 +821,37 @@ func file_recalld_v1_memory_proto_rawDescGZIP() []byte {
 	return file_recalld_v1_memory_proto_rawDescData
 }
 
-var file_recalld_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_recalld_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_recalld_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_recalld_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_recalld_v1_memory_proto_goTypes = []any{
 	(MemoryType)(0),               // 0: recalld.v1.MemoryType
 	(MemoryTier)(0),               // 1: recalld.v1.MemoryTier
 	(MemoryStatus)(0),             // 2: recalld.v1.MemoryStatus
-	(*Memory)(nil),                // 3: recalld.v1.Memory
-	(*structpb.Struct)(nil),       // 4: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(SensitiveDataCategory)(0),    // 3: recalld.v1.SensitiveDataCategory
+	(SensitiveDataAction)(0),      // 4: recalld.v1.SensitiveDataAction
+	(*Memory)(nil),                // 5: recalld.v1.Memory
+	(*SensitiveDataFinding)(nil),  // 6: recalld.v1.SensitiveDataFinding
+	(*structpb.Struct)(nil),       // 7: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_recalld_v1_memory_proto_depIdxs = []int32{
 	0,  // 0: recalld.v1.Memory.type:type_name -> recalld.v1.MemoryType
 	1,  // 1: recalld.v1.Memory.tier:type_name -> recalld.v1.MemoryTier
 	2,  // 2: recalld.v1.Memory.status:type_name -> recalld.v1.MemoryStatus
-	4,  // 3: recalld.v1.Memory.metadata:type_name -> google.protobuf.Struct
-	5,  // 4: recalld.v1.Memory.created_at:type_name -> google.protobuf.Timestamp
-	5,  // 5: recalld.v1.Memory.occurred_at:type_name -> google.protobuf.Timestamp
-	5,  // 6: recalld.v1.Memory.updated_at:type_name -> google.protobuf.Timestamp
-	5,  // 7: recalld.v1.Memory.expire_at:type_name -> google.protobuf.Timestamp
-	5,  // 8: recalld.v1.Memory.valid_to:type_name -> google.protobuf.Timestamp
-	5,  // 9: recalld.v1.Memory.last_accessed_at:type_name -> google.protobuf.Timestamp
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	7,  // 3: recalld.v1.Memory.metadata:type_name -> google.protobuf.Struct
+	8,  // 4: recalld.v1.Memory.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 5: recalld.v1.Memory.occurred_at:type_name -> google.protobuf.Timestamp
+	8,  // 6: recalld.v1.Memory.updated_at:type_name -> google.protobuf.Timestamp
+	8,  // 7: recalld.v1.Memory.expire_at:type_name -> google.protobuf.Timestamp
+	8,  // 8: recalld.v1.Memory.valid_to:type_name -> google.protobuf.Timestamp
+	8,  // 9: recalld.v1.Memory.last_accessed_at:type_name -> google.protobuf.Timestamp
+	3,  // 10: recalld.v1.SensitiveDataFinding.category:type_name -> recalld.v1.SensitiveDataCategory
+	4,  // 11: recalld.v1.SensitiveDataFinding.action:type_name -> recalld.v1.SensitiveDataAction
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_recalld_v1_memory_proto_init() }
@@ -633,8 +865,8 @@ func file_recalld_v1_memory_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_recalld_v1_memory_proto_rawDesc), len(file_recalld_v1_memory_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   1,
+			NumEnums:      5,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -533,7 +533,11 @@ type WriteResult struct {
 	// memory it contradicts. For DUPLICATE: the memory it duplicates.
 	RelatedId string `protobuf:"bytes,3,opt,name=related_id,json=relatedId,proto3" json:"related_id,omitempty"`
 	// The memory as stored.
-	Memory        *Memory `protobuf:"bytes,4,opt,name=memory,proto3" json:"memory,omitempty"`
+	Memory *Memory `protobuf:"bytes,4,opt,name=memory,proto3" json:"memory,omitempty"`
+	// The sensitive values found in this memory's content and metadata, and
+	// what was done with them (masked, or kept because the policy allows them).
+	// Empty when none was found.
+	SensitiveData []*SensitiveDataFinding `protobuf:"bytes,5,rep,name=sensitive_data,json=sensitiveData,proto3" json:"sensitive_data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -592,6 +596,13 @@ func (x *WriteResult) GetRelatedId() string {
 func (x *WriteResult) GetMemory() *Memory {
 	if x != nil {
 		return x.Memory
+	}
+	return nil
+}
+
+func (x *WriteResult) GetSensitiveData() []*SensitiveDataFinding {
+	if x != nil {
+		return x.SensitiveData
 	}
 	return nil
 }
@@ -1633,8 +1644,11 @@ func (x *UpdateRequest) GetUpdateMask() *fieldmaskpb.FieldMask {
 
 // UpdateResponse holds the memory as stored after the update.
 type UpdateResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Memory        *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Memory *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
+	// The sensitive values found in the new content and metadata, and what was
+	// done with them.
+	SensitiveData []*SensitiveDataFinding `protobuf:"bytes,2,rep,name=sensitive_data,json=sensitiveData,proto3" json:"sensitive_data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1672,6 +1686,13 @@ func (*UpdateResponse) Descriptor() ([]byte, []int) {
 func (x *UpdateResponse) GetMemory() *Memory {
 	if x != nil {
 		return x.Memory
+	}
+	return nil
+}
+
+func (x *UpdateResponse) GetSensitiveData() []*SensitiveDataFinding {
+	if x != nil {
+		return x.SensitiveData
 	}
 	return nil
 }
@@ -2917,13 +2938,14 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x03 \x01(\tR\trequestId\"B\n" +
 	"\rWriteResponse\x121\n" +
-	"\aresults\x18\x01 \x03(\v2\x17.recalld.v1.WriteResultR\aresults\"\x9c\x01\n" +
+	"\aresults\x18\x01 \x03(\v2\x17.recalld.v1.WriteResultR\aresults\"\xe5\x01\n" +
 	"\vWriteResult\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x122\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x18.recalld.v1.WriteOutcomeR\aoutcome\x12\x1d\n" +
 	"\n" +
 	"related_id\x18\x03 \x01(\tR\trelatedId\x12*\n" +
-	"\x06memory\x18\x04 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\"\xf0\x05\n" +
+	"\x06memory\x18\x04 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\x12G\n" +
+	"\x0esensitive_data\x18\x05 \x03(\v2 .recalld.v1.SensitiveDataFindingR\rsensitiveData\"\xf0\x05\n" +
 	"\rRecallRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12!\n" +
@@ -3010,9 +3032,10 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12*\n" +
 	"\x06memory\x18\x02 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\x12;\n" +
 	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
-	"updateMask\"<\n" +
+	"updateMask\"\x85\x01\n" +
 	"\x0eUpdateResponse\x12*\n" +
-	"\x06memory\x18\x01 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\"\xb6\x02\n" +
+	"\x06memory\x18\x01 \x01(\v2\x12.recalld.v1.MemoryR\x06memory\x12G\n" +
+	"\x0esensitive_data\x18\x02 \x03(\v2 .recalld.v1.SensitiveDataFindingR\rsensitiveData\"\xb6\x02\n" +
 	"\rForgetRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\tR\x03ids\x12*\n" +
@@ -3228,90 +3251,93 @@ var file_recalld_v1_memory_service_proto_goTypes = []any{
 	(*MergedDuplicate)(nil),         // 40: recalld.v1.MergedDuplicate
 	(*PossibleContradiction)(nil),   // 41: recalld.v1.PossibleContradiction
 	(*Memory)(nil),                  // 42: recalld.v1.Memory
-	(MemoryType)(0),                 // 43: recalld.v1.MemoryType
-	(MemoryTier)(0),                 // 44: recalld.v1.MemoryTier
-	(*timestamppb.Timestamp)(nil),   // 45: google.protobuf.Timestamp
-	(MemoryStatus)(0),               // 46: recalld.v1.MemoryStatus
-	(*fieldmaskpb.FieldMask)(nil),   // 47: google.protobuf.FieldMask
+	(*SensitiveDataFinding)(nil),    // 43: recalld.v1.SensitiveDataFinding
+	(MemoryType)(0),                 // 44: recalld.v1.MemoryType
+	(MemoryTier)(0),                 // 45: recalld.v1.MemoryTier
+	(*timestamppb.Timestamp)(nil),   // 46: google.protobuf.Timestamp
+	(MemoryStatus)(0),               // 47: recalld.v1.MemoryStatus
+	(*fieldmaskpb.FieldMask)(nil),   // 48: google.protobuf.FieldMask
 }
 var file_recalld_v1_memory_service_proto_depIdxs = []int32{
 	42, // 0: recalld.v1.WriteRequest.memories:type_name -> recalld.v1.Memory
 	8,  // 1: recalld.v1.WriteResponse.results:type_name -> recalld.v1.WriteResult
 	0,  // 2: recalld.v1.WriteResult.outcome:type_name -> recalld.v1.WriteOutcome
 	42, // 3: recalld.v1.WriteResult.memory:type_name -> recalld.v1.Memory
-	43, // 4: recalld.v1.RecallRequest.types:type_name -> recalld.v1.MemoryType
-	44, // 5: recalld.v1.RecallRequest.tiers:type_name -> recalld.v1.MemoryTier
-	45, // 6: recalld.v1.RecallRequest.occurred_after:type_name -> google.protobuf.Timestamp
-	45, // 7: recalld.v1.RecallRequest.occurred_before:type_name -> google.protobuf.Timestamp
-	45, // 8: recalld.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
-	45, // 9: recalld.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
-	11, // 10: recalld.v1.RecallResponse.items:type_name -> recalld.v1.RecalledMemory
-	14, // 11: recalld.v1.RecallResponse.profile:type_name -> recalld.v1.Profile
-	13, // 12: recalld.v1.RecallResponse.candidates:type_name -> recalld.v1.RecallCandidate
-	2,  // 13: recalld.v1.RecallResponse.source:type_name -> recalld.v1.RecallSource
-	42, // 14: recalld.v1.RecalledMemory.memory:type_name -> recalld.v1.Memory
-	12, // 15: recalld.v1.RecalledMemory.breakdown:type_name -> recalld.v1.ScoreBreakdown
-	12, // 16: recalld.v1.RecallCandidate.breakdown:type_name -> recalld.v1.ScoreBreakdown
-	3,  // 17: recalld.v1.RecallCandidate.drop_reason:type_name -> recalld.v1.DropReason
-	42, // 18: recalld.v1.Profile.memories:type_name -> recalld.v1.Memory
-	14, // 19: recalld.v1.GetProfileResponse.profile:type_name -> recalld.v1.Profile
-	42, // 20: recalld.v1.GetResponse.memory:type_name -> recalld.v1.Memory
-	46, // 21: recalld.v1.ListRequest.statuses:type_name -> recalld.v1.MemoryStatus
-	43, // 22: recalld.v1.ListRequest.types:type_name -> recalld.v1.MemoryType
-	42, // 23: recalld.v1.ListResponse.memories:type_name -> recalld.v1.Memory
-	42, // 24: recalld.v1.UpdateRequest.memory:type_name -> recalld.v1.Memory
-	47, // 25: recalld.v1.UpdateRequest.update_mask:type_name -> google.protobuf.FieldMask
-	42, // 26: recalld.v1.UpdateResponse.memory:type_name -> recalld.v1.Memory
-	1,  // 27: recalld.v1.ForgetRequest.mode:type_name -> recalld.v1.ForgetMode
-	24, // 28: recalld.v1.ForgetRequest.selector:type_name -> recalld.v1.MemorySelector
-	43, // 29: recalld.v1.MemorySelector.types:type_name -> recalld.v1.MemoryType
-	45, // 30: recalld.v1.MemorySelector.occurred_after:type_name -> google.protobuf.Timestamp
-	45, // 31: recalld.v1.MemorySelector.occurred_before:type_name -> google.protobuf.Timestamp
-	42, // 32: recalld.v1.RestoreResponse.memories:type_name -> recalld.v1.Memory
-	8,  // 33: recalld.v1.ConfirmResponse.results:type_name -> recalld.v1.WriteResult
-	32, // 34: recalld.v1.HistoryResponse.versions:type_name -> recalld.v1.MemoryVersion
-	42, // 35: recalld.v1.MemoryVersion.memory:type_name -> recalld.v1.Memory
-	4,  // 36: recalld.v1.MemoryVersion.operation:type_name -> recalld.v1.MemoryOperation
-	45, // 37: recalld.v1.MemoryVersion.changed_at:type_name -> google.protobuf.Timestamp
-	35, // 38: recalld.v1.ListConflictsResponse.conflicts:type_name -> recalld.v1.Conflict
-	42, // 39: recalld.v1.Conflict.proposed:type_name -> recalld.v1.Memory
-	42, // 40: recalld.v1.Conflict.existing:type_name -> recalld.v1.Memory
-	5,  // 41: recalld.v1.ResolveConflictRequest.resolution:type_name -> recalld.v1.ConflictResolution
-	42, // 42: recalld.v1.ResolveConflictResponse.proposed:type_name -> recalld.v1.Memory
-	42, // 43: recalld.v1.ResolveConflictResponse.existing:type_name -> recalld.v1.Memory
-	40, // 44: recalld.v1.ConsolidateResponse.merged:type_name -> recalld.v1.MergedDuplicate
-	41, // 45: recalld.v1.ConsolidateResponse.contradictions:type_name -> recalld.v1.PossibleContradiction
-	6,  // 46: recalld.v1.MemoryService.Write:input_type -> recalld.v1.WriteRequest
-	9,  // 47: recalld.v1.MemoryService.Recall:input_type -> recalld.v1.RecallRequest
-	15, // 48: recalld.v1.MemoryService.GetProfile:input_type -> recalld.v1.GetProfileRequest
-	17, // 49: recalld.v1.MemoryService.Get:input_type -> recalld.v1.GetRequest
-	19, // 50: recalld.v1.MemoryService.List:input_type -> recalld.v1.ListRequest
-	21, // 51: recalld.v1.MemoryService.Update:input_type -> recalld.v1.UpdateRequest
-	23, // 52: recalld.v1.MemoryService.Forget:input_type -> recalld.v1.ForgetRequest
-	26, // 53: recalld.v1.MemoryService.Restore:input_type -> recalld.v1.RestoreRequest
-	28, // 54: recalld.v1.MemoryService.Confirm:input_type -> recalld.v1.ConfirmRequest
-	30, // 55: recalld.v1.MemoryService.History:input_type -> recalld.v1.HistoryRequest
-	33, // 56: recalld.v1.MemoryService.ListConflicts:input_type -> recalld.v1.ListConflictsRequest
-	36, // 57: recalld.v1.MemoryService.ResolveConflict:input_type -> recalld.v1.ResolveConflictRequest
-	38, // 58: recalld.v1.MemoryService.Consolidate:input_type -> recalld.v1.ConsolidateRequest
-	7,  // 59: recalld.v1.MemoryService.Write:output_type -> recalld.v1.WriteResponse
-	10, // 60: recalld.v1.MemoryService.Recall:output_type -> recalld.v1.RecallResponse
-	16, // 61: recalld.v1.MemoryService.GetProfile:output_type -> recalld.v1.GetProfileResponse
-	18, // 62: recalld.v1.MemoryService.Get:output_type -> recalld.v1.GetResponse
-	20, // 63: recalld.v1.MemoryService.List:output_type -> recalld.v1.ListResponse
-	22, // 64: recalld.v1.MemoryService.Update:output_type -> recalld.v1.UpdateResponse
-	25, // 65: recalld.v1.MemoryService.Forget:output_type -> recalld.v1.ForgetResponse
-	27, // 66: recalld.v1.MemoryService.Restore:output_type -> recalld.v1.RestoreResponse
-	29, // 67: recalld.v1.MemoryService.Confirm:output_type -> recalld.v1.ConfirmResponse
-	31, // 68: recalld.v1.MemoryService.History:output_type -> recalld.v1.HistoryResponse
-	34, // 69: recalld.v1.MemoryService.ListConflicts:output_type -> recalld.v1.ListConflictsResponse
-	37, // 70: recalld.v1.MemoryService.ResolveConflict:output_type -> recalld.v1.ResolveConflictResponse
-	39, // 71: recalld.v1.MemoryService.Consolidate:output_type -> recalld.v1.ConsolidateResponse
-	59, // [59:72] is the sub-list for method output_type
-	46, // [46:59] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	43, // 4: recalld.v1.WriteResult.sensitive_data:type_name -> recalld.v1.SensitiveDataFinding
+	44, // 5: recalld.v1.RecallRequest.types:type_name -> recalld.v1.MemoryType
+	45, // 6: recalld.v1.RecallRequest.tiers:type_name -> recalld.v1.MemoryTier
+	46, // 7: recalld.v1.RecallRequest.occurred_after:type_name -> google.protobuf.Timestamp
+	46, // 8: recalld.v1.RecallRequest.occurred_before:type_name -> google.protobuf.Timestamp
+	46, // 9: recalld.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
+	46, // 10: recalld.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
+	11, // 11: recalld.v1.RecallResponse.items:type_name -> recalld.v1.RecalledMemory
+	14, // 12: recalld.v1.RecallResponse.profile:type_name -> recalld.v1.Profile
+	13, // 13: recalld.v1.RecallResponse.candidates:type_name -> recalld.v1.RecallCandidate
+	2,  // 14: recalld.v1.RecallResponse.source:type_name -> recalld.v1.RecallSource
+	42, // 15: recalld.v1.RecalledMemory.memory:type_name -> recalld.v1.Memory
+	12, // 16: recalld.v1.RecalledMemory.breakdown:type_name -> recalld.v1.ScoreBreakdown
+	12, // 17: recalld.v1.RecallCandidate.breakdown:type_name -> recalld.v1.ScoreBreakdown
+	3,  // 18: recalld.v1.RecallCandidate.drop_reason:type_name -> recalld.v1.DropReason
+	42, // 19: recalld.v1.Profile.memories:type_name -> recalld.v1.Memory
+	14, // 20: recalld.v1.GetProfileResponse.profile:type_name -> recalld.v1.Profile
+	42, // 21: recalld.v1.GetResponse.memory:type_name -> recalld.v1.Memory
+	47, // 22: recalld.v1.ListRequest.statuses:type_name -> recalld.v1.MemoryStatus
+	44, // 23: recalld.v1.ListRequest.types:type_name -> recalld.v1.MemoryType
+	42, // 24: recalld.v1.ListResponse.memories:type_name -> recalld.v1.Memory
+	42, // 25: recalld.v1.UpdateRequest.memory:type_name -> recalld.v1.Memory
+	48, // 26: recalld.v1.UpdateRequest.update_mask:type_name -> google.protobuf.FieldMask
+	42, // 27: recalld.v1.UpdateResponse.memory:type_name -> recalld.v1.Memory
+	43, // 28: recalld.v1.UpdateResponse.sensitive_data:type_name -> recalld.v1.SensitiveDataFinding
+	1,  // 29: recalld.v1.ForgetRequest.mode:type_name -> recalld.v1.ForgetMode
+	24, // 30: recalld.v1.ForgetRequest.selector:type_name -> recalld.v1.MemorySelector
+	44, // 31: recalld.v1.MemorySelector.types:type_name -> recalld.v1.MemoryType
+	46, // 32: recalld.v1.MemorySelector.occurred_after:type_name -> google.protobuf.Timestamp
+	46, // 33: recalld.v1.MemorySelector.occurred_before:type_name -> google.protobuf.Timestamp
+	42, // 34: recalld.v1.RestoreResponse.memories:type_name -> recalld.v1.Memory
+	8,  // 35: recalld.v1.ConfirmResponse.results:type_name -> recalld.v1.WriteResult
+	32, // 36: recalld.v1.HistoryResponse.versions:type_name -> recalld.v1.MemoryVersion
+	42, // 37: recalld.v1.MemoryVersion.memory:type_name -> recalld.v1.Memory
+	4,  // 38: recalld.v1.MemoryVersion.operation:type_name -> recalld.v1.MemoryOperation
+	46, // 39: recalld.v1.MemoryVersion.changed_at:type_name -> google.protobuf.Timestamp
+	35, // 40: recalld.v1.ListConflictsResponse.conflicts:type_name -> recalld.v1.Conflict
+	42, // 41: recalld.v1.Conflict.proposed:type_name -> recalld.v1.Memory
+	42, // 42: recalld.v1.Conflict.existing:type_name -> recalld.v1.Memory
+	5,  // 43: recalld.v1.ResolveConflictRequest.resolution:type_name -> recalld.v1.ConflictResolution
+	42, // 44: recalld.v1.ResolveConflictResponse.proposed:type_name -> recalld.v1.Memory
+	42, // 45: recalld.v1.ResolveConflictResponse.existing:type_name -> recalld.v1.Memory
+	40, // 46: recalld.v1.ConsolidateResponse.merged:type_name -> recalld.v1.MergedDuplicate
+	41, // 47: recalld.v1.ConsolidateResponse.contradictions:type_name -> recalld.v1.PossibleContradiction
+	6,  // 48: recalld.v1.MemoryService.Write:input_type -> recalld.v1.WriteRequest
+	9,  // 49: recalld.v1.MemoryService.Recall:input_type -> recalld.v1.RecallRequest
+	15, // 50: recalld.v1.MemoryService.GetProfile:input_type -> recalld.v1.GetProfileRequest
+	17, // 51: recalld.v1.MemoryService.Get:input_type -> recalld.v1.GetRequest
+	19, // 52: recalld.v1.MemoryService.List:input_type -> recalld.v1.ListRequest
+	21, // 53: recalld.v1.MemoryService.Update:input_type -> recalld.v1.UpdateRequest
+	23, // 54: recalld.v1.MemoryService.Forget:input_type -> recalld.v1.ForgetRequest
+	26, // 55: recalld.v1.MemoryService.Restore:input_type -> recalld.v1.RestoreRequest
+	28, // 56: recalld.v1.MemoryService.Confirm:input_type -> recalld.v1.ConfirmRequest
+	30, // 57: recalld.v1.MemoryService.History:input_type -> recalld.v1.HistoryRequest
+	33, // 58: recalld.v1.MemoryService.ListConflicts:input_type -> recalld.v1.ListConflictsRequest
+	36, // 59: recalld.v1.MemoryService.ResolveConflict:input_type -> recalld.v1.ResolveConflictRequest
+	38, // 60: recalld.v1.MemoryService.Consolidate:input_type -> recalld.v1.ConsolidateRequest
+	7,  // 61: recalld.v1.MemoryService.Write:output_type -> recalld.v1.WriteResponse
+	10, // 62: recalld.v1.MemoryService.Recall:output_type -> recalld.v1.RecallResponse
+	16, // 63: recalld.v1.MemoryService.GetProfile:output_type -> recalld.v1.GetProfileResponse
+	18, // 64: recalld.v1.MemoryService.Get:output_type -> recalld.v1.GetResponse
+	20, // 65: recalld.v1.MemoryService.List:output_type -> recalld.v1.ListResponse
+	22, // 66: recalld.v1.MemoryService.Update:output_type -> recalld.v1.UpdateResponse
+	25, // 67: recalld.v1.MemoryService.Forget:output_type -> recalld.v1.ForgetResponse
+	27, // 68: recalld.v1.MemoryService.Restore:output_type -> recalld.v1.RestoreResponse
+	29, // 69: recalld.v1.MemoryService.Confirm:output_type -> recalld.v1.ConfirmResponse
+	31, // 70: recalld.v1.MemoryService.History:output_type -> recalld.v1.HistoryResponse
+	34, // 71: recalld.v1.MemoryService.ListConflicts:output_type -> recalld.v1.ListConflictsResponse
+	37, // 72: recalld.v1.MemoryService.ResolveConflict:output_type -> recalld.v1.ResolveConflictResponse
+	39, // 73: recalld.v1.MemoryService.Consolidate:output_type -> recalld.v1.ConsolidateResponse
+	61, // [61:74] is the sub-list for method output_type
+	48, // [48:61] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_recalld_v1_memory_service_proto_init() }

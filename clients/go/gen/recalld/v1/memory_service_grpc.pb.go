@@ -71,10 +71,17 @@ type MemoryServiceClient interface {
 	// stores nothing twice (also across restarts), which makes Write safe to
 	// retry.
 	//
+	// Sensitive data (card, ID and passport numbers, IBANs, API keys, private
+	// keys, passwords, and phone numbers and e-mail addresses) is masked,
+	// refused or kept per the server's policy before anything is embedded or
+	// stored; each result's `sensitive_data` says what was found and done.
+	//
 	// Errors: INVALID_ARGUMENT (missing user_id or content, content over 8192
 	// characters, unknown enum value, out-of-range importance or confidence,
-	// too many tags, metadata over 16 KiB; the BadRequest names the field, for
-	// example `memories[2].content`), PERMISSION_DENIED (agent_scope not allowed
+	// too many tags, metadata over 16 KiB, a sensitive value the policy refuses
+	// (violation reason SENSITIVE_DATA, naming the category, never the value);
+	// the BadRequest names the field, for example `memories[2].content`),
+	// PERMISSION_DENIED (agent_scope not allowed
 	// by the credential, or a read-only key), ABORTED (the request_id was used
 	// for a different request).
 	Write(ctx context.Context, in *WriteRequest, opts ...grpc.CallOption) (*WriteResponse, error)
@@ -122,7 +129,8 @@ type MemoryServiceClient interface {
 	// memory again and retry.
 	//
 	// Errors: INVALID_ARGUMENT (missing user_id, memory.id or update_mask, a
-	// mask path that is unknown or output only, an invalid new value),
+	// mask path that is unknown or output only, an invalid new value, a
+	// sensitive value the policy refuses: violation reason SENSITIVE_DATA),
 	// NOT_FOUND (no such memory for this tenant and user), ABORTED (stale etag),
 	// PERMISSION_DENIED (a read-only key, or moving the memory into a scope the
 	// key does not allow).
@@ -363,10 +371,17 @@ type MemoryServiceServer interface {
 	// stores nothing twice (also across restarts), which makes Write safe to
 	// retry.
 	//
+	// Sensitive data (card, ID and passport numbers, IBANs, API keys, private
+	// keys, passwords, and phone numbers and e-mail addresses) is masked,
+	// refused or kept per the server's policy before anything is embedded or
+	// stored; each result's `sensitive_data` says what was found and done.
+	//
 	// Errors: INVALID_ARGUMENT (missing user_id or content, content over 8192
 	// characters, unknown enum value, out-of-range importance or confidence,
-	// too many tags, metadata over 16 KiB; the BadRequest names the field, for
-	// example `memories[2].content`), PERMISSION_DENIED (agent_scope not allowed
+	// too many tags, metadata over 16 KiB, a sensitive value the policy refuses
+	// (violation reason SENSITIVE_DATA, naming the category, never the value);
+	// the BadRequest names the field, for example `memories[2].content`),
+	// PERMISSION_DENIED (agent_scope not allowed
 	// by the credential, or a read-only key), ABORTED (the request_id was used
 	// for a different request).
 	Write(context.Context, *WriteRequest) (*WriteResponse, error)
@@ -414,7 +429,8 @@ type MemoryServiceServer interface {
 	// memory again and retry.
 	//
 	// Errors: INVALID_ARGUMENT (missing user_id, memory.id or update_mask, a
-	// mask path that is unknown or output only, an invalid new value),
+	// mask path that is unknown or output only, an invalid new value, a
+	// sensitive value the policy refuses: violation reason SENSITIVE_DATA),
 	// NOT_FOUND (no such memory for this tenant and user), ABORTED (stale etag),
 	// PERMISSION_DENIED (a read-only key, or moving the memory into a scope the
 	// key does not allow).

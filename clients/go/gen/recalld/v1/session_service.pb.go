@@ -572,7 +572,10 @@ type AppendMessagesResponse struct {
 	// The appended messages with their ids and token counts.
 	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	// With extract (and not extract_async): what each extracted memory became.
-	Extracted     []*WriteResult `protobuf:"bytes,3,rep,name=extracted,proto3" json:"extracted,omitempty"`
+	Extracted []*WriteResult `protobuf:"bytes,3,rep,name=extracted,proto3" json:"extracted,omitempty"`
+	// The sensitive values found in the messages, and what was done with them
+	// (the stored messages hold the masked text).
+	SensitiveData []*SensitiveDataFinding `protobuf:"bytes,4,rep,name=sensitive_data,json=sensitiveData,proto3" json:"sensitive_data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -624,6 +627,13 @@ func (x *AppendMessagesResponse) GetMessages() []*Message {
 func (x *AppendMessagesResponse) GetExtracted() []*WriteResult {
 	if x != nil {
 		return x.Extracted
+	}
+	return nil
+}
+
+func (x *AppendMessagesResponse) GetSensitiveData() []*SensitiveDataFinding {
+	if x != nil {
+		return x.SensitiveData
 	}
 	return nil
 }
@@ -1320,11 +1330,12 @@ const file_recalld_v1_session_service_proto_rawDesc = "" +
 	"request_id\x18\x05 \x01(\tR\trequestId\x12\x1f\n" +
 	"\vagent_scope\x18\x06 \x01(\tR\n" +
 	"agentScope\x12#\n" +
-	"\rextract_async\x18\a \x01(\bR\fextractAsync\"\xaf\x01\n" +
+	"\rextract_async\x18\a \x01(\bR\fextractAsync\"\xf8\x01\n" +
 	"\x16AppendMessagesResponse\x12-\n" +
 	"\asession\x18\x01 \x01(\v2\x13.recalld.v1.SessionR\asession\x12/\n" +
 	"\bmessages\x18\x02 \x03(\v2\x13.recalld.v1.MessageR\bmessages\x125\n" +
-	"\textracted\x18\x03 \x03(\v2\x17.recalld.v1.WriteResultR\textracted\"\x8f\x02\n" +
+	"\textracted\x18\x03 \x03(\v2\x17.recalld.v1.WriteResultR\textracted\x12G\n" +
+	"\x0esensitive_data\x18\x04 \x03(\v2 .recalld.v1.SensitiveDataFindingR\rsensitiveData\"\x8f\x02\n" +
 	"\x11GetContextRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1d\n" +
 	"\n" +
@@ -1430,9 +1441,10 @@ var file_recalld_v1_session_service_proto_goTypes = []any{
 	(*EndSessionResponse)(nil),     // 15: recalld.v1.EndSessionResponse
 	(*timestamppb.Timestamp)(nil),  // 16: google.protobuf.Timestamp
 	(*WriteResult)(nil),            // 17: recalld.v1.WriteResult
-	(*RecalledMemory)(nil),         // 18: recalld.v1.RecalledMemory
-	(*Profile)(nil),                // 19: recalld.v1.Profile
-	(*Memory)(nil),                 // 20: recalld.v1.Memory
+	(*SensitiveDataFinding)(nil),   // 18: recalld.v1.SensitiveDataFinding
+	(*RecalledMemory)(nil),         // 19: recalld.v1.RecalledMemory
+	(*Profile)(nil),                // 20: recalld.v1.Profile
+	(*Memory)(nil),                 // 21: recalld.v1.Memory
 }
 var file_recalld_v1_session_service_proto_depIdxs = []int32{
 	0,  // 0: recalld.v1.Message.role:type_name -> recalld.v1.MessageRole
@@ -1447,30 +1459,31 @@ var file_recalld_v1_session_service_proto_depIdxs = []int32{
 	4,  // 9: recalld.v1.AppendMessagesResponse.session:type_name -> recalld.v1.Session
 	2,  // 10: recalld.v1.AppendMessagesResponse.messages:type_name -> recalld.v1.Message
 	17, // 11: recalld.v1.AppendMessagesResponse.extracted:type_name -> recalld.v1.WriteResult
-	2,  // 12: recalld.v1.GetContextResponse.messages:type_name -> recalld.v1.Message
-	18, // 13: recalld.v1.GetContextResponse.memories:type_name -> recalld.v1.RecalledMemory
-	19, // 14: recalld.v1.GetContextResponse.profile:type_name -> recalld.v1.Profile
-	8,  // 15: recalld.v1.GetContextResponse.token_account:type_name -> recalld.v1.TokenAccount
-	4,  // 16: recalld.v1.GetContextResponse.session:type_name -> recalld.v1.Session
-	4,  // 17: recalld.v1.GetSessionResponse.session:type_name -> recalld.v1.Session
-	4,  // 18: recalld.v1.ListSessionsResponse.sessions:type_name -> recalld.v1.Session
-	4,  // 19: recalld.v1.EndSessionResponse.session:type_name -> recalld.v1.Session
-	20, // 20: recalld.v1.EndSessionResponse.summary_memory:type_name -> recalld.v1.Memory
-	5,  // 21: recalld.v1.SessionService.AppendMessages:input_type -> recalld.v1.AppendMessagesRequest
-	7,  // 22: recalld.v1.SessionService.GetContext:input_type -> recalld.v1.GetContextRequest
-	10, // 23: recalld.v1.SessionService.GetSession:input_type -> recalld.v1.GetSessionRequest
-	12, // 24: recalld.v1.SessionService.ListSessions:input_type -> recalld.v1.ListSessionsRequest
-	14, // 25: recalld.v1.SessionService.EndSession:input_type -> recalld.v1.EndSessionRequest
-	6,  // 26: recalld.v1.SessionService.AppendMessages:output_type -> recalld.v1.AppendMessagesResponse
-	9,  // 27: recalld.v1.SessionService.GetContext:output_type -> recalld.v1.GetContextResponse
-	11, // 28: recalld.v1.SessionService.GetSession:output_type -> recalld.v1.GetSessionResponse
-	13, // 29: recalld.v1.SessionService.ListSessions:output_type -> recalld.v1.ListSessionsResponse
-	15, // 30: recalld.v1.SessionService.EndSession:output_type -> recalld.v1.EndSessionResponse
-	26, // [26:31] is the sub-list for method output_type
-	21, // [21:26] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	18, // 12: recalld.v1.AppendMessagesResponse.sensitive_data:type_name -> recalld.v1.SensitiveDataFinding
+	2,  // 13: recalld.v1.GetContextResponse.messages:type_name -> recalld.v1.Message
+	19, // 14: recalld.v1.GetContextResponse.memories:type_name -> recalld.v1.RecalledMemory
+	20, // 15: recalld.v1.GetContextResponse.profile:type_name -> recalld.v1.Profile
+	8,  // 16: recalld.v1.GetContextResponse.token_account:type_name -> recalld.v1.TokenAccount
+	4,  // 17: recalld.v1.GetContextResponse.session:type_name -> recalld.v1.Session
+	4,  // 18: recalld.v1.GetSessionResponse.session:type_name -> recalld.v1.Session
+	4,  // 19: recalld.v1.ListSessionsResponse.sessions:type_name -> recalld.v1.Session
+	4,  // 20: recalld.v1.EndSessionResponse.session:type_name -> recalld.v1.Session
+	21, // 21: recalld.v1.EndSessionResponse.summary_memory:type_name -> recalld.v1.Memory
+	5,  // 22: recalld.v1.SessionService.AppendMessages:input_type -> recalld.v1.AppendMessagesRequest
+	7,  // 23: recalld.v1.SessionService.GetContext:input_type -> recalld.v1.GetContextRequest
+	10, // 24: recalld.v1.SessionService.GetSession:input_type -> recalld.v1.GetSessionRequest
+	12, // 25: recalld.v1.SessionService.ListSessions:input_type -> recalld.v1.ListSessionsRequest
+	14, // 26: recalld.v1.SessionService.EndSession:input_type -> recalld.v1.EndSessionRequest
+	6,  // 27: recalld.v1.SessionService.AppendMessages:output_type -> recalld.v1.AppendMessagesResponse
+	9,  // 28: recalld.v1.SessionService.GetContext:output_type -> recalld.v1.GetContextResponse
+	11, // 29: recalld.v1.SessionService.GetSession:output_type -> recalld.v1.GetSessionResponse
+	13, // 30: recalld.v1.SessionService.ListSessions:output_type -> recalld.v1.ListSessionsResponse
+	15, // 31: recalld.v1.SessionService.EndSession:output_type -> recalld.v1.EndSessionResponse
+	27, // [27:32] is the sub-list for method output_type
+	22, // [22:27] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_recalld_v1_session_service_proto_init() }

@@ -52,11 +52,14 @@ type SessionServiceClient interface {
 	// `extract_async` the call returns first and `session.extraction` (here or
 	// from GetSession) later says what was written. Sending the same
 	// `request_id` again appends nothing twice and returns the first call's
-	// messages, which makes AppendMessages safe to retry.
+	// messages, which makes AppendMessages safe to retry. Sensitive data in
+	// the messages is masked, refused or kept as Write does it (see
+	// `sensitive_data` in the response).
 	//
 	// Errors: INVALID_ARGUMENT (missing user_id or session_id, no messages or
 	// more than 100, a message without role or content, content over 32768
-	// characters, created_at out of range), FAILED_PRECONDITION (the session
+	// characters, created_at out of range, a sensitive value the policy
+	// refuses: violation reason SENSITIVE_DATA), FAILED_PRECONDITION (the session
 	// has ended, or belongs to another agent scope), ABORTED (the request_id
 	// was used for different messages), PERMISSION_DENIED (a read-only key, an
 	// agent scope the credential does not allow).
@@ -179,11 +182,14 @@ type SessionServiceServer interface {
 	// `extract_async` the call returns first and `session.extraction` (here or
 	// from GetSession) later says what was written. Sending the same
 	// `request_id` again appends nothing twice and returns the first call's
-	// messages, which makes AppendMessages safe to retry.
+	// messages, which makes AppendMessages safe to retry. Sensitive data in
+	// the messages is masked, refused or kept as Write does it (see
+	// `sensitive_data` in the response).
 	//
 	// Errors: INVALID_ARGUMENT (missing user_id or session_id, no messages or
 	// more than 100, a message without role or content, content over 32768
-	// characters, created_at out of range), FAILED_PRECONDITION (the session
+	// characters, created_at out of range, a sensitive value the policy
+	// refuses: violation reason SENSITIVE_DATA), FAILED_PRECONDITION (the session
 	// has ended, or belongs to another agent scope), ABORTED (the request_id
 	// was used for different messages), PERMISSION_DENIED (a read-only key, an
 	// agent scope the credential does not allow).

@@ -14,10 +14,10 @@ import builtins as _builtins
 import sys
 import typing as _typing
 
-if sys.version_info >= (3, 10):
-    from typing import TypeAlias as _TypeAlias
+if sys.version_info >= (3, 11):
+    from typing import TypeAlias as _TypeAlias, Never as _Never
 else:
-    from typing_extensions import TypeAlias as _TypeAlias
+    from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -136,6 +136,84 @@ MEMORY_STATUS_DRAFT: MemoryStatus.ValueType  # 4
 MEMORY_STATUS_CONFLICT: MemoryStatus.ValueType  # 5
 """Would contradict a core (P0) memory: parked for review."""
 Global___MemoryStatus: _TypeAlias = MemoryStatus  # noqa: Y015
+
+class _SensitiveDataCategory:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SensitiveDataCategoryEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SensitiveDataCategory.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SENSITIVE_DATA_CATEGORY_UNSPECIFIED: _SensitiveDataCategory.ValueType  # 0
+    SENSITIVE_DATA_CATEGORY_CARD_NUMBER: _SensitiveDataCategory.ValueType  # 1
+    """A payment card number (a known issuer range and the Luhn check)."""
+    SENSITIVE_DATA_CATEGORY_NATIONAL_ID: _SensitiveDataCategory.ValueType  # 2
+    """A Chinese resident ID number (check digit and birth date)."""
+    SENSITIVE_DATA_CATEGORY_PASSPORT: _SensitiveDataCategory.ValueType  # 3
+    """A passport number, where the text says it is one."""
+    SENSITIVE_DATA_CATEGORY_IBAN: _SensitiveDataCategory.ValueType  # 4
+    """An IBAN (mod-97 check)."""
+    SENSITIVE_DATA_CATEGORY_PHONE: _SensitiveDataCategory.ValueType  # 5
+    """A phone number (libphonenumber metadata)."""
+    SENSITIVE_DATA_CATEGORY_EMAIL: _SensitiveDataCategory.ValueType  # 6
+    """An e-mail address."""
+    SENSITIVE_DATA_CATEGORY_API_KEY: _SensitiveDataCategory.ValueType  # 7
+    """An API key or token: a vendor's known format, a JWT, a bearer token, or a
+    random-looking value given as a key, token or secret.
+    """
+    SENSITIVE_DATA_CATEGORY_PRIVATE_KEY: _SensitiveDataCategory.ValueType  # 8
+    """A PEM private key block."""
+    SENSITIVE_DATA_CATEGORY_PASSWORD: _SensitiveDataCategory.ValueType  # 9
+    """A password stated in the text ("password is ...", "密码是...")."""
+
+class SensitiveDataCategory(_SensitiveDataCategory, metaclass=_SensitiveDataCategoryEnumTypeWrapper):
+    """SensitiveDataCategory is a kind of sensitive value recalld recognises
+    (docs/security.md lists the rules).
+    """
+
+SENSITIVE_DATA_CATEGORY_UNSPECIFIED: SensitiveDataCategory.ValueType  # 0
+SENSITIVE_DATA_CATEGORY_CARD_NUMBER: SensitiveDataCategory.ValueType  # 1
+"""A payment card number (a known issuer range and the Luhn check)."""
+SENSITIVE_DATA_CATEGORY_NATIONAL_ID: SensitiveDataCategory.ValueType  # 2
+"""A Chinese resident ID number (check digit and birth date)."""
+SENSITIVE_DATA_CATEGORY_PASSPORT: SensitiveDataCategory.ValueType  # 3
+"""A passport number, where the text says it is one."""
+SENSITIVE_DATA_CATEGORY_IBAN: SensitiveDataCategory.ValueType  # 4
+"""An IBAN (mod-97 check)."""
+SENSITIVE_DATA_CATEGORY_PHONE: SensitiveDataCategory.ValueType  # 5
+"""A phone number (libphonenumber metadata)."""
+SENSITIVE_DATA_CATEGORY_EMAIL: SensitiveDataCategory.ValueType  # 6
+"""An e-mail address."""
+SENSITIVE_DATA_CATEGORY_API_KEY: SensitiveDataCategory.ValueType  # 7
+"""An API key or token: a vendor's known format, a JWT, a bearer token, or a
+random-looking value given as a key, token or secret.
+"""
+SENSITIVE_DATA_CATEGORY_PRIVATE_KEY: SensitiveDataCategory.ValueType  # 8
+"""A PEM private key block."""
+SENSITIVE_DATA_CATEGORY_PASSWORD: SensitiveDataCategory.ValueType  # 9
+"""A password stated in the text ("password is ...", "密码是...")."""
+Global___SensitiveDataCategory: _TypeAlias = SensitiveDataCategory  # noqa: Y015
+
+class _SensitiveDataAction:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SensitiveDataActionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SensitiveDataAction.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SENSITIVE_DATA_ACTION_UNSPECIFIED: _SensitiveDataAction.ValueType  # 0
+    SENSITIVE_DATA_ACTION_MASKED: _SensitiveDataAction.ValueType  # 1
+    """Replaced by a typed placeholder, such as "[CARD ••••1111]" or "[API_KEY]"."""
+    SENSITIVE_DATA_ACTION_ALLOWED: _SensitiveDataAction.ValueType  # 2
+    """Kept as written: the policy allows the category."""
+
+class SensitiveDataAction(_SensitiveDataAction, metaclass=_SensitiveDataActionEnumTypeWrapper):
+    """SensitiveDataAction says what the server did with the values it found."""
+
+SENSITIVE_DATA_ACTION_UNSPECIFIED: SensitiveDataAction.ValueType  # 0
+SENSITIVE_DATA_ACTION_MASKED: SensitiveDataAction.ValueType  # 1
+"""Replaced by a typed placeholder, such as "[CARD ••••1111]" or "[API_KEY]"."""
+SENSITIVE_DATA_ACTION_ALLOWED: SensitiveDataAction.ValueType  # 2
+"""Kept as written: the policy allows the category."""
+Global___SensitiveDataAction: _TypeAlias = SensitiveDataAction  # noqa: Y015
 
 @_typing.final
 class Memory(_message.Message):
@@ -299,3 +377,39 @@ class Memory(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__importance) -> _WhichOneofReturnType__importance | None: ...
 
 Global___Memory: _TypeAlias = Memory  # noqa: Y015
+
+@_typing.final
+class SensitiveDataFinding(_message.Message):
+    """SensitiveDataFinding reports the sensitive values of one category found in
+    one request field. It never carries a value.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIELD_FIELD_NUMBER: _builtins.int
+    CATEGORY_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    field: _builtins.str
+    """The request field, as field violations name it: "memories[0].content",
+    "memories[0].metadata.note", "memory.content", "messages[2].content".
+    """
+    category: Global___SensitiveDataCategory.ValueType
+    action: Global___SensitiveDataAction.ValueType
+    count: _builtins.int
+    """How many values of the category the field held."""
+    def __init__(
+        self,
+        *,
+        field: _builtins.str = ...,
+        category: Global___SensitiveDataCategory.ValueType = ...,
+        action: Global___SensitiveDataAction.ValueType = ...,
+        count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "category", b"category", "count", b"count", "field", b"field"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SensitiveDataFinding: _TypeAlias = SensitiveDataFinding  # noqa: Y015

@@ -308,6 +308,7 @@ class WriteResult(_message.Message):
     OUTCOME_FIELD_NUMBER: _builtins.int
     RELATED_ID_FIELD_NUMBER: _builtins.int
     MEMORY_FIELD_NUMBER: _builtins.int
+    SENSITIVE_DATA_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """The id of the stored memory (for DUPLICATE, the existing one)."""
     outcome: Global___WriteOutcome.ValueType
@@ -319,6 +320,13 @@ class WriteResult(_message.Message):
     def memory(self) -> _memory_pb2.Memory:
         """The memory as stored."""
 
+    @_builtins.property
+    def sensitive_data(self) -> _containers.RepeatedCompositeFieldContainer[_memory_pb2.SensitiveDataFinding]:
+        """The sensitive values found in this memory's content and metadata, and
+        what was done with them (masked, or kept because the policy allows them).
+        Empty when none was found.
+        """
+
     def __init__(
         self,
         *,
@@ -326,10 +334,11 @@ class WriteResult(_message.Message):
         outcome: Global___WriteOutcome.ValueType = ...,
         related_id: _builtins.str = ...,
         memory: _memory_pb2.Memory | None = ...,
+        sensitive_data: _abc.Iterable[_memory_pb2.SensitiveDataFinding] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "memory", b"memory", "outcome", b"outcome", "related_id", b"related_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "memory", b"memory", "outcome", b"outcome", "related_id", b"related_id", "sensitive_data", b"sensitive_data"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -891,16 +900,24 @@ class UpdateResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MEMORY_FIELD_NUMBER: _builtins.int
+    SENSITIVE_DATA_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def memory(self) -> _memory_pb2.Memory: ...
+    @_builtins.property
+    def sensitive_data(self) -> _containers.RepeatedCompositeFieldContainer[_memory_pb2.SensitiveDataFinding]:
+        """The sensitive values found in the new content and metadata, and what was
+        done with them.
+        """
+
     def __init__(
         self,
         *,
         memory: _memory_pb2.Memory | None = ...,
+        sensitive_data: _abc.Iterable[_memory_pb2.SensitiveDataFinding] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory", "sensitive_data", b"sensitive_data"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -294,6 +294,7 @@ class AppendMessagesResponse(_message.Message):
     SESSION_FIELD_NUMBER: _builtins.int
     MESSAGES_FIELD_NUMBER: _builtins.int
     EXTRACTED_FIELD_NUMBER: _builtins.int
+    SENSITIVE_DATA_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def session(self) -> Global___Session:
         """The session after the append."""
@@ -306,16 +307,23 @@ class AppendMessagesResponse(_message.Message):
     def extracted(self) -> _containers.RepeatedCompositeFieldContainer[_memory_service_pb2.WriteResult]:
         """With extract (and not extract_async): what each extracted memory became."""
 
+    @_builtins.property
+    def sensitive_data(self) -> _containers.RepeatedCompositeFieldContainer[_memory_pb2.SensitiveDataFinding]:
+        """The sensitive values found in the messages, and what was done with them
+        (the stored messages hold the masked text).
+        """
+
     def __init__(
         self,
         *,
         session: Global___Session | None = ...,
         messages: _abc.Iterable[Global___Message] | None = ...,
         extracted: _abc.Iterable[_memory_service_pb2.WriteResult] | None = ...,
+        sensitive_data: _abc.Iterable[_memory_pb2.SensitiveDataFinding] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["extracted", b"extracted", "messages", b"messages", "session", b"session"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["extracted", b"extracted", "messages", b"messages", "sensitive_data", b"sensitive_data", "session", b"session"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

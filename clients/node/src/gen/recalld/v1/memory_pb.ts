@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file recalld/v1/memory.proto.
  */
 export const file_recalld_v1_memory: GenFile = /*@__PURE__*/
-  fileDesc("ChdyZWNhbGxkL3YxL21lbW9yeS5wcm90bxIKcmVjYWxsZC52MSK6BgoGTWVtb3J5EgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEwoLYWdlbnRfc2NvcGUYAyABKAkSEgoKc2Vzc2lvbl9pZBgEIAEoCRIkCgR0eXBlGAUgASgOMhYucmVjYWxsZC52MS5NZW1vcnlUeXBlEiQKBHRpZXIYBiABKA4yFi5yZWNhbGxkLnYxLk1lbW9yeVRpZXISKAoGc3RhdHVzGAcgASgOMhgucmVjYWxsZC52MS5NZW1vcnlTdGF0dXMSEQoJdG9waWNfa2V5GAggASgJEg8KB2NvbnRlbnQYCSABKAkSFwoKaW1wb3J0YW5jZRgKIAEoAkgAiAEBEhcKCmNvbmZpZGVuY2UYCyABKAJIAYgBARIOCgZzb3VyY2UYDCABKAkSDAoEdGFncxgNIAMoCRIpCghtZXRhZGF0YRgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLgoKY3JlYXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWV4cGlyZV9hdBgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIdmFsaWRfdG8YEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXN1cGVyc2VkZXNfaWQYFCABKAkSGAoQc3VwZXJzZWRlZF9ieV9pZBgVIAEoCRIPCgd2ZXJzaW9uGBYgASgDEgwKBGV0YWcYFyABKAkSFwoPZW1iZWRkaW5nX21vZGVsGBggASgJEhQKDGNvbnRlbnRfaGFzaBgZIAEoCRI0ChBsYXN0X2FjY2Vzc2VkX2F0GBogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxhY2Nlc3NfY291bnQYGyABKANCDQoLX2ltcG9ydGFuY2VCDQoLX2NvbmZpZGVuY2Uq6QEKCk1lbW9yeVR5cGUSGwoXTUVNT1JZX1RZUEVfVU5TUEVDSUZJRUQQABIUChBNRU1PUllfVFlQRV9GQUNUEAESGgoWTUVNT1JZX1RZUEVfUFJFRkVSRU5DRRACEhUKEU1FTU9SWV9UWVBFX0VWRU5UEAMSFQoRTUVNT1JZX1RZUEVfU1RBVEUQBBIYChRNRU1PUllfVFlQRV9ERUNJU0lPThAFEhQKEE1FTU9SWV9UWVBFX1RBU0sQBhIVChFNRU1PUllfVFlQRV9TS0lMTBAHEhcKE01FTU9SWV9UWVBFX1NVTU1BUlkQCCplCgpNZW1vcnlUaWVyEhsKF01FTU9SWV9USUVSX1VOU1BFQ0lGSUVEEAASEgoOTUVNT1JZX1RJRVJfUDAQARISCg5NRU1PUllfVElFUl9QMRACEhIKDk1FTU9SWV9USUVSX1AyEAMqtgEKDE1lbW9yeVN0YXR1cxIdChlNRU1PUllfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGAoUTUVNT1JZX1NUQVRVU19BQ1RJVkUQARIcChhNRU1PUllfU1RBVFVTX1NVUEVSU0VERUQQAhIaChZNRU1PUllfU1RBVFVTX0FSQ0hJVkVEEAMSFwoTTUVNT1JZX1NUQVRVU19EUkFGVBAEEhoKFk1FTU9SWV9TVEFUVVNfQ09ORkxJQ1QQBUI1WjNyZWNhbGxkLmludmFsaWQvY2xpZW50cy9nby9nZW4vcmVjYWxsZC92MTtyZWNhbGxkdjFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChdyZWNhbGxkL3YxL21lbW9yeS5wcm90bxIKcmVjYWxsZC52MSK6BgoGTWVtb3J5EgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEwoLYWdlbnRfc2NvcGUYAyABKAkSEgoKc2Vzc2lvbl9pZBgEIAEoCRIkCgR0eXBlGAUgASgOMhYucmVjYWxsZC52MS5NZW1vcnlUeXBlEiQKBHRpZXIYBiABKA4yFi5yZWNhbGxkLnYxLk1lbW9yeVRpZXISKAoGc3RhdHVzGAcgASgOMhgucmVjYWxsZC52MS5NZW1vcnlTdGF0dXMSEQoJdG9waWNfa2V5GAggASgJEg8KB2NvbnRlbnQYCSABKAkSFwoKaW1wb3J0YW5jZRgKIAEoAkgAiAEBEhcKCmNvbmZpZGVuY2UYCyABKAJIAYgBARIOCgZzb3VyY2UYDCABKAkSDAoEdGFncxgNIAMoCRIpCghtZXRhZGF0YRgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLgoKY3JlYXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWV4cGlyZV9hdBgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIdmFsaWRfdG8YEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXN1cGVyc2VkZXNfaWQYFCABKAkSGAoQc3VwZXJzZWRlZF9ieV9pZBgVIAEoCRIPCgd2ZXJzaW9uGBYgASgDEgwKBGV0YWcYFyABKAkSFwoPZW1iZWRkaW5nX21vZGVsGBggASgJEhQKDGNvbnRlbnRfaGFzaBgZIAEoCRI0ChBsYXN0X2FjY2Vzc2VkX2F0GBogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxhY2Nlc3NfY291bnQYGyABKANCDQoLX2ltcG9ydGFuY2VCDQoLX2NvbmZpZGVuY2UimgEKFFNlbnNpdGl2ZURhdGFGaW5kaW5nEg0KBWZpZWxkGAEgASgJEjMKCGNhdGVnb3J5GAIgASgOMiEucmVjYWxsZC52MS5TZW5zaXRpdmVEYXRhQ2F0ZWdvcnkSLwoGYWN0aW9uGAMgASgOMh8ucmVjYWxsZC52MS5TZW5zaXRpdmVEYXRhQWN0aW9uEg0KBWNvdW50GAQgASgFKukBCgpNZW1vcnlUeXBlEhsKF01FTU9SWV9UWVBFX1VOU1BFQ0lGSUVEEAASFAoQTUVNT1JZX1RZUEVfRkFDVBABEhoKFk1FTU9SWV9UWVBFX1BSRUZFUkVOQ0UQAhIVChFNRU1PUllfVFlQRV9FVkVOVBADEhUKEU1FTU9SWV9UWVBFX1NUQVRFEAQSGAoUTUVNT1JZX1RZUEVfREVDSVNJT04QBRIUChBNRU1PUllfVFlQRV9UQVNLEAYSFQoRTUVNT1JZX1RZUEVfU0tJTEwQBxIXChNNRU1PUllfVFlQRV9TVU1NQVJZEAgqZQoKTWVtb3J5VGllchIbChdNRU1PUllfVElFUl9VTlNQRUNJRklFRBAAEhIKDk1FTU9SWV9USUVSX1AwEAESEgoOTUVNT1JZX1RJRVJfUDEQAhISCg5NRU1PUllfVElFUl9QMhADKrYBCgxNZW1vcnlTdGF0dXMSHQoZTUVNT1JZX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFE1FTU9SWV9TVEFUVVNfQUNUSVZFEAESHAoYTUVNT1JZX1NUQVRVU19TVVBFUlNFREVEEAISGgoWTUVNT1JZX1NUQVRVU19BUkNISVZFRBADEhcKE01FTU9SWV9TVEFUVVNfRFJBRlQQBBIaChZNRU1PUllfU1RBVFVTX0NPTkZMSUNUEAUqlAMKFVNlbnNpdGl2ZURhdGFDYXRlZ29yeRInCiNTRU5TSVRJVkVfREFUQV9DQVRFR09SWV9VTlNQRUNJRklFRBAAEicKI1NFTlNJVElWRV9EQVRBX0NBVEVHT1JZX0NBUkRfTlVNQkVSEAESJwojU0VOU0lUSVZFX0RBVEFfQ0FURUdPUllfTkFUSU9OQUxfSUQQAhIkCiBTRU5TSVRJVkVfREFUQV9DQVRFR09SWV9QQVNTUE9SVBADEiAKHFNFTlNJVElWRV9EQVRBX0NBVEVHT1JZX0lCQU4QBBIhCh1TRU5TSVRJVkVfREFUQV9DQVRFR09SWV9QSE9ORRAFEiEKHVNFTlNJVElWRV9EQVRBX0NBVEVHT1JZX0VNQUlMEAYSIwofU0VOU0lUSVZFX0RBVEFfQ0FURUdPUllfQVBJX0tFWRAHEicKI1NFTlNJVElWRV9EQVRBX0NBVEVHT1JZX1BSSVZBVEVfS0VZEAgSJAogU0VOU0lUSVZFX0RBVEFfQ0FURUdPUllfUEFTU1dPUkQQCSqBAQoTU2Vuc2l0aXZlRGF0YUFjdGlvbhIlCiFTRU5TSVRJVkVfREFUQV9BQ1RJT05fVU5TUEVDSUZJRUQQABIgChxTRU5TSVRJVkVfREFUQV9BQ1RJT05fTUFTS0VEEAESIQodU0VOU0lUSVZFX0RBVEFfQUNUSU9OX0FMTE9XRUQQAkI1WjNyZWNhbGxkLmludmFsaWQvY2xpZW50cy9nby9nZW4vcmVjYWxsZC92MTtyZWNhbGxkdjFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Memory is one unit of what an agent knows about a user.
@@ -227,6 +227,46 @@ export const MemorySchema: GenMessage<Memory> = /*@__PURE__*/
   messageDesc(file_recalld_v1_memory, 0);
 
 /**
+ * SensitiveDataFinding reports the sensitive values of one category found in
+ * one request field. It never carries a value.
+ *
+ * @generated from message recalld.v1.SensitiveDataFinding
+ */
+export type SensitiveDataFinding = Message<"recalld.v1.SensitiveDataFinding"> & {
+  /**
+   * The request field, as field violations name it: "memories[0].content",
+   * "memories[0].metadata.note", "memory.content", "messages[2].content".
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * @generated from field: recalld.v1.SensitiveDataCategory category = 2;
+   */
+  category: SensitiveDataCategory;
+
+  /**
+   * @generated from field: recalld.v1.SensitiveDataAction action = 3;
+   */
+  action: SensitiveDataAction;
+
+  /**
+   * How many values of the category the field held.
+   *
+   * @generated from field: int32 count = 4;
+   */
+  count: number;
+};
+
+/**
+ * Describes the message recalld.v1.SensitiveDataFinding.
+ * Use `create(SensitiveDataFindingSchema)` to create a new message.
+ */
+export const SensitiveDataFindingSchema: GenMessage<SensitiveDataFinding> = /*@__PURE__*/
+  messageDesc(file_recalld_v1_memory, 1);
+
+/**
  * MemoryType says what kind of knowledge a memory holds. Recall filters and
  * token-budget priorities use it.
  *
@@ -393,4 +433,119 @@ export enum MemoryStatus {
  */
 export const MemoryStatusSchema: GenEnum<MemoryStatus> = /*@__PURE__*/
   enumDesc(file_recalld_v1_memory, 2);
+
+/**
+ * SensitiveDataCategory is a kind of sensitive value recalld recognises
+ * (docs/security.md lists the rules).
+ *
+ * @generated from enum recalld.v1.SensitiveDataCategory
+ */
+export enum SensitiveDataCategory {
+  /**
+   * @generated from enum value: SENSITIVE_DATA_CATEGORY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A payment card number (a known issuer range and the Luhn check).
+   *
+   * @generated from enum value: SENSITIVE_DATA_CATEGORY_CARD_NUMBER = 1;
+   */
+  CARD_NUMBER = 1,
+
+  /**
+   * A Chinese resident ID number (check digit and birth date).
+   *
+   * @generated from enum value: SENSITIVE_DATA_CATEGORY_NATIONAL_ID = 2;
+   */
+  NATIONAL_ID = 2,
+
+  /**
+   * A passport number, where the text says it is one.
+   *
+   * @generated from enum value: SENSITIVE_DATA_CATEGORY_PASSPORT = 3;
+   */
+  PASSPORT = 3,
+
+  /**
+   * An IBAN (mod-97 check).
+   *
+   * @generated from enum value: SENSITIVE_DATA_CATEGORY_IBAN = 4;
+   */
+  IBAN = 4,
+
+  /**
+   * A phone number (libphonenumber metadata).
+   *
+   * @generated from enum value: SENSITIVE_DATA_CATEGORY_PHONE = 5;
+   */
+  PHONE = 5,
+
+  /**
+   * An e-mail address.
+   *
+   * @generated from enum value: SENSITIVE_DATA_CATEGORY_EMAIL = 6;
+   */
+  EMAIL = 6,
+
+  /**
+   * An API key or token: a vendor's known format, a JWT, a bearer token, or a
+   * random-looking value given as a key, token or secret.
+   *
+   * @generated from enum value: SENSITIVE_DATA_CATEGORY_API_KEY = 7;
+   */
+  API_KEY = 7,
+
+  /**
+   * A PEM private key block.
+   *
+   * @generated from enum value: SENSITIVE_DATA_CATEGORY_PRIVATE_KEY = 8;
+   */
+  PRIVATE_KEY = 8,
+
+  /**
+   * A password stated in the text ("password is ...", "密码是...").
+   *
+   * @generated from enum value: SENSITIVE_DATA_CATEGORY_PASSWORD = 9;
+   */
+  PASSWORD = 9,
+}
+
+/**
+ * Describes the enum recalld.v1.SensitiveDataCategory.
+ */
+export const SensitiveDataCategorySchema: GenEnum<SensitiveDataCategory> = /*@__PURE__*/
+  enumDesc(file_recalld_v1_memory, 3);
+
+/**
+ * SensitiveDataAction says what the server did with the values it found.
+ *
+ * @generated from enum recalld.v1.SensitiveDataAction
+ */
+export enum SensitiveDataAction {
+  /**
+   * @generated from enum value: SENSITIVE_DATA_ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Replaced by a typed placeholder, such as "[CARD ••••1111]" or "[API_KEY]".
+   *
+   * @generated from enum value: SENSITIVE_DATA_ACTION_MASKED = 1;
+   */
+  MASKED = 1,
+
+  /**
+   * Kept as written: the policy allows the category.
+   *
+   * @generated from enum value: SENSITIVE_DATA_ACTION_ALLOWED = 2;
+   */
+  ALLOWED = 2,
+}
+
+/**
+ * Describes the enum recalld.v1.SensitiveDataAction.
+ */
+export const SensitiveDataActionSchema: GenEnum<SensitiveDataAction> = /*@__PURE__*/
+  enumDesc(file_recalld_v1_memory, 4);
 

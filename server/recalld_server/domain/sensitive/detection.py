@@ -1,0 +1,471 @@
+"""Finds sensitive values in Chinese and English text, offline.
+
+Maintained libraries do the checks where one exists: phone numbers are found by
+`phonenumbers` (Google's libphonenumber metadata), and card numbers (Luhn), Chinese
+resident ID numbers (ISO 7064 MOD 11-2 and the birth date) and IBANs (mod 97) are
+validated by `python-stdnum`. The rest is written here, because no library fits a
+server's write path: key and token prefixes follow the vendors' published formats
+(the same rules as gitleaks), and passwords and passport numbers are recognised
+only where the text says what they are ("password is …", "密码是…", "passport
+E12345678"); a bare 9-digit number is not a passport. `docs/security.md` lists
+every rule.
+
+Candidates are found by regular expressions and then checked, so that order
+numbers, timestamps, versions, hashes and phone-shaped counts are left alone:
+digits glued to letters, dots or more digits are never a card, an ID or a phone.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+import phonenumbers
+from stdnum import iban as stdnum_iban
+from stdnum import luhn
+from stdnum.cn import ric
+
+from recalld_server.domain.sensitive.categories import PLACEHOLDER_LABELS, Category
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Detection:
+    """One sensitive value: where it is in the text (`text[start:end]`) and its kind."""
+
+    category: Category
+    start: int
+    end: int
+
+
+# Overlapping detections keep the first category of this order (a JWT inside
+# "password is eyJ…" is a key; a card number is not also a phone number).
+_PRIORITY = {
+    category: rank
+    for rank, category in enumerate(
+        (
+            Category.PRIVATE_KEY,
+            Category.API_KEY,
+            Category.PASSWORD,
+            Category.NATIONAL_ID,
+            Category.CARD_NUMBER,
+            Category.IBAN,
+            Category.PASSPORT,
+            Category.EMAIL,
+            Category.PHONE,
+        )
+    )
+}
+
+_DIGIT = "0-9\uff10-\uff19"  # ASCII and full-width digits
+_TO_ASCII = str.maketrans("０１２３４５６７８９", "0123456789")
+# A number is standalone when no ASCII letter, digit, or joining punctuation touches
+# it: "v1.4111111111111111", "SO-4111…" and "4111…abc" are identifiers, not cards.
+_BEFORE = rf"(?<![A-Za-z{_DIGIT}_./\\#:+-])"
+_AFTER = rf"(?![A-Za-z{_DIGIT}_/\\#+-]|[.:][A-Za-z{_DIGIT}])"
+
+# --- private keys -----------------------------------------------------------------
+
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,-]*)",
+    re.DOTALL,
+)
+
+# --- keys and tokens with a known shape ---------------------------------------------
+
+_TOKEN_CHARS = r"A-Za-z0-9_\-"
+_KNOWN_KEYS = re.compile(
+    "|".join(
+        (
+            # OpenAI (sk-, sk-proj-, sk-svcacct-), Anthropic (sk-ant-), DeepSeek and others.
+            rf"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9][{_TOKEN_CHARS}]{{19,}}",
+            # Stripe secret and restricted keys.
+            r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+            # GitHub personal, OAuth, user, server and refresh tokens.
+            r"(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}",
+            r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{30,}",
+            r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_\-]{20,}",
+            # AWS access key ids.
+            r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+            # Slack tokens and incoming webhooks.
+            r"(?<![A-Za-z0-9])xox[abposrec]-[A-Za-z0-9-]{10,}",
+            r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}",
+            # Google API keys.
+            r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_\-]{35}(?![A-Za-z0-9_-])",
+            # Hugging Face, npm, PyPI, SendGrid, Twilio-like.
+            r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}",
+            r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36,}",
+            r"(?<![A-Za-z0-9_-])pypi-[A-Za-z0-9_\-]{50,}",
+            r"(?<![A-Za-z0-9_])SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+            # JSON Web Tokens: a base64url JSON header ("{" encodes as "ey").
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        )
+    )
+)
+_BEARER = re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)")
+
+# --- generic secrets: a keyword, then a random-looking value ----------------------------
+
+_SECRET_WORD = (
+    r"(?:api[ _-]?key|apikey|access[ _-]?key(?:[ _-]?id)?|secret(?:[ _-]?(?:access[ _-]?)?key)?"
+    r"|client[ _-]?secret|auth[ _-]?token|access[ _-]?token|refresh[ _-]?token|token"
+    r"|private[ _-]?key|signing[ _-]?key|webhook[ _-]?secret"
+    r"|密钥|秘钥|令牌|访问密钥|私钥|token值)"
+)
+_SECRET_ASSIGNMENT = re.compile(
+    rf"(?i){_SECRET_WORD}[\"']?(?:\s*(?:is|was|are|=|:|：|是|为|為|->|=>)\s*|\s+)"
+    r"(?:(?:now|still|actually|just|set to)\s+)?[\"'“`]?"
+    r"(?P<value>[A-Za-z0-9+/_\-.~=]{16,})"
+)
+_RANDOM_WORD = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
+_HEX = re.compile(r"[0-9a-fA-F-]+")
+
+# --- passwords ---------------------------------------------------------------------------
+
+_PASSWORD_EN = re.compile(
+    r"(?i)\b(?:password|passwd|passcode|pass ?phrase|pwd|pin(?: code)?)"
+    r"(?:\s+(?:for|of|to|on)\s+[^\n,;:：。]{1,30}?)?"
+    r"(?:\s*(?:is|was|will be|=|:|：|->)\s*|\s+(?:set|changed|reset|updated)\s+to\s+)"
+    r"(?:(?:now|still|actually|just|simply)\s+)?"
+    r"[\"'“‘`]?(?P<value>[^\s\"'”’`]{3,})"
+)
+_PASSWORD_ZH = re.compile(
+    r"(?:密码|密碼|口令|支付密码|登录密码|开机密码|PIN码|pin码)"
+    r"(?:[^\s，。,；;！!？?：:]{0,6}?)"
+    r"(?:\s*(?:是|为|為|：|:|=|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*)"
+    r"(?:[\"'“‘`「]?)(?P<value>[\x21-\x7e]{3,})"
+)
+# Words that follow "password is" without being one.
+_NOT_A_PASSWORD_WORDS = """
+    a an the my your his her our their its this that not no none empty blank wrong
+    incorrect correct invalid valid expired weak strong long short secure insecure same
+    different required missing needed saved stored written changed reset set updated
+    too very really still now being also in on at of for to and or but same old new
+    unknown forgotten lost hidden encrypted hashed case-sensitive sensitive ok fine good
+    bad simple complex easy hard known unchanged temporary
+"""
+_NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
+_TRAILING = ".,;:!?)]}>”’\"'`。，；：！？）」"
+
+# --- identifiers -----------------------------------------------------------------------
+
+# Digits in groups split by single spaces or dashes; a card is a run of whole groups.
+_DIGIT_RUN = re.compile(rf"{_BEFORE}[{_DIGIT}]+(?:[ \-][{_DIGIT}]+)*{_AFTER}")
+_GROUP = re.compile(rf"[{_DIGIT}]+")
+_NATIONAL_ID = re.compile(
+    rf"{_BEFORE}[1-9１-９][{_DIGIT}]{{5}}[ ]?[{_DIGIT}]{{8}}[ ]?[{_DIGIT}]{{3}}[{_DIGIT}Xx]"
+    rf"(?![A-Za-z{_DIGIT}_])"
+)
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
+_PASSPORT = re.compile(
+    r"(?i)(?:passport|护照|護照)(?:[\s\w#.:：号码是为,，()（）-]{0,24}?)"
+    r"(?<![A-Za-z0-9])(?P<value>[A-Z]{1,2}[0-9]{6,9}|[0-9]{8,9})(?![A-Za-z0-9])"
+)
+# Words right before a number that make it something else.
+_NOT_A_CARD = re.compile(
+    r"(?i)(?:order|invoice|tracking|shipment|parcel|transaction|txn|ticket|ref(?:erence)?"
+    r"|serial|sku|account balance|订单|单号|流水|运单|快递|发票|工单|序列号|编号)"
+    r"[\s\w#.:：号是为-]{0,6}$"
+)
+
+# --- contact -----------------------------------------------------------------------------
+
+_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9\-])"
+)
+_PHONE_REGIONS = ("CN", "US")
+"""Regions numbers without a country code are read in: mainland China, then NANP."""
+# Dots separate phone groups only as 415.555.0199 (or +1.415.555.0199), never as versions.
+_DOTTED_PHONE = re.compile(r"(?:\+?[0-9]{1,3}[ .])?\(?[0-9]{2,4}\)?\.[0-9]{3,4}\.[0-9]{4}")
+_PHONE_SHAPE = re.compile(rf"[+(（]?[{_DIGIT}]")
+
+
+# What masking left behind is not found again ("password is [PASSWORD]").
+_PLACEHOLDER = re.compile(
+    r"\[(?:" + "|".join(PLACEHOLDER_LABELS.values()) + r")(?: ••••[A-Za-z0-9]{4})?\]"
+)
+
+
+class Detector:
+    """Finds the sensitive values in a text (stateless; safe to share)."""
+
+    def find(self, text: str) -> list[Detection]:
+        """Every sensitive value in the text, in order, none overlapping."""
+        if not text:
+            return []
+        found = [
+            *self._private_keys(text),
+            *self._api_keys(text),
+            *self._passwords(text),
+            *self._national_ids(text),
+            *self._cards(text),
+            *self._ibans(text),
+            *self._passports(text),
+            *self._emails(text),
+            *self._phones(text),
+        ]
+        if "[" in text:
+            masked = [(m.start(), m.end()) for m in _PLACEHOLDER.finditer(text)]
+            found = [
+                d for d in found if all(d.end <= start or d.start >= end for start, end in masked)
+            ]
+        return _without_overlaps(found)
+
+    @staticmethod
+    def _private_keys(text: str) -> Iterator[Detection]:
+        if "PRIVATE KEY" not in text:
+            return
+        for match in _PRIVATE_KEY.finditer(text):
+            yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
+
+    @staticmethod
+    def _api_keys(text: str) -> Iterator[Detection]:
+        for match in _KNOWN_KEYS.finditer(text):
+            yield Detection(Category.API_KEY, match.start(), match.end())
+        for match in _BEARER.finditer(text):
+            yield Detection(Category.API_KEY, match.start("value"), match.end("value"))
+        for match in _SECRET_ASSIGNMENT.finditer(text):
+            value = match.group("value").rstrip(".")
+            if _random_enough(value, min_length=16, keyword=True):
+                start = match.start("value")
+                yield Detection(Category.API_KEY, start, start + len(value))
+        for match in _RANDOM_WORD.finditer(text):
+            if _random_enough(match.group(), min_length=24, keyword=False):
+                yield Detection(Category.API_KEY, match.start(), match.end())
+
+    @staticmethod
+    def _passwords(text: str) -> Iterator[Detection]:
+        for pattern in (_PASSWORD_EN, _PASSWORD_ZH):
+            for match in pattern.finditer(text):
+                value = match.group("value")
+                stripped = value.rstrip(_TRAILING)
+                # "hunter2!" keeps its "!" only when a sentence does not end there.
+                if stripped != value and value[-1] in "!?" and match.end() < len(text):
+                    stripped = value.rstrip(_TRAILING.replace("!", "").replace("?", ""))
+                if len(stripped) < 3 or stripped.casefold() in _NOT_A_PASSWORD:
+                    continue
+                if not any(c.isdigit() or not c.isalpha() for c in stripped) and (
+                    stripped.isalpha() and stripped.islower() and len(stripped) < 4
+                ):
+                    continue
+                start = match.start("value")
+                yield Detection(Category.PASSWORD, start, start + len(stripped))
+
+    @staticmethod
+    def _national_ids(text: str) -> Iterator[Detection]:
+        for match in _NATIONAL_ID.finditer(text):
+            number = match.group().replace(" ", "").translate(_TO_ASCII).upper()
+            if ric.is_valid(number):
+                yield Detection(Category.NATIONAL_ID, match.start(), match.end())
+
+    @staticmethod
+    def _cards(text: str) -> Iterator[Detection]:
+        for run in _DIGIT_RUN.finditer(text):
+            groups = [(g.start(), g.end()) for g in _GROUP.finditer(text, run.start(), run.end())]
+            for start, end in _card_spans(text, groups):
+                if _NOT_A_CARD.search(text, max(0, start - 24), start):
+                    continue
+                yield Detection(Category.CARD_NUMBER, start, end)
+
+    @staticmethod
+    def _ibans(text: str) -> Iterator[Detection]:
+        for match in _IBAN.finditer(text):
+            raw = match.group()
+            # The pattern may run on into the next word: try the longest valid prefix.
+            for end in range(len(raw), 14, -1):
+                candidate = raw[:end]
+                if candidate[-1] == " ":
+                    continue
+                compact = candidate.replace(" ", "")
+                if stdnum_iban.is_valid(compact):
+                    yield Detection(Category.IBAN, match.start(), match.start() + end)
+                    break
+
+    @staticmethod
+    def _passports(text: str) -> Iterator[Detection]:
+        for match in _PASSPORT.finditer(text):
+            value = match.group("value")
+            if value.isdigit() and len(set(value)) < 3:
+                continue
+            yield Detection(Category.PASSPORT, match.start("value"), match.end("value"))
+
+    @staticmethod
+    def _emails(text: str) -> Iterator[Detection]:
+        if "@" not in text:
+            return
+        for match in _EMAIL.finditer(text):
+            yield Detection(Category.EMAIL, match.start(), match.end())
+
+    @staticmethod
+    def _phones(text: str) -> Iterator[Detection]:
+        if not _PHONE_SHAPE.search(text):
+            return
+        seen: set[tuple[int, int]] = set()
+        for region in _PHONE_REGIONS:
+            for match in phonenumbers.PhoneNumberMatcher(
+                text, region, leniency=phonenumbers.Leniency.VALID
+            ):
+                span = (match.start, match.end)
+                if span in seen or not _standalone(text, match.start, match.end):
+                    continue
+                if "." in match.raw_string and not _DOTTED_PHONE.fullmatch(match.raw_string):
+                    continue  # "1.0.13800138" is a version
+                seen.add(span)
+                yield Detection(Category.PHONE, match.start, match.end)
+
+
+def _standalone(text: str, start: int, end: int) -> bool:
+    """No version dot, identifier or longer number glued to the match."""
+    before = text[start - 1 : start] if start else ""
+    after, next_after = text[end : end + 1], text[end + 1 : end + 2]
+    if before in {".", "_", "/", "\\", "#", "-", ":"} or _ascii_alnum(before):
+        return False
+    if after in {"_", "/", "\\", "-"} or _ascii_alnum(after):
+        return False
+    return not (after in {".", ":"} and _ascii_alnum(next_after))
+
+
+def _ascii_alnum(char: str) -> bool:
+    return char.isascii() and char.isalnum()
+
+
+_CARD_BRANDS: tuple[tuple[tuple[int, int], int, frozenset[int]], ...] = (
+    # (IIN range as integers of `width` leading digits, width, allowed lengths)
+    ((4, 4), 1, frozenset({13, 16, 19})),  # Visa
+    ((51, 55), 2, frozenset({16})),  # Mastercard
+    ((2221, 2720), 4, frozenset({16})),  # Mastercard 2-series
+    ((34, 34), 2, frozenset({15})),  # American Express
+    ((37, 37), 2, frozenset({15})),
+    ((62, 62), 2, frozenset({16, 17, 18, 19})),  # UnionPay
+    ((81, 81), 2, frozenset({16, 17, 18, 19})),  # UnionPay 81-series
+    ((3528, 3589), 4, frozenset({16, 17, 18, 19})),  # JCB
+    ((6011, 6011), 4, frozenset({16, 17, 18, 19})),  # Discover
+    ((644, 649), 3, frozenset({16, 17, 18, 19})),
+    ((65, 65), 2, frozenset({16, 17, 18, 19})),
+    ((300, 305), 3, frozenset({14, 16, 17, 18, 19})),  # Diners Club
+    ((36, 36), 2, frozenset({14, 16, 17, 18, 19})),
+    ((38, 39), 2, frozenset({16, 17, 18, 19})),
+    ((50, 50), 2, frozenset({16, 17, 18, 19})),  # Maestro
+    ((56, 58), 2, frozenset({16, 17, 18, 19})),
+    ((6759, 6759), 4, frozenset({16, 18, 19})),
+    ((2200, 2204), 4, frozenset({16, 17, 18, 19})),  # Mir
+)
+
+
+def _card_spans(text: str, groups: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """The card numbers among runs of whole digit groups (leftmost first, none overlapping)."""
+    taken: list[tuple[int, int]] = []
+    for first in range(len(groups)):
+        digits = 0
+        for last in range(first, len(groups)):
+            digits += groups[last][1] - groups[last][0]
+            if digits > 19:
+                break
+            if digits < 13:
+                continue
+            start, end = groups[first][0], groups[last][1]
+            raw = text[start:end]
+            number = raw.replace(" ", "").replace("-", "").translate(_TO_ASCII)
+            if not (_is_card_number(number) and _grouped_like_a_card(raw)):
+                continue
+            if all(end <= s or start >= e for s, e in taken):
+                taken.append((start, end))
+    yield from sorted(taken, key=lambda span: span[0])
+
+
+def _is_card_number(digits: str) -> bool:
+    """A payment card: a known issuer range, a length it issues, and the Luhn check."""
+    if not 13 <= len(digits) <= 19 or not digits.isdigit():
+        return False
+    for (low, high), width, lengths in _CARD_BRANDS:
+        if low <= int(digits[:width]) <= high and len(digits) in lengths:
+            return bool(luhn.is_valid(digits))
+    return False
+
+
+def _grouped_like_a_card(raw: str) -> bool:
+    """Written whole, or in groups the way cards are printed (4-4-4-4, 4-6-5, 4-4-4-4-3)."""
+    groups = re.split(r"[ \-]", raw)
+    if len(groups) == 1:
+        return True
+    if len({sep for sep in raw if sep in " -"}) > 1:
+        return False
+    sizes = [len(group) for group in groups]
+    return (all(size == 4 for size in sizes[:-1]) and 1 <= sizes[-1] <= 4) or sizes in (
+        [4, 6, 5],
+        [4, 6, 4],
+        [6, 13],
+        [6, 12],
+        [4, 4, 4, 4, 3],
+    )
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def _random_enough(value: str, *, min_length: int, keyword: bool) -> bool:
+    """A value that looks generated: long, mixed, high entropy, and not a known non-secret.
+
+    After a keyword ("token: …") hex and lower-case values count; without one only
+    mixed-case alphanumerics with digits do, so commit hashes, UUIDs, digests,
+    identifiers and base64 of ordinary text are left alone.
+    """
+    core = value.rstrip("=")
+    if len(core) < min_length:
+        return False
+    digits = sum(c.isdigit() for c in core)
+    upper = sum(c.isupper() for c in core)
+    lower = sum(c.islower() for c in core)
+    if keyword:
+        if digits == 0 or digits == len(core) or (upper + lower) == 0:
+            return False
+        if "." in core and not core.replace(".", "").isalnum():
+            return _entropy(core) >= 3.5
+        return _entropy(core) >= 3.3
+    if _HEX.fullmatch(core):
+        return False
+    if digits < 2 or upper < 2 or lower < 2:
+        return False
+    if _looks_like_path_or_words(core) or _decodes_to_text(value):
+        return False
+    return _entropy(core) >= 4.0
+
+
+def _looks_like_path_or_words(value: str) -> bool:
+    """Identifiers (camelCase, snake_case), slugs and paths: mostly letters in words."""
+    parts = [part for part in re.split(r"[/_\-]", value) if part]
+    if len(parts) >= 3 and all(part.isalpha() or part.isdigit() for part in parts):
+        return True
+    humps = re.findall(r"[A-Z]?[a-z]{3,}", value)
+    return sum(len(h) for h in humps) >= 0.7 * len(value)
+
+
+def _decodes_to_text(value: str) -> bool:
+    """Base64 of ordinary text (a config blob, not a key) decodes to printable words."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    try:
+        plain = decoded.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return plain.isprintable() and (" " in plain or plain.isalpha())
+
+
+def _without_overlaps(found: list[Detection]) -> list[Detection]:
+    """The highest-priority (then longest) detection of every overlapping group."""
+    ranked = sorted(found, key=lambda d: (_PRIORITY[d.category], d.start - d.end, d.start))
+    kept: list[Detection] = []
+    for detection in ranked:
+        if all(detection.end <= k.start or detection.start >= k.end for k in kept):
+            kept.append(detection)
+    return sorted(kept, key=lambda d: d.start)

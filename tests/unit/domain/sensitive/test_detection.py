@@ -1,0 +1,140 @@
+"""The detector's rules, one category at a time, with the near misses each must leave alone."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recalld_server.domain.sensitive.categories import Category
+from recalld_server.domain.sensitive.detection import Detector
+
+DETECTOR = Detector()
+
+
+def found(text: str) -> list[tuple[str, str]]:
+    return [(d.category.value, text[d.start : d.end]) for d in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "value"),
+    [
+        ("My Visa is 4111 1111 1111 1111, exp 12/29", "card_number", "4111 1111 1111 1111"),
+        ("card: 5555-5555-5555-4444.", "card_number", "5555-5555-5555-4444"),
+        ("Amex 3782 822463 10005 on file", "card_number", "3782 822463 10005"),
+        ("银行卡号6222021234567890128，尾号0128", "card_number", "6222021234567890128"),
+        ("卡号是 ６２２２ ０２１２ ３４５６ ７８９０ １２８", "card_number", None),
+        ("身份证号：11010519491231002X。", "national_id", "11010519491231002X"),
+        ("ID 440308199901010012 belongs to Li", "national_id", None),
+        ("My passport number is E12345678.", "passport", "E12345678"),
+        ("护照号码：EA1234567，明年到期", "passport", "EA1234567"),
+        ("IBAN DE89 3704 0044 0532 0130 00 thanks", "iban", "DE89 3704 0044 0532 0130 00"),
+        ("pay to GB82WEST12345698765432", "iban", "GB82WEST12345698765432"),
+        ("手机 138 0013 8000，找我", "phone", "138 0013 8000"),
+        ("我的手机号13800138000", "phone", "13800138000"),
+        ("office 010-62345678", "phone", "010-62345678"),
+        ("call +1 415 555 0132 tonight", "phone", "+1 415 555 0132"),
+        ("UK line +44 20 7946 0958", "phone", "+44 20 7946 0958"),
+        ("(415) 555-0199 is her cell", "phone", "(415) 555-0199"),
+        ("邮箱是zhang.san@example.com。", "email", "zhang.san@example.com"),
+        ("key sk-proj-Ab3dEf9HiJkLmNoPqRsTuVwXyZ0123456789", "api_key", None),
+        ("use sk-ant-api03-AbCdEf0123456789ghIJklMNopQRstuvWX", "api_key", None),
+        ("ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 is my token", "api_key", None),
+        ("AWS AKIAIOSFODNN7EXAMPLE", "api_key", "AKIAIOSFODNN7EXAMPLE"),
+        ("slack xoxb-1234567890-abcdefghijklmno", "api_key", None),
+        ("AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW", "api_key", None),
+        ("Authorization: Bearer 9f8e7d6c5b4a3f2e1d0c9b8a", "api_key", "9f8e7d6c5b4a3f2e1d0c9b8a"),
+        ("token: 8f3a9c2e7b1d4f6a0e5c3b2a1d9e8f7c", "api_key", None),
+        ("密钥是 q8Zr2LmT0xWv5NbK7ycH3sDp", "api_key", "q8Zr2LmT0xWv5NbK7ycH3sDp"),
+        ("aZ8kQ2mX9pL4vR7tY1wE6uI3oP5sD0fG", "api_key", None),
+        (
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "api_key",
+            None,
+        ),
+        ("my password is hunter2!", "password", "hunter2"),
+        ("the wifi password is Tr0ub4dor&3 for guests", "password", "Tr0ub4dor&3"),
+        ("pwd: s3cr3t", "password", "s3cr3t"),
+        ("密码是Abc12345。", "password", "Abc12345"),
+        ("登录密码：Qw!23456，别外传", "password", "Qw!23456"),
+        ("password changed to BlueSky#42", "password", "BlueSky#42"),
+    ],
+)
+def test_finds(text: str, category: str, value: str | None) -> None:
+    hits = found(text)
+    assert [c for c, _ in hits] == [category], hits
+    if value is not None:
+        assert hits[0][1] == value
+
+
+def test_a_private_key_is_found_whole() -> None:
+    text = (
+        "here it is\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1x2y3z\n"
+        "q8Zr2LmT0xWv5NbK7ycH3sDp==\n-----END RSA PRIVATE KEY-----\nthanks"
+    )
+    [(category, value)] = found(text)
+    assert category == "private_key"
+    assert value.startswith("-----BEGIN") and value.endswith("-----END RSA PRIVATE KEY-----")
+    # A key cut off before its END line is still masked to the end of its body.
+    [(category, value)] = found(text.split("-----END")[0])
+    assert category == "private_key" and "q8Zr2" in value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "订单号 202612041530228871 已发货",
+        "order 4111111111111112 shipped",  # fails Luhn
+        "order no. 4111111111111111 is a test id",  # a card-shaped order number
+        "timestamp 1733312345123, retry at 1733312345",
+        "at 2026-12-04T20:36:33Z we shipped v2.3.5 (1.0.0-rc.1) on Python 3.12.4",
+        "version 1.0.13800138",
+        "commit 3f2a9c1e8b7d6f5a4c3b2a1908f7e6d5c4b3a291",
+        "short sha 3f2a9c1",
+        "uuid 123e4567-e89b-12d3-a456-426614174000",
+        "sha256:9b2c8f1e4d7a6b3c0e5f8a1d2c4b7e9f0a3d6c8b1e4f7a0d3c6b9e2f5a8d1c4b",
+        "I forgot my password again",
+        "reset the password tomorrow",
+        "密码忘了，明天去重置",
+        "the password is incorrect",
+        "the key insight is caching; token budget of 4096",
+        "task-list and desk-lamp are on my desk-organizer-shopping-list",
+        "@alice please review",
+        "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcw==",
+        "getUserProfileByIdAndTenant2024Version",
+        "room 13800 in building 7",
+        "他的年薪 ¥1,380,000，邮编100080",
+        "身份证号 110105194912310021 写错了",  # wrong check digit
+        "tracking 1Z999AA10123456784",
+        "the model is BAAI/bge-small-en-v1.5 at /v1/embeddings",
+        "https://example.com/search?q=abc&page=2&session=XyZ",
+        "passport renewal takes 3 weeks",
+    ],
+)
+def test_leaves_alone(text: str) -> None:
+    assert found(text) == []
+
+
+def test_overlaps_keep_the_stronger_category() -> None:
+    # A JWT given as a password is a key; a card number is not also a phone number.
+    text = "password: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnop"
+    assert [c for c, _ in found(text)] == ["api_key"]
+    assert [c for c, _ in found("4111111111111111")] == ["card_number"]
+
+
+def test_several_values_in_order() -> None:
+    text = "卡 4111 1111 1111 1111，电话 13800138000，邮箱 a.b@example.cn，密码是 Zx9#kk12"
+    assert [c for c, _ in found(text)] == ["card_number", "phone", "email", "password"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_gives_ordered_disjoint_spans(text: str) -> None:
+    detections = DETECTOR.find(text)
+    for detection in detections:
+        assert 0 <= detection.start < detection.end <= len(text)
+        assert isinstance(detection.category, Category)
+    for first, second in itertools.pairwise(detections):
+        assert first.end <= second.start
