@@ -118,7 +118,8 @@ _SECRET_WORD = (
     r"|密钥|秘钥|令牌|访问密钥|私钥|token值)"
 )
 _SECRET_ASSIGNMENT = re.compile(
-    rf"(?i){_SECRET_WORD}[\"']?(?:\s*(?:is|was|are|=|:|：|是|为|為|->|=>)\s*|\s+)"
+    rf"(?i){_SECRET_WORD}[\"']?(?:\s*[（(][^）)\n]{{0,30}}[）)])?"
+    r"(?:\s*(?:is|was|are|=|:|：|是|为|為|->|=>)\s*|\s+)"
     r"(?:(?:now|still|actually|just|set to)\s+)?[\"'“`]?"
     r"(?P<value>[A-Za-z0-9+/_\-.~=]{16,})"
 )
@@ -127,19 +128,28 @@ _HEX = re.compile(r"[0-9a-fA-F-]+")
 
 # --- passwords ---------------------------------------------------------------------------
 
-_PASSWORD_EN = re.compile(
-    r"(?i)\b(?:password|passwd|passcode|pass ?phrase|pwd|pin(?: code)?)"
-    r"(?:\s+(?:for|of|to|on)\s+[^\n,;:：。]{1,30}?)?"
-    r"(?:\s*(?:is|was|will be|=|:|：|->)\s*|\s+(?:set|changed|reset|updated)\s+to\s+)"
+# Printable ASCII but quotes: passwords are typed on keyboards; CJK after one ends it.
+_PASSWORD_CHARS = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e]"
+# "password", also inside a config key (DB_PASSWORD, mysql-root-pwd, "wifi_pass").
+_PASSWORD_WORD = re.compile(
+    r"(?i)(?<![A-Za-z])(?:[A-Za-z0-9]+[_-])*"
+    r"(?:password|passwd|passcode|pass ?phrase|pwd|pw|pass|pin(?: ?code)?)"
+    r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])[\"']?"
+    r"|(?:密码|密碼|口令|PIN码|pin码)"
+)
+# After the word: "is", ":", "=" (with what it is for in between: "password for the
+# portal: …", "密码（新）是 …"), or "set/changed to".
+_PASSWORD_STATED = re.compile(
+    r"(?i)(?:\s+(?:for|of|on|to)\s+[^\n,;:：。=]{1,30}?|[（(][^）)\n]{0,20}[）)]"
+    r"|[^\s，。,；;！!？?：:=\x21-\x7e]{1,6}?)?"
+    r"(?:\s*(?:is|was|will be|are|=|:|：|->|是|为|為|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
+    r"|\s+(?:(?:set|changed|reset|updated)\s+)?to\s+)"
     r"(?:(?:now|still|actually|just|simply)\s+)?"
-    r"[\"'“‘`]?(?P<value>[^\s\"'”’`]{3,})"
+    rf"[\"'“‘`「]?(?P<value>{_PASSWORD_CHARS}{{3,}})"
 )
-_PASSWORD_ZH = re.compile(
-    r"(?:密码|密碼|口令|支付密码|登录密码|开机密码|PIN码|pin码)"
-    r"(?:[^\s，。,；;！!？?：:]{0,6}?)"
-    r"(?:\s*(?:是|为|為|：|:|=|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*)"
-    r"(?:[\"'“‘`「]?)(?P<value>[\x21-\x7e]{3,})"
-)
+# Or the value right after the word: "console password Stg-Console!88", "密码 147258".
+_PASSWORD_BARE = re.compile(rf"(?:\s+[\"'“‘`「]?|[\"'“‘`「])(?P<value>{_PASSWORD_CHARS}{{3,}})")
+_REDACTED = frozenset({"redacted", "hidden", "masked", "removed", "omitted", "null", "none"})
 # Words that follow "password is" without being one.
 _NOT_A_PASSWORD_WORDS = """
     a an the my your his her our their its this that not no none empty blank wrong
@@ -162,15 +172,23 @@ _NATIONAL_ID = re.compile(
     rf"(?![A-Za-z{_DIGIT}_])"
 )
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
-_PASSPORT = re.compile(
-    r"(?i)(?:passport|护照|護照)(?:[\s\w#.:：号码是为,，()（）-]{0,24}?)"
-    r"(?<![A-Za-z0-9])(?P<value>[A-Z]{1,2}[0-9]{6,9}|[0-9]{8,9})(?![A-Za-z0-9])"
+_PASSPORT_WORD = re.compile(
+    r"(?i)(?:passports?|reisepass|passeport|pasaporte|passaporto|护照|護照|旅券|여권)"
 )
+# Passport numbers: letters and digits (China E12345678, EA1234567, Germany C2Z2LCGKK,
+# France 87ZL44099) or digits alone (US, UK); upper case, six to nine characters.
+_PASSPORT_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9])(?:[0-9]{8,9}"
+    r"|(?=[A-Z0-9]*[0-9][A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6,9})(?![A-Za-z0-9])"
+)
+_SENTENCE_END = re.compile(r"[。；;\n]|(?<!\b[Nn]o)(?<![Nn]um)(?<![Nn]r)\.\s")
+_DATE_DIGITS = re.compile(r"(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])")
 # Words right before a number that make it something else.
 _NOT_A_CARD = re.compile(
     r"(?i)(?:order|invoice|tracking|shipment|parcel|transaction|txn|ticket|ref(?:erence)?"
-    r"|serial|sku|account balance|订单|单号|流水|运单|快递|发票|工单|序列号|编号)"
-    r"[\s\w#.:：号是为-]{0,6}$"
+    r"|serial|sku|part|model|imei|account balance|订单|单号|流水|运单|快递|发票|工单|序列号"
+    r"|编号|型号|货号)"
+    r"[\sA-Za-z0-9_#.:：号是为-]{0,6}$"
 )
 
 # --- contact -----------------------------------------------------------------------------
@@ -179,11 +197,29 @@ _EMAIL = re.compile(
     r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9\-])"
 )
+# Units right after a number that make it a count ("15873920461 字节", "13800 rows").
+_UNIT_AFTER = re.compile(
+    r"\s?(?:字节|个|次|元|块|条|行|件|人|张|位|字|秒|毫秒|bytes?|items?|rows?|times|yuan|words"
+    r"|files?|records?|users?|ms|seconds?)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+# Public keys and certificates are random-looking but not secret.
+_PUBLIC_MATERIAL = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----.*?"
+    r"(?:-----END (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----|$)"
+    r"|data:[A-Za-z0-9.+/-]+;base64,[A-Za-z0-9+/=]+"
+    r"|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)"
+    r"\s+[A-Za-z0-9+/=]+",
+    re.DOTALL,
+)
+_ARITHMETIC = re.compile(r"[=^*×÷]\s*$|^\s*[=^*×÷]")
 _PHONE_REGIONS = ("CN", "US")
 """Regions numbers without a country code are read in: mainland China, then NANP."""
 # Dots separate phone groups only as 415.555.0199 (or +1.415.555.0199), never as versions.
 _DOTTED_PHONE = re.compile(r"(?:\+?[0-9]{1,3}[ .])?\(?[0-9]{2,4}\)?\.[0-9]{3,4}\.[0-9]{4}")
-_PHONE_SHAPE = re.compile(rf"[+(（]?[{_DIGIT}]")
+# The shortest phone number libphonenumber accepts here has seven digits; a text without
+# seven digits close together is not worth its matcher (the costliest rule by far).
+_PHONE_SHAPE = re.compile(rf"[{_DIGIT}](?:[ ().\-–]{{0,2}}[{_DIGIT}]){{6}}")
 
 
 # What masking left behind is not found again ("password is [PASSWORD]").
@@ -235,27 +271,38 @@ class Detector:
             if _random_enough(value, min_length=16, keyword=True):
                 start = match.start("value")
                 yield Detection(Category.API_KEY, start, start + len(value))
+        public = [(m.start(), m.end()) for m in _PUBLIC_MATERIAL.finditer(text)]
         for match in _RANDOM_WORD.finditer(text):
+            if any(start <= match.start() < end for start, end in public):
+                continue
             if _random_enough(match.group(), min_length=24, keyword=False):
                 yield Detection(Category.API_KEY, match.start(), match.end())
 
     @staticmethod
     def _passwords(text: str) -> Iterator[Detection]:
-        for pattern in (_PASSWORD_EN, _PASSWORD_ZH):
-            for match in pattern.finditer(text):
-                value = match.group("value")
-                stripped = value.rstrip(_TRAILING)
-                # "hunter2!" keeps its "!" only when a sentence does not end there.
-                if stripped != value and value[-1] in "!?" and match.end() < len(text):
-                    stripped = value.rstrip(_TRAILING.replace("!", "").replace("?", ""))
-                if len(stripped) < 3 or stripped.casefold() in _NOT_A_PASSWORD:
-                    continue
-                if not any(c.isdigit() or not c.isalpha() for c in stripped) and (
-                    stripped.isalpha() and stripped.islower() and len(stripped) < 4
-                ):
-                    continue
-                start = match.start("value")
-                yield Detection(Category.PASSWORD, start, start + len(stripped))
+        for word in _PASSWORD_WORD.finditer(text):
+            stated = _PASSWORD_STATED.match(text, word.end())
+            match = stated or _PASSWORD_BARE.match(text, word.end())
+            if match is None:
+                continue
+            value = match.group("value")
+            stripped = value.rstrip(_TRAILING)
+            # "hunter2!" keeps its "!" only when a sentence does not end there.
+            if stripped != value and value[-1] in "!?" and match.end() < len(text):
+                stripped = value.rstrip(_TRAILING.replace("!", "").replace("?", ""))
+            if not _could_be_a_password(stripped) or not stripped.isascii():
+                continue
+            # Without "is" or ":", only a value that looks made up counts, or digits
+            # after the Chinese word (a PIN: "支付密码 385027").
+            chinese = not word.group()[0].isascii()
+            # "pass" alone is too common a word ("boarding pass: NH962") to trust a colon.
+            ambiguous = word.group().strip("\"'").casefold() in {"pass", "pw", "pin"}
+            if (stated is None or ambiguous) and not (
+                _looks_made_up(stripped) or (chinese and stripped.isdigit() and len(stripped) >= 4)
+            ):
+                continue
+            start = match.start("value")
+            yield Detection(Category.PASSWORD, start, start + len(stripped))
 
     @staticmethod
     def _national_ids(text: str) -> Iterator[Detection]:
@@ -289,11 +336,17 @@ class Detector:
 
     @staticmethod
     def _passports(text: str) -> Iterator[Detection]:
-        for match in _PASSPORT.finditer(text):
-            value = match.group("value")
-            if value.isdigit() and len(set(value)) < 3:
-                continue
-            yield Detection(Category.PASSPORT, match.start("value"), match.end("value"))
+        for word in _PASSPORT_WORD.finditer(text):
+            # The numbers that follow the word in its sentence ("passports E29799765 and
+            # G88040687"), within a short reach.
+            reach = text[word.end() : word.end() + 64]
+            end = _SENTENCE_END.search(reach)
+            window_end = word.end() + (end.start() if end else len(reach))
+            for number in _PASSPORT_NUMBER.finditer(text, word.end(), window_end):
+                value = number.group()
+                if value.isdigit() and (len(set(value)) < 3 or _DATE_DIGITS.fullmatch(value)):
+                    continue
+                yield Detection(Category.PASSPORT, number.start(), number.end())
 
     @staticmethod
     def _emails(text: str) -> Iterator[Detection]:
@@ -316,6 +369,13 @@ class Detector:
                     continue
                 if "." in match.raw_string and not _DOTTED_PHONE.fullmatch(match.raw_string):
                     continue  # "1.0.13800138" is a version
+                before = text[max(0, match.start - 3) : match.start]
+                if _ARITHMETIC.search(before) or _ARITHMETIC.match(text, match.end):
+                    continue  # "2^34 = 17179869184"
+                if _UNIT_AFTER.match(text, match.end) or _NOT_A_CARD.search(
+                    text, max(0, match.start - 24), match.start
+                ):
+                    continue
                 seen.add(span)
                 yield Detection(Category.PHONE, match.start, match.end)
 
@@ -404,6 +464,22 @@ def _grouped_like_a_card(raw: str) -> bool:
         [6, 12],
         [4, 4, 4, 4, 3],
     )
+
+
+def _could_be_a_password(value: str) -> bool:
+    """Not a word that follows "password is" in ordinary talk, nor a redaction."""
+    if len(value) < 3 or value.casefold() in _NOT_A_PASSWORD:
+        return False
+    if not any(c.isalnum() for c in value):  # "******"
+        return False
+    return value.strip("<>[](){}*").casefold() not in _REDACTED
+
+
+def _looks_made_up(value: str) -> bool:
+    """Letters mixed with digits or symbols, as passwords are and words are not."""
+    letters = any(c.isalpha() for c in value)
+    others = any(c.isdigit() or not c.isalnum() for c in value)
+    return len(value) >= 6 and letters and others
 
 
 def _entropy(value: str) -> float:
