@@ -227,6 +227,37 @@ async def test_get_context_after_append_messages(session: Session, user_id: str)
         assert context["memories"][0]["memory"]["content"] == "The user's dog is called Miso."
 
 
+async def test_secrets_are_masked_and_the_agent_is_told(session: Session, user_id: str) -> None:
+    async with session("acme-writer", user_id) as client:
+        stored = data(
+            await client.call_tool(
+                "remember",
+                {"content": "The user's card is 4111 1111 1111 1111; wifi password is Tr0ub4dor&3"},
+            )
+        )
+        assert stored["memory"]["content"] == (
+            "The user's card is [CARD ••••1111]; wifi password is [PASSWORD]"
+        )
+        assert sorted(
+            (f["field"], f["category"], f["action"]) for f in stored["sensitive_data"]
+        ) == [
+            ("content", "card_number", "masked"),
+            ("content", "password", "masked"),
+        ]
+        appended = data(
+            await client.call_tool(
+                "append_messages",
+                {
+                    "session_id": "chat-secrets",
+                    "messages": [{"role": "user", "content": "my key is AKIAIOSFODNN7EXAMPLE"}],
+                },
+            )
+        )
+        assert [(f["field"], f["category"]) for f in appended["sensitive_data"]] == [
+            ("messages[0].content", "api_key")
+        ]
+
+
 async def test_a_stale_etag_is_refused_with_advice_and_a_fresh_one_wins(
     session: Session, user_id: str
 ) -> None:

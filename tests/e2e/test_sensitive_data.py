@@ -165,25 +165,7 @@ async def test_no_value_survives_anywhere_the_server_keeps_or_emits_things(
     cat = await asyncio.create_subprocess_exec("cat", *files, stdout=asyncio.subprocess.PIPE)
     stored, _ = await cat.communicate()
     assert cat.returncode == 0
-    raw = redis_asyncio.Redis(port=redis_server.port)
-    try:
-        for key in await raw.keys("*"):
-            kind = (await raw.type(key)).decode()
-            if kind == "string":
-                stored += await raw.get(key) or b""
-            elif kind == "hash":
-                stored += b"".join(k + v for k, v in (await raw.hgetall(key)).items())
-            elif kind == "list":
-                stored += b"".join(await raw.lrange(key, 0, -1))
-            elif kind == "zset":
-                stored += b"".join(m for m, _ in await raw.zrange(key, 0, -1, withscores=True))
-            elif kind == "stream":
-                for _, fields in await raw.xrange(key):
-                    stored += b"".join(k + v for k, v in fields.items())
-            elif kind == "set":
-                stored += b"".join(await raw.smembers(key))
-    finally:
-        await raw.aclose()
+    stored += await _every_redis_value(redis_server.port)
     spans = (root / "spans.jsonl").read_text() if (root / "spans.jsonl").exists() else ""
     logs = "\n".join(r.getMessage() + str(r.args) + str(r.exc_info) for r in caplog.records)
     # The search is not vacuous: what was written is there in plain text.
@@ -192,6 +174,37 @@ async def test_no_value_survives_anywhere_the_server_keeps_or_emits_things(
         assert secret.encode() not in stored, secret
         assert secret not in spans and secret not in logs, secret
         assert all(secret not in text for text in emitted), secret
+
+
+async def _every_redis_value(port: int) -> bytes:
+    """Every key, member, field and value in the Redis, whatever its type."""
+    raw = redis_asyncio.Redis(port=port)
+    pieces: list[bytes | str] = []
+    try:
+        for key in await raw.keys("*"):
+            kind = _bytes(await raw.type(key))
+            if kind == b"string":
+                pieces.append(await raw.get(key) or b"")
+            elif kind == b"hash":
+                for field, value in (await raw.hgetall(key)).items():
+                    pieces += [field, value]
+            elif kind == b"list":
+                pieces += await raw.lrange(key, 0, -1)
+            elif kind == b"zset":
+                pieces += [str(member) for member in await raw.zrange(key, 0, -1)]
+            elif kind == b"stream":
+                for _, fields in await raw.xrange(key) or []:
+                    for field, value in (fields or {}).items():
+                        pieces += [field, value]
+            elif kind == b"set":
+                pieces += list(await raw.smembers(key))
+    finally:
+        await raw.aclose()
+    return b"".join(_bytes(piece) for piece in pieces)
+
+
+def _bytes(value: bytes | str) -> bytes:
+    return value if isinstance(value, bytes) else value.encode()
 
 
 async def test_a_tenant_that_refuses_secrets_gets_invalid_argument_without_the_value(

@@ -8,6 +8,7 @@ same JSON. Enum values are lower-case names (`fact`, `active`), times ISO 8601.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
 from typing import Literal
 
 from google.protobuf import json_format, timestamp_pb2
@@ -75,6 +76,39 @@ def memory_view(memory: memory_pb2.Memory) -> MemoryView:
     )
 
 
+class SensitiveDataView(BaseModel):
+    """Sensitive values the server found in one field (never the values themselves)."""
+
+    field: str = Field(description="The argument it was found in, e.g. content")
+    category: str = Field(
+        description="card_number, national_id, passport, iban, phone, email, api_key, "
+        "private_key or password"
+    )
+    action: str = Field(
+        description="masked (stored as a placeholder such as [CARD ••••1111]) or allowed"
+    )
+    count: int
+
+
+def sensitive_data_views(
+    findings: Iterable[memory_pb2.SensitiveDataFinding], field_prefix: str
+) -> list[SensitiveDataView]:
+    """The findings, with request paths turned into the tool's argument names."""
+    return [
+        SensitiveDataView(
+            field=finding.field.removeprefix(field_prefix),
+            category=enum_name(
+                "SENSITIVE_DATA_CATEGORY_", memory_pb2.SensitiveDataCategory.Name(finding.category)
+            ),
+            action=enum_name(
+                "SENSITIVE_DATA_ACTION_", memory_pb2.SensitiveDataAction.Name(finding.action)
+            ),
+            count=finding.count,
+        )
+        for finding in findings
+    ]
+
+
 class RememberResult(BaseModel):
     """What a `remember` did."""
 
@@ -88,6 +122,11 @@ class RememberResult(BaseModel):
         default="", description="The duplicate, the superseded memory or the conflicting one"
     )
     memory: MemoryView | None = None
+    sensitive_data: list[SensitiveDataView] = Field(
+        default_factory=list,
+        description="Sensitive values found and masked (or allowed) before storing; tell "
+        "the user a secret was not kept as written",
+    )
 
 
 def remember_result(result: memory_service_pb2.WriteResult) -> RememberResult:
@@ -97,6 +136,7 @@ def remember_result(result: memory_service_pb2.WriteResult) -> RememberResult:
         outcome=enum_name("WRITE_OUTCOME_", memory_service_pb2.WriteOutcome.Name(result.outcome)),
         related_id=result.related_id,
         memory=memory_view(result.memory) if result.HasField("memory") else None,
+        sensitive_data=sensitive_data_views(result.sensitive_data, "memories[0]."),
     )
 
 
@@ -206,6 +246,10 @@ class AppendResult(BaseModel):
     extracted: list[RememberResult] = Field(
         default_factory=list, description="With extract: what the user's messages became"
     )
+    sensitive_data: list[SensitiveDataView] = Field(
+        default_factory=list,
+        description="Sensitive values found in the messages and masked (or allowed)",
+    )
 
 
 def append_result(
@@ -216,4 +260,5 @@ def append_result(
         appended=appended,
         message_count=response.session.message_count,
         extracted=[remember_result(r) for r in response.extracted],
+        sensitive_data=sensitive_data_views(response.sensitive_data, ""),
     )
