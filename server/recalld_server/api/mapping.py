@@ -367,6 +367,7 @@ def breakdown_to_proto(
     target.decay = breakdown.decay
     target.importance_weight = breakdown.importance_weight
     target.keyword_match = breakdown.keyword_match
+    target.use_decay = breakdown.use_decay
 
 
 def profile_to_proto(profile: model.Profile, target: memory_service_pb2.Profile) -> None:

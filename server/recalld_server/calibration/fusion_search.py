@@ -35,10 +35,14 @@ from recalld_server.domain.fusion import (
     query_terms,
 )
 from recalld_server.domain.lifecycle import DAY_MS
+from recalld_server.domain.recall import RecallPolicy
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 
 TOP_K = 5
 """Memories a question's answer holds (as the evaluation recalls them)."""
+
+USE_DECAY_PER_DAY = RecallPolicy().use_decay_per_day
+"""Recall's use factor per day unused (the share is what is searched)."""
 
 DecayFn = Callable[[dict[str, Any], float], float]
 """A fixed recency weight of a memory of some age in days (the benchmark's old rules)."""
@@ -61,6 +65,8 @@ class Question:
     age: np.ndarray  # days since the memory occurred
     vectors: np.ndarray  # the user's memory vectors (shared by the user's questions)
     occurred: np.ndarray  # when each memory occurred (ms), as the server orders them
+    unused: np.ndarray | None = None
+    """Days since each memory was last recalled (or written); None: no history of use."""
 
 
 def question_features(
@@ -165,6 +171,8 @@ class Choice:
     recency_share: float
     half_life_days: float = 0.0
     """0: the questions' fixed decay; else one half-life for every memory."""
+    use_share: float = 0.0
+    """Recall's decay by use: 1 - share + share * 0.95 ** days unused (`Question.unused`)."""
 
 
 def answer_fused(q: Question, choice: Choice) -> list[int]:
@@ -178,6 +186,9 @@ def answer_fused(q: Question, choice: Choice) -> list[int]:
     else:
         decay = q.decay
     ranked = fused * (1.0 - choice.recency_share + choice.recency_share * decay)
+    if choice.use_share and q.unused is not None:
+        share = choice.use_share
+        ranked = ranked * (1.0 - share + share * np.power(USE_DECAY_PER_DAY, q.unused))
     best = float(ranked.max()) if len(ranked) else 0.0
     keep = np.nonzero(
         (fused >= floor_for(q.query_terms, policy)) & (ranked >= policy.relative_floor * best)
@@ -292,7 +303,7 @@ SMALL_GRID: dict[str, list[float]] = {
 def with_value(choice: Choice, name: str, value: float) -> Choice:
     """The choice with one knob of the grid changed."""
     changed: dict[str, Any] = {name: value}
-    if name in ("recency_share", "half_life_days"):
+    if name in ("recency_share", "half_life_days", "use_share"):
         return dataclasses.replace(choice, **changed)
     if name == "short_query_terms":
         changed[name] = int(value)

@@ -223,7 +223,7 @@ class RecallQuery:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ScoreBreakdown:
-    """How a recall score was made: final = fused * decay * importance_weight."""
+    """How a recall score was made: final = fused * decay * use_decay * importance_weight."""
 
     dense: float = 0.0
     keyword: float = 0.0
@@ -232,11 +232,13 @@ class ScoreBreakdown:
     importance_weight: float = 1.0
     keyword_match: float = 0.0
     """The IDF-weighted share of the query's informative terms the memory holds."""
+    use_decay: float = 1.0
+    """How much disuse lowers the score (1: recalled today, or a core memory)."""
 
     @property
     def final(self) -> float:
         """The ranking score."""
-        return self.fused * self.decay * self.importance_weight
+        return self.fused * self.decay * self.use_decay * self.importance_weight
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ import asyncio
 import collections
 import dataclasses
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -40,6 +41,7 @@ from recalld_server.domain.model import (
     ScoreBreakdown,
     ScoredMemory,
     Status,
+    Tier,
 )
 from recalld_server.domain.packing import pack, render_context
 from recalld_server.domain.ports import (
@@ -90,6 +92,12 @@ class RecallPolicy:
             unrelated memories above a year-old answer (train hit@1 0.58 against
             0.73 at 0.1; shares up to 0.1 tie, larger ones rank worse). Questions
             about now are served by the fusion's newest-of-similar rule instead.
+        use_decay_per_day: A memory's use factor falls by this per day since it was
+            last recalled (never recalled: since it was written): 0.95 ** days.
+        use_share: How much of the ranking use decides: the score is multiplied by
+            1 - share + share * use_decay_per_day ** days_unused. Core (P0) memories
+            never decay. Chosen on the training half of benchmarks/precision with a
+            simulated history of recalls (docs/recall.md, "Decay by use").
         pool_per_item / min_pool: Candidates fetched from each search.
         recent_days / recent_limit: The recent-events stage looks this far back.
         sequential: Run the stages one after another instead of concurrently (only to
@@ -105,6 +113,8 @@ class RecallPolicy:
     fusion: FusionPolicy = dataclasses.field(default_factory=FusionPolicy)
     recency_half_life_days: float = 30.0
     recency_share: float = 0.1
+    use_decay_per_day: float = 0.95
+    use_share: float = 0.02
     pool_per_item: int = 4
     min_pool: int = 20
     recent_days: int = 7
@@ -123,6 +133,19 @@ class _Hit:
     keyword: float | None = None
     keyword_rank: int | None = None
     recent_rank: int | None = None
+
+
+def use_decay(memory: Memory, now_ms: int, share: float, per_day: float) -> float:
+    """1 - share + share * per_day ** days since the memory was last recalled.
+
+    A memory never recalled counts from when it was written; a core (P0) memory
+    never decays. The last recall is the flushed statistic (`last_accessed_at`),
+    at most one flush interval (5 minutes) behind: nothing at a scale of days.
+    """
+    if share <= 0.0 or memory.tier is Tier.P0:
+        return 1.0
+    days = max(0.0, (now_ms - memory.last_used_at) / DAY_MS)
+    return 1.0 - share + share * math.pow(per_day, days)
 
 
 class RecallPipeline:
@@ -407,6 +430,7 @@ class RecallPipeline:
             decay=1.0 - p.recency_share + p.recency_share * decay,
             importance_weight=0.75 + 0.5 * hit.memory.importance,
             keyword_match=evidence.match,
+            use_decay=use_decay(hit.memory, now, p.use_share, p.use_decay_per_day),
         )
 
     def _prefer_latest(

@@ -27,6 +27,7 @@ from recalld_server.domain.model import (
 from recalld_server.domain.policy import Policy
 from recalld_server.domain.ports import Backends, HistoryStore, IdempotencyStore, VectorStore
 from recalld_server.domain.profile import ProfileService
+from recalld_server.domain.recall import RecallPolicy
 from recalld_server.domain.service import MemoryService
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder
@@ -375,3 +376,40 @@ async def test_a_retention_of_zero_keeps_retired_memories_forever(world: World) 
     assert (await keeper.run("time-tenant", user)).purged_ids == []
     [kept] = await world.store.get("time-tenant", [first.memory.id])
     assert kept.status is Status.SUPERSEDED
+
+
+async def test_decay_by_use_reads_the_flushed_statistics_and_spares_core_memories(
+    world: World,
+) -> None:
+    world.clock.now = T0
+    user = "u-use-decay"
+    share = RecallPolicy().use_share
+    used, unused, core = await world.service.write(
+        world.principal,
+        user,
+        [
+            NewMemory("The user's running shoes are size 43", MemoryType.FACT, tier=Tier.P1),
+            NewMemory("The user's hiking boots are size 44", MemoryType.FACT, tier=Tier.P1),
+            NewMemory("The user's dress shoes are size 42", MemoryType.FACT, tier=Tier.P0),
+        ],
+    )
+    for day in (7, 14, 21, 28):
+        world.clock.now = T0 + day * DAY_MS
+        await world.service.recall(
+            world.principal, RecallQuery(user_id=user, query="running shoes size", top_k=1)
+        )
+        await world.consolidator.flush_access_stats()
+    world.clock.now = T0 + 30 * DAY_MS
+    answer = await world.service.recall(
+        world.principal, RecallQuery(user_id=user, query="shoe size", top_k=3, min_score=-1)
+    )
+    factors = {i.memory.id: i.breakdown.use_decay for i in answer.items}
+    # Read two days ago; never read, so thirty days since it was written; core.
+    assert factors[used.memory.id] == pytest.approx(1 - share + share * 0.95**2)
+    assert factors[unused.memory.id] == pytest.approx(1 - share + share * 0.95**30)
+    assert factors[core.memory.id] == 1.0
+    for item in answer.items:
+        b = item.breakdown
+        assert item.score == pytest.approx(
+            b.fused * b.decay * b.use_decay * b.importance_weight, rel=1e-6
+        )

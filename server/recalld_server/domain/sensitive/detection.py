@@ -23,7 +23,7 @@ import dataclasses
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import phonenumbers
 from stdnum import iban as stdnum_iban
@@ -244,8 +244,11 @@ class Detector:
             *self._ibans(text),
             *self._passports(text),
             *self._emails(text),
-            *self._phones(text),
         ]
+        # Phones last, over the text with what was found blanked out: the matcher
+        # would otherwise take "…002X    1380013…" for one candidate, reject it, and
+        # go on past the phone number in it.
+        found.extend(self._phones(_blanked(text, found)))
         if "[" in text:
             masked = [(m.start(), m.end()) for m in _PLACEHOLDER.finditer(text)]
             found = [
@@ -322,16 +325,19 @@ class Detector:
 
     @staticmethod
     def _ibans(text: str) -> Iterator[Detection]:
-        for match in _IBAN.finditer(text):
+        position = 0
+        while (match := _IBAN.search(text, position)) is not None:
             raw = match.group()
-            # The pattern may run on into the next word: try the longest valid prefix.
+            position = match.start() + 1
+            # The pattern may run on into the next word or the next IBAN: the longest
+            # valid prefix is the IBAN, and the search goes on right after it.
             for end in range(len(raw), 14, -1):
                 candidate = raw[:end]
                 if candidate[-1] == " ":
                     continue
-                compact = candidate.replace(" ", "")
-                if stdnum_iban.is_valid(compact):
+                if stdnum_iban.is_valid(candidate.replace(" ", "")):
                     yield Detection(Category.IBAN, match.start(), match.start() + end)
+                    position = match.start() + end
                     break
 
     @staticmethod
@@ -359,34 +365,58 @@ class Detector:
     def _phones(text: str) -> Iterator[Detection]:
         if not _PHONE_SHAPE.search(text):
             return
-        seen: set[tuple[int, int]] = set()
-        for region in _PHONE_REGIONS:
-            for match in phonenumbers.PhoneNumberMatcher(
-                text, region, leniency=phonenumbers.Leniency.VALID
+        # The matcher can take two adjacent numbers for one candidate and keep only
+        # the inner one it recognises ("+1 415 555 0132 13800138000"): scan again
+        # with what it found blanked out, until a pass finds nothing new.
+        found: list[Detection] = []
+        for _ in range(3):
+            new = list(_phone_pass(_blanked(text, found)))
+            if not new:
+                break
+            found.extend(new)
+        yield from found
+
+
+def _phone_pass(text: str) -> Iterator[Detection]:
+    seen: set[tuple[int, int]] = set()
+    for region in _PHONE_REGIONS:
+        for match in phonenumbers.PhoneNumberMatcher(
+            text, region, leniency=phonenumbers.Leniency.VALID
+        ):
+            span = (match.start, match.end)
+            if span in seen or not _standalone(text, match.start, match.end):
+                continue
+            if "." in match.raw_string and not _DOTTED_PHONE.fullmatch(match.raw_string):
+                continue  # "1.0.13800138" is a version
+            before = text[max(0, match.start - 3) : match.start]
+            if _ARITHMETIC.search(before) or _ARITHMETIC.match(text, match.end):
+                continue  # "2^34 = 17179869184"
+            if _UNIT_AFTER.match(text, match.end) or _NOT_A_CARD.search(
+                text, max(0, match.start - 24), match.start
             ):
-                span = (match.start, match.end)
-                if span in seen or not _standalone(text, match.start, match.end):
-                    continue
-                if "." in match.raw_string and not _DOTTED_PHONE.fullmatch(match.raw_string):
-                    continue  # "1.0.13800138" is a version
-                before = text[max(0, match.start - 3) : match.start]
-                if _ARITHMETIC.search(before) or _ARITHMETIC.match(text, match.end):
-                    continue  # "2^34 = 17179869184"
-                if _UNIT_AFTER.match(text, match.end) or _NOT_A_CARD.search(
-                    text, max(0, match.start - 24), match.start
-                ):
-                    continue
-                seen.add(span)
-                yield Detection(Category.PHONE, match.start, match.end)
+                continue
+            seen.add(span)
+            yield Detection(Category.PHONE, match.start, match.end)
+
+
+def _blanked(text: str, detections: Sequence[Detection]) -> str:
+    """The text with every detection replaced by spaces (offsets unchanged)."""
+    if not detections:
+        return text
+    chars = list(text)
+    for detection in detections:
+        chars[detection.start : detection.end] = " " * (detection.end - detection.start)
+    return "".join(chars)
 
 
 def _standalone(text: str, start: int, end: int) -> bool:
     """No version dot, identifier or longer number glued to the match."""
     before = text[start - 1 : start] if start else ""
     after, next_after = text[end : end + 1], text[end + 1 : end + 2]
-    if before in {".", "_", "/", "\\", "#", "-", ":"} or _ascii_alnum(before):
+    # "]" and "[" too: a number glued to a masked value was glued to that value.
+    if before in {".", "_", "/", "\\", "#", "-", ":", "]"} or _ascii_alnum(before):
         return False
-    if after in {"_", "/", "\\", "-"} or _ascii_alnum(after):
+    if after in {"_", "/", "\\", "-", "["} or _ascii_alnum(after):
         return False
     return not (after in {".", ":"} and _ascii_alnum(next_after))
 

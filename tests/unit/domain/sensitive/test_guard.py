@@ -117,16 +117,32 @@ def test_placeholders_keep_four_characters_only_where_banks_do() -> None:
 
 
 SECRETISH = st.sampled_from(
-    [CARD, KEY, "11010519491231002X", "password is Zx9#kk12", "AKIAIOSFODNN7EXAMPLE", "13800138000"]
+    [
+        CARD,
+        KEY,
+        "11010519491231002X",
+        "password is Zx9#kk12",
+        "AKIAIOSFODNN7EXAMPLE",
+        "13800138000",
+        "+1 415 555 0132",
+        "DE89 3704 0044 0532 0130 00",
+        "passport E12345678",
+        "密码 147258",
+    ]
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.text(max_size=20), SECRETISH), max_size=8))
-def test_masking_is_idempotent_and_removes_every_masked_value(parts: list[str]) -> None:
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(st.text(max_size=20), SECRETISH), max_size=8),
+    st.sampled_from([" ", ", ", "，", "\n", "; "]),
+)
+def test_masking_is_idempotent_and_removes_every_masked_value(
+    parts: list[str], separator: str
+) -> None:
     policy = SensitiveDataPolicy(actions=parse_actions("all=mask"))
     guard = SensitiveDataGuard(policy)
-    text = " ".join(parts)
+    text = separator.join(parts)
     once = guard.begin("t").text("c", text)
     again = guard.begin("t")
     assert again.text("c", once) == once

@@ -923,8 +923,8 @@ func (x *RecallResponse) GetSource() RecallSource {
 type RecalledMemory struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Memory *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
-	// The final ranking score: fused * decay * importance_weight (higher is
-	// better; about 0..3).
+	// The final ranking score: fused * decay * use_decay * importance_weight
+	// (higher is better; about 0..3).
 	Score float32 `protobuf:"fixed32,2,opt,name=score,proto3" json:"score,omitempty"`
 	// Cosine similarity between the query and the memory (0 if only the
 	// keyword search found it).
@@ -1012,7 +1012,11 @@ type ScoreBreakdown struct {
 	ImportanceWeight float32 `protobuf:"fixed32,5,opt,name=importance_weight,json=importanceWeight,proto3" json:"importance_weight,omitempty"`
 	// The share (0..1) of the query's informative terms the memory holds, each
 	// weighted by how rare it is among the user's memories.
-	KeywordMatch  float32 `protobuf:"fixed32,6,opt,name=keyword_match,json=keywordMatch,proto3" json:"keyword_match,omitempty"`
+	KeywordMatch float32 `protobuf:"fixed32,6,opt,name=keyword_match,json=keywordMatch,proto3" json:"keyword_match,omitempty"`
+	// Use factor 1 - u + u * 0.95^days since the memory was last recalled (or,
+	// never recalled, since it was written); 1 for core (P0) memories
+	// (docs/recall.md has the share u).
+	UseDecay      float32 `protobuf:"fixed32,7,opt,name=use_decay,json=useDecay,proto3" json:"use_decay,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1085,6 +1089,13 @@ func (x *ScoreBreakdown) GetImportanceWeight() float32 {
 func (x *ScoreBreakdown) GetKeywordMatch() float32 {
 	if x != nil {
 		return x.KeywordMatch
+	}
+	return 0
+}
+
+func (x *ScoreBreakdown) GetUseDecay() float32 {
+	if x != nil {
+		return x.UseDecay
 	}
 	return 0
 }
@@ -2985,14 +2996,15 @@ const file_recalld_v1_memory_service_proto_rawDesc = "" +
 	"\x05score\x18\x02 \x01(\x02R\x05score\x12\x1f\n" +
 	"\vdense_score\x18\x03 \x01(\x02R\n" +
 	"denseScore\x128\n" +
-	"\tbreakdown\x18\x04 \x01(\v2\x1a.recalld.v1.ScoreBreakdownR\tbreakdown\"\xbe\x01\n" +
+	"\tbreakdown\x18\x04 \x01(\v2\x1a.recalld.v1.ScoreBreakdownR\tbreakdown\"\xdb\x01\n" +
 	"\x0eScoreBreakdown\x12\x14\n" +
 	"\x05dense\x18\x01 \x01(\x02R\x05dense\x12\x18\n" +
 	"\akeyword\x18\x02 \x01(\x02R\akeyword\x12\x14\n" +
 	"\x05fused\x18\x03 \x01(\x02R\x05fused\x12\x14\n" +
 	"\x05decay\x18\x04 \x01(\x02R\x05decay\x12+\n" +
 	"\x11importance_weight\x18\x05 \x01(\x02R\x10importanceWeight\x12#\n" +
-	"\rkeyword_match\x18\x06 \x01(\x02R\fkeywordMatch\"\xf4\x01\n" +
+	"\rkeyword_match\x18\x06 \x01(\x02R\fkeywordMatch\x12\x1b\n" +
+	"\tuse_decay\x18\a \x01(\x02R\buseDecay\"\xf4\x01\n" +
 	"\x0fRecallCandidate\x12\x1b\n" +
 	"\tmemory_id\x18\x01 \x01(\tR\bmemoryId\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x14\n" +

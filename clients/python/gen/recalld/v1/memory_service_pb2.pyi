@@ -539,8 +539,8 @@ class RecalledMemory(_message.Message):
     DENSE_SCORE_FIELD_NUMBER: _builtins.int
     BREAKDOWN_FIELD_NUMBER: _builtins.int
     score: _builtins.float
-    """The final ranking score: fused * decay * importance_weight (higher is
-    better; about 0..3).
+    """The final ranking score: fused * decay * use_decay * importance_weight
+    (higher is better; about 0..3).
     """
     dense_score: _builtins.float
     """Cosine similarity between the query and the memory (0 if only the
@@ -580,6 +580,7 @@ class ScoreBreakdown(_message.Message):
     DECAY_FIELD_NUMBER: _builtins.int
     IMPORTANCE_WEIGHT_FIELD_NUMBER: _builtins.int
     KEYWORD_MATCH_FIELD_NUMBER: _builtins.int
+    USE_DECAY_FIELD_NUMBER: _builtins.int
     dense: _builtins.float
     """Cosine similarity (-1..1); 0 when the dense search did not return it."""
     keyword: _builtins.float
@@ -600,6 +601,11 @@ class ScoreBreakdown(_message.Message):
     """The share (0..1) of the query's informative terms the memory holds, each
     weighted by how rare it is among the user's memories.
     """
+    use_decay: _builtins.float
+    """Use factor 1 - u + u * 0.95^days since the memory was last recalled (or,
+    never recalled, since it was written); 1 for core (P0) memories
+    (docs/recall.md has the share u).
+    """
     def __init__(
         self,
         *,
@@ -609,10 +615,11 @@ class ScoreBreakdown(_message.Message):
         decay: _builtins.float = ...,
         importance_weight: _builtins.float = ...,
         keyword_match: _builtins.float = ...,
+        use_decay: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decay", b"decay", "dense", b"dense", "fused", b"fused", "importance_weight", b"importance_weight", "keyword", b"keyword", "keyword_match", b"keyword_match"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decay", b"decay", "dense", b"dense", "fused", b"fused", "importance_weight", b"importance_weight", "keyword", b"keyword", "keyword_match", b"keyword_match", "use_decay", b"use_decay"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
