@@ -204,9 +204,14 @@ async def test_scores_carry_a_breakdown_and_recency_never_buries_relevance(
     assert fact.breakdown.decay == pytest.approx(1.0, abs=1e-3)
     assert fact.breakdown.importance_weight == pytest.approx(1.25)
     assert 0 < event.breakdown.keyword_match <= 1
+    # Decay by use counts from when a memory was written (or last recalled), not from
+    # when it happened: the 2020 event was written seconds ago.
+    assert event.breakdown.use_decay == pytest.approx(1.0, abs=1e-4)
     for item in response.items:
         b = item.breakdown
-        assert item.score == pytest.approx(b.fused * b.decay * b.importance_weight, rel=1e-5)
+        assert item.score == pytest.approx(
+            b.fused * b.decay * b.use_decay * b.importance_weight, rel=1e-5
+        )
     assert response.items[0].memory.type == memory_pb2.MEMORY_TYPE_FACT
 
 
