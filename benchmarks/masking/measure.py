@@ -78,7 +78,10 @@ def measure(split: str, verbose: bool) -> dict[str, Any]:
             )
             correct[d.category.value] += ok
             if verbose and not ok:
-                print(f"FALSE {d.category.value}: {text[d.start:d.end]!r} in {text!r}", file=sys.stderr)
+                print(
+                    f"FALSE {d.category.value}: {text[d.start : d.end]!r} in {text!r}",
+                    file=sys.stderr,
+                )
     per_category = {
         category.value: {
             "labelled": truth[category.value],
