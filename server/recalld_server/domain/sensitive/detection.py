@@ -52,8 +52,8 @@ _PRIORITY = {
             Category.API_KEY,
             Category.PASSWORD,
             Category.NATIONAL_ID,
-            Category.CARD_NUMBER,
             Category.IBAN,
+            Category.CARD_NUMBER,
             Category.PASSPORT,
             Category.EMAIL,
             Category.PHONE,
@@ -75,6 +75,8 @@ _PRIVATE_KEY = re.compile(
     r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,-]*)",
     re.DOTALL,
 )
+# A block is a key only with a body: "-----BEGIN … KEY----- [REDACTED] -----END …" is not.
+_KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{16,}")
 
 # --- keys and tokens with a known shape ---------------------------------------------
 
@@ -102,6 +104,10 @@ _KNOWN_KEYS = re.compile(
             r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36,}",
             r"(?<![A-Za-z0-9_-])pypi-[A-Za-z0-9_\-]{50,}",
             r"(?<![A-Za-z0-9_])SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+            # Tencent Cloud SecretId, Telegram bot tokens, DigitalOcean, Azure-style.
+            r"(?<![A-Za-z0-9])AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])",
+            r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+            r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}",
             # JSON Web Tokens: a base64url JSON header ("{" encodes as "ey").
             r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
         )
@@ -132,20 +138,32 @@ _HEX = re.compile(r"[0-9a-fA-F-]+")
 _PASSWORD_CHARS = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e]"
 # "password", also inside a config key (DB_PASSWORD, mysql-root-pwd, "wifi_pass").
 _PASSWORD_WORD = re.compile(
-    r"(?i)(?<![A-Za-z])(?:[A-Za-z0-9]+[_-])*"
+    r"(?:密码|密碼|口令|PIN ?码|pin ?码)"
+    r"|(?<![A-Za-z])(?:[A-Za-z0-9]+[_-])*"
     r"(?:password|passwd|passcode|pass ?phrase|pwd|pw|pass|pin(?: ?code)?)"
-    r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])[\"']?"
-    r"|(?:密码|密碼|口令|PIN码|pin码)"
+    r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
+    re.IGNORECASE,
 )
 # After the word: "is", ":", "=" (with what it is for in between: "password for the
 # portal: …", "密码（新）是 …"), or "set/changed to".
 _PASSWORD_STATED = re.compile(
     r"(?i)(?:\s+(?:for|of|on|to)\s+[^\n,;:：。=]{1,30}?|[（(][^）)\n]{0,20}[）)]"
     r"|[^\s，。,；;！!？?：:=\x21-\x7e]{1,6}?)?"
-    r"(?:\s*(?:is|was|will be|are|=|:|：|->|是|为|為|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
+    r"(?:\s*(?:is|was|will be|are|'s|=|:|：|->"
+    r"|是|为|為|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
     r"|\s+(?:(?:set|changed|reset|updated)\s+)?to\s+)"
     r"(?:(?:now|still|actually|just|simply)\s+)?"
-    rf"[\"'“‘`「]?(?P<value>{_PASSWORD_CHARS}{{3,}})"
+    # Quoted, a password may hold spaces or any script ("velvet moth", “晴天2025”).
+    r"(?:[\"“「'‘](?P<quoted>[^\"”」'’\n]{3,64})[\"”」'’]"
+    rf"|[\"'“‘`「]?(?P<value>{_PASSWORD_CHARS}{{3,}}))"
+)
+# Credentials in a URI (postgres://user:password@host) and on a mysql command line.
+_URI_PASSWORD = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s@/]{3,})@"
+)
+_MYSQL_PASSWORD = re.compile(
+    r"\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?:'(?P<quoted>[^'\n]+)'|\"(?P<double>[^\"\n]+)\""
+    r"|(?P<value>[^\s'\"-]\S*))"
 )
 # Or the value right after the word: "console password Stg-Console!88", "密码 147258".
 _PASSWORD_BARE = re.compile(rf"(?:\s+[\"'“‘`「]?|[\"'“‘`「])(?P<value>{_PASSWORD_CHARS}{{3,}})")
@@ -158,6 +176,7 @@ _NOT_A_PASSWORD_WORDS = """
     too very really still now being also in on at of for to and or but same old new
     unknown forgotten lost hidden encrypted hashed case-sensitive sensitive ok fine good
     bad simple complex easy hard known unchanged temporary
+    str string int bytes bool text varchar char optional field hash policy manager
 """
 _NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
 _TRAILING = ".,;:!?)]}>”’\"'`。，；：！？）」"
@@ -173,22 +192,26 @@ _NATIONAL_ID = re.compile(
 )
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 _PASSPORT_WORD = re.compile(
-    r"(?i)(?:passports?|reisepass|passeport|pasaporte|passaporto|护照|護照|旅券|여권)"
+    r"(?i)(?:passports?|reisepass|passeport|pasaporte|passaporte|passaporto|paspoort|paszport"
+    r"|hộ chiếu|(?:загран)?паспорт|διαβατήριο|护照|護照|旅券|여권)"
 )
+# "173825112 (passport)": the number right before the word.
+_PASSPORT_BEFORE = re.compile(r"(?<![A-Za-z0-9])([A-Z0-9]{6,9})\s*[(（]?\s*$")
 # Passport numbers: letters and digits (China E12345678, EA1234567, Germany C2Z2LCGKK,
 # France 87ZL44099) or digits alone (US, UK); upper case, six to nine characters.
 _PASSPORT_NUMBER = re.compile(
     r"(?<![A-Za-z0-9])(?:[0-9]{8,9}"
     r"|(?=[A-Z0-9]*[0-9][A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6,9})(?![A-Za-z0-9])"
 )
-_SENTENCE_END = re.compile(r"[。；;\n]|(?<!\b[Nn]o)(?<![Nn]um)(?<![Nn]r)\.\s")
+_SENTENCE_END = re.compile(r"[。；;\n]|(?<!\b[Nn]o)(?<![Nn]um)(?<![Nn]r)(?<!\b[Nn])\.\s")
 _DATE_DIGITS = re.compile(r"(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])")
 # Words right before a number that make it something else.
 _NOT_A_CARD = re.compile(
     r"(?i)(?:order|invoice|tracking|shipment|parcel|transaction|txn|ticket|ref(?:erence)?"
-    r"|serial|sku|part|model|imei|account balance|订单|单号|流水|运单|快递|发票|工单|序列号"
-    r"|编号|型号|货号)"
-    r"[\sA-Za-z0-9_#.:：号是为-]{0,6}$"
+    r"|serial|sku|part|model|imei|balance|waybill|awb|id|row|pv|uv|routing|loyalty"
+    r"|member(?:ship)?|coupon|voucher|订单|单号|流水|会员"
+    r"|运单|快递|发票|工单|序列号|编号|型号|货号|学号|工号|次方)"
+    r"\s*(?:(?:no|number|num|nr|code|id)\.?|号码|号|代码)?\s*[#:：是为]?\s*$"
 )
 
 # --- contact -----------------------------------------------------------------------------
@@ -205,8 +228,11 @@ _UNIT_AFTER = re.compile(
 )
 # Public keys and certificates are random-looking but not secret.
 _PUBLIC_MATERIAL = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----.*?"
-    r"(?:-----END (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----|$)"
+    r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----.*?"
+    r"(?:-----END (?:[A-Z0-9]+ )*(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----|$)"
+    r"|(?i:sha1|sha256|sha384|sha512|md5|nonce)[-:][A-Za-z0-9+/=_-]+"
+    r"|\"(?:n|x|y|x5c|modulus)\"\s*:\s*\"[A-Za-z0-9+/=_-]+"
+    r"|(?<![A-Za-z0-9_])(?:pi|ch|cus|in|sub|evt|txn|prod|price|pm|seti|acct)_[A-Za-z0-9]{14,}"
     r"|data:[A-Za-z0-9.+/-]+;base64,[A-Za-z0-9+/=]+"
     r"|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)"
     r"\s+[A-Za-z0-9+/=]+",
@@ -214,9 +240,23 @@ _PUBLIC_MATERIAL = re.compile(
 )
 _ARITHMETIC = re.compile(r"[=^*×÷]\s*$|^\s*[=^*×÷]")
 _PHONE_REGIONS = ("CN", "US")
+# Numbers written the national way of another country ("07823 619930", "070-9938-7253")
+# count where the text says it is a phone number: read in these regions too.
+_PHONE_CUE = re.compile(
+    r"(?i)(?:phone|mobile|cell|tel|call|text me|number|desk|office|landline|whatsapp|handy"
+    r"|büro|telefon|portable|móvil|telemóvel|celular|werk|mobiel|携帯|電話|番号|手机|电话"
+    r"|号码|座机|联系|手機|電話|휴대폰|전화|телефон|моб)"
+)
+_CUED_REGIONS = (
+    "GB", "DE", "FR", "JP", "AU", "SG", "HK", "TW", "IN", "NL", "RU", "IT", "ES", "KR",
+    "BR", "CA", "PT", "CH", "SE", "MY", "TH", "VN", "PH", "ID", "MX", "AE",
+)  # fmt: skip
 """Regions numbers without a country code are read in: mainland China, then NANP."""
 # Dots separate phone groups only as 415.555.0199 (or +1.415.555.0199), never as versions.
-_DOTTED_PHONE = re.compile(r"(?:\+?[0-9]{1,3}[ .])?\(?[0-9]{2,4}\)?\.[0-9]{3,4}\.[0-9]{4}")
+_DOTTED_PHONE = re.compile(
+    r"(?:\+?[0-9]{1,3}[ .])?\(?[0-9]{2,4}\)?\.[0-9]{3,4}\.[0-9]{4}"
+    r"|(?:\+33[ .]?|0)[1-9](?:\.[0-9]{2}){4}"  # France: 07.36.92.41.96
+)
 # The shortest phone number libphonenumber accepts here has seven digits; a text without
 # seven digits close together is not worth its matcher (the costliest rule by far).
 _PHONE_SHAPE = re.compile(rf"[{_DIGIT}](?:[ ().\-–]{{0,2}}[{_DIGIT}]){{6}}")
@@ -261,12 +301,14 @@ class Detector:
         if "PRIVATE KEY" not in text:
             return
         for match in _PRIVATE_KEY.finditer(text):
-            yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
+            if _KEY_BODY.search(match.group()):
+                yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
 
     @staticmethod
     def _api_keys(text: str) -> Iterator[Detection]:
         for match in _KNOWN_KEYS.finditer(text):
-            yield Detection(Category.API_KEY, match.start(), match.end())
+            if len(set(match.group())) >= 10:  # not a placeholder like sk-xxxxxxxxxxxxxxxx
+                yield Detection(Category.API_KEY, match.start(), match.end())
         for match in _BEARER.finditer(text):
             yield Detection(Category.API_KEY, match.start("value"), match.end("value"))
         for match in _SECRET_ASSIGNMENT.finditer(text):
@@ -284,7 +326,15 @@ class Detector:
     @staticmethod
     def _passwords(text: str) -> Iterator[Detection]:
         for word in _PASSWORD_WORD.finditer(text):
+            if text[max(0, word.start() - 2) : word.start()] == "${":
+                continue  # "${DB_PASSWORD:?missing}" names a variable
             stated = _PASSWORD_STATED.match(text, word.end())
+            if stated is not None and stated.group("quoted"):
+                value = stated.group("quoted").strip()
+                if _could_be_a_password(value):
+                    start = stated.start("quoted") + stated.group("quoted").index(value[0])
+                    yield Detection(Category.PASSWORD, start, start + len(value))
+                continue
             match = stated or _PASSWORD_BARE.match(text, word.end())
             if match is None:
                 continue
@@ -295,17 +345,27 @@ class Detector:
                 stripped = value.rstrip(_TRAILING.replace("!", "").replace("?", ""))
             if not _could_be_a_password(stripped) or not stripped.isascii():
                 continue
-            # Without "is" or ":", only a value that looks made up counts, or digits
-            # after the Chinese word (a PIN: "支付密码 385027").
-            chinese = not word.group()[0].isascii()
-            # "pass" alone is too common a word ("boarding pass: NH962") to trust a colon.
-            ambiguous = word.group().strip("\"'").casefold() in {"pass", "pw", "pin"}
-            if (stated is None or ambiguous) and not (
-                _looks_made_up(stripped) or (chinese and stripped.isdigit() and len(stripped) >= 4)
-            ):
+            name = word.group().strip("\"'").casefold()
+            # A PIN ("laptop PIN 8812", "支付密码 385027") is digits. Otherwise "pass" alone
+            # is too common a word ("boarding pass: NH962") to trust a colon, and without
+            # "is" or ":" only a value that looks made up counts.
+            pin = (
+                stripped.isdigit()
+                and 4 <= len(stripped) <= 8
+                and any(w in name for w in ("pin", "码", "密", "口令"))
+            )
+            weak = name in {"pass", "pw", "pin"} or stated is None
+            if not pin and weak and not _looks_made_up(stripped):
                 continue
             start = match.start("value")
             yield Detection(Category.PASSWORD, start, start + len(stripped))
+        for pattern in (_URI_PASSWORD, _MYSQL_PASSWORD):
+            for match in pattern.finditer(text):
+                group = next(g for g in ("quoted", "double", "value") if match.groupdict().get(g))
+                value = match.group(group)
+                if _could_be_a_password(value):
+                    start = match.start(group)
+                    yield Detection(Category.PASSWORD, start, start + len(value))
 
     @staticmethod
     def _national_ids(text: str) -> Iterator[Detection]:
@@ -344,11 +404,15 @@ class Detector:
     def _passports(text: str) -> Iterator[Detection]:
         for word in _PASSPORT_WORD.finditer(text):
             # The numbers that follow the word in its sentence ("passports E29799765 and
-            # G88040687"), within a short reach.
+            # G88040687"), within a short reach, or the one right before it.
             reach = text[word.end() : word.end() + 64]
             end = _SENTENCE_END.search(reach)
             window_end = word.end() + (end.start() if end else len(reach))
-            for number in _PASSPORT_NUMBER.finditer(text, word.end(), window_end):
+            numbers = list(_PASSPORT_NUMBER.finditer(text, word.end(), window_end))
+            before = _PASSPORT_BEFORE.search(text, max(0, word.start() - 16), word.start())
+            if before is not None:
+                numbers.extend(_PASSPORT_NUMBER.finditer(text, before.start(1), before.end(1)))
+            for number in numbers:
                 value = number.group()
                 if value.isdigit() and (len(set(value)) < 3 or _DATE_DIGITS.fullmatch(value)):
                     continue
@@ -363,28 +427,45 @@ class Detector:
 
     @staticmethod
     def _phones(text: str) -> Iterator[Detection]:
+        # Copied from web pages, numbers come with no-break spaces (same length).
+        text = text.replace("\xa0", " ").replace("\u202f", " ")
         if not _PHONE_SHAPE.search(text):
             return
+        # IBAN-shaped text (valid or not) holds no phone number.
+        ibans = [Detection(Category.IBAN, m.start(), m.end()) for m in _IBAN.finditer(text)]
+        # "[PHONE ••••8000]" left by masking is no cue that a number is a phone.
+        cues = _PLACEHOLDER.sub(lambda m: " " * len(m.group()), text)
+        cued = _PHONE_CUE.search(cues) is not None
         # The matcher can take two adjacent numbers for one candidate and keep only
         # the inner one it recognises ("+1 415 555 0132 13800138000"): scan again
         # with what it found blanked out, until a pass finds nothing new.
         found: list[Detection] = []
         for _ in range(3):
-            new = list(_phone_pass(_blanked(text, found)))
+            scanned = _blanked(text, [*ibans, *found])
+            new = list(_phone_pass(scanned, _PHONE_REGIONS))
+            if cued:
+                taken = [*ibans, *found, *new]
+                new.extend(
+                    d
+                    for d in _phone_pass(_blanked(text, taken), _CUED_REGIONS)
+                    if _PHONE_CUE.search(cues, max(0, d.start - 40), min(len(text), d.end + 12))
+                )
             if not new:
                 break
             found.extend(new)
         yield from found
 
 
-def _phone_pass(text: str) -> Iterator[Detection]:
+def _phone_pass(text: str, regions: Sequence[str]) -> Iterator[Detection]:
     seen: set[tuple[int, int]] = set()
-    for region in _PHONE_REGIONS:
+    for region in regions:
         for match in phonenumbers.PhoneNumberMatcher(
             text, region, leniency=phonenumbers.Leniency.VALID
         ):
             span = (match.start, match.end)
-            if span in seen or not _standalone(text, match.start, match.end):
+            if any(match.start < end and start < match.end for start, end in seen):
+                continue
+            if not _standalone(text, match.start, match.end):
                 continue
             if "." in match.raw_string and not _DOTTED_PHONE.fullmatch(match.raw_string):
                 continue  # "1.0.13800138" is a version
@@ -412,6 +493,8 @@ def _blanked(text: str, detections: Sequence[Detection]) -> str:
 def _standalone(text: str, start: int, end: int) -> bool:
     """No version dot, identifier or longer number glued to the match."""
     before = text[start - 1 : start] if start else ""
+    if text[max(0, start - 4) : start].casefold() == "tel:":
+        before = " "
     after, next_after = text[end : end + 1], text[end + 1 : end + 2]
     # "]" and "[" too: a number glued to a masked value was glued to that value.
     if before in {".", "_", "/", "\\", "#", "-", ":", "]"} or _ascii_alnum(before):
@@ -422,7 +505,8 @@ def _standalone(text: str, start: int, end: int) -> bool:
 
 
 def _ascii_alnum(char: str) -> bool:
-    return char.isascii() and char.isalnum()
+    """An ASCII letter or digit, or any digit (full-width digits glue numbers too)."""
+    return (char.isascii() and char.isalnum()) or char.isdigit()
 
 
 _CARD_BRANDS: tuple[tuple[tuple[int, int], int, frozenset[int]], ...] = (
@@ -497,8 +581,10 @@ def _grouped_like_a_card(raw: str) -> bool:
 
 
 def _could_be_a_password(value: str) -> bool:
-    """Not a word that follows "password is" in ordinary talk, nor a redaction."""
+    """Not a word that follows "password is" in ordinary talk, a placeholder or a redaction."""
     if len(value) < 3 or value.casefold() in _NOT_A_PASSWORD:
+        return False
+    if value.startswith(("${", "{{", "%(", "<", "[", "$(", "*")):  # "${DB_PASSWORD}", "[FILTERED]"
         return False
     if not any(c.isalnum() for c in value):  # "******"
         return False

@@ -138,3 +138,54 @@ def test_any_text_gives_ordered_disjoint_spans(text: str) -> None:
         assert isinstance(detection.category, Category)
     for first, second in itertools.pairwise(detections):
         assert first.end <= second.start
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "value"),
+    [
+        ("Leila's mobile is 07823 619930, no landline", "phone", "07823 619930"),
+        ("Hiroshi の携帯 070-9938-7253", "phone", "070-9938-7253"),
+        ('<a href="tel:+13125550117">call</a>', "phone", "+13125550117"),
+        ("苏晓彤的手机 +86\xa0159\xa01742\xa03973", "phone", "+86\xa0159\xa01742\xa03973"),
+        (
+            "DATABASE_URL=postgres://ledger:Ld9-hwq7-Zt@10.20.0.12:5432/ledger",
+            "password",
+            "Ld9-hwq7-Zt",
+        ),
+        ("mysql -h 10.8.0.4 -u report -p'Rp_2025!view' sales", "password", "Rp_2025!view"),
+        (
+            'the master passphrase is "velvet moth under nine lamps"',
+            "password",
+            "velvet moth under nine lamps",
+        ),
+        ("laptop PIN 8812", "password", "8812"),
+        ("SIM 卡 PIN 码是 0417", "password", "0417"),
+        ("her password's just sunshine88 lol", "password", "sunshine88"),
+        ("Tomasz Kowalski, paszport YB9151996", "passport", "YB9151996"),
+        ("173825112 (passport), call me", "passport", "173825112"),
+        ("Swiss payroll account CH13 5832 8181 4124 6833 2", "iban", "CH13 5832 8181 4124 6833 2"),
+        ("bot token 6669874524:AA-h8lj5QnntT1z6lRmrV-lwjHqRhPy-etN", "api_key", None),
+    ],
+)
+def test_finds_the_less_common_forms(text: str, category: str, value: str | None) -> None:
+    test_finds(text, category, value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PASSWORD=${DB_PASSWORD:?missing}",
+        "password=[FILTERED] in the Rails log",
+        "def change_password(user_id: int, new_password: str) -> None:",
+        "OPENAI_API_KEY=sk-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx  # replace me",
+        '<script integrity="sha384-kskCUX1UXZoksO50CF9ebZwFqtEzlmqdYXFwVN8xTrYUN6eOwA3OkXmt1T">',
+        "The host key fingerprint is SHA256:2Y6IaQAVXRTt/Fy1Cd6nuiqykCXdvaQnUYu42CDTqpj.",
+        "-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]\n-----END RSA PRIVATE KEY-----",
+        "row id 17600012345 in the analytics table",
+        "2 的 33 次方是 8589934592",
+        "routing number 021000021 is public",
+        "pi_3QdL8R2eZvKYlo2C0x4Pj8aB succeeded",
+    ],
+)
+def test_leaves_alone_the_less_common_look_alikes(text: str) -> None:
+    test_leaves_alone(text)
