@@ -2,7 +2,7 @@
 # Dev split: hand-written lines. Tokens in ⟦...⟧ are filled by the build script
 # (see build_labelled.py for the token syntax). A tuple is (text, note).
 
-DEV = [
+DEV: list[str | tuple[str, str]] = [
     # ---------------------------------------------------------------- card_number
     "User's Visa for hotel bookings: ⟦card visa s⟧, expires 09/28.",
     "王磊说他常用的招商银行信用卡是⟦card up16 n⟧，账单日每月5号。",

@@ -2,7 +2,7 @@
 # Test split (held out): hand-written lines, different sentences, names and
 # values from the dev split. Tokens in ⟦...⟧ are filled by build_labelled.py.
 
-TEST = [
+TEST: list[str | tuple[str, str]] = [
     # ---------------------------------------------------------------- card_number
     "[fact] James Whitfield pays subscriptions with Visa ⟦card visa n⟧.",
     "用户：帮我记住这张建行储蓄卡 ⟦card up19 d⟧，以后交水电费用。",

@@ -1,0 +1,1577 @@
+"""Build the labelled bilingual data set for measuring the sensitive-data detector.
+
+    python benchmarks/masking/data/build_labelled.py
+
+rewrites ``dev.jsonl`` (for tuning), ``test.jsonl`` (held out, since looked at
+during tuning), ``holdout.jsonl`` (the fresh held-out split, since measured) and
+``final.jsonl`` (the last held-out measurement) beside this file. The sentences
+are hand-written in ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py`` and
+``lines_final.py``; this script fills the ``⟦...⟧`` tokens in them with values
+it generates (fixed seeds, so re-running rewrites identical files) and labels them:
+
+    ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc;
+                          separator s=space d=dash n=none)
+    ⟦id⟧ ⟦id X⟧ ⟦id x⟧ ⟦id sp⟧   national_id (X: check char X; x: lower case; sp: 6-8-4 groups)
+    ⟦pp cnE⟧             passport (cnE cnEA cnG us uk de jp hk ca in fr kr es ng pt gr;
+                          holdout adds it pl ie au br mx ru tw sg ch vn nl)
+    ⟦ph cn sp⟧           phone (kind cn|land|us|ca|uk|de|jp|fr|sg|hk|au|kr|pt|cz, then a format;
+                          holdout adds formats and the kinds in ``more`` in Gen._phone_once)
+    ⟦key openai⟧         api_key (see Gen.key for the kinds)
+    ⟦pem rsa⟧            private_key (rsa ec pkcs8 enc openssh pgp, holdout adds dsa ec8
+                          opensshenc ed25519 rsaenc; _esc _flat _indent _indent4 _indent6 _crlf)
+    ⟦iban DE s⟧          iban (country, s = groups of 4, n = compact)
+    ⟦email=a@b.com⟧      email, written literally
+    ⟦pw=Secret1⟧         password, written literally (only the password is the value)
+    ⟦neg sha1⟧           a generated look-alike that is NOT labelled (hashes, UUIDs, bad
+                          check digits, public keys ...; ``pemfake:LABEL:body`` is a PEM
+                          frame around a placeholder body)
+
+Every line is checked before anything is written: each value is an exact,
+unique substring of its text; card numbers pass Luhn, resident IDs pass
+ISO 7064 MOD 11-2 with a real date, IBANs pass MOD 97-10 (and python-stdnum
+agrees when it is installed); phones are valid for phonenumbers; nothing
+outside the spans looks like a valid card, ID, IBAN or e-mail; no two splits
+share a value, a sentence or a text, and no person named in ``HOLDOUT_NAMES``
+appears in dev or test. For the final split, no person in ``FINAL_NAMES``
+appears in dev, test or holdout (case-insensitive), no holdout person appears in
+it, no sentence is a near-copy of an older one (``FINAL_MAX_SIMILARITY``), and
+every category has English, Chinese and mixed lines. The splits are built in
+the order dev, test, holdout, final from one set of used values, each with its
+own seed, so a later split (and the generator kinds added for it) leaves the
+earlier files byte-identical. Random-looking secrets use the alphabets and
+lengths of ``secrets.token_*`` but come from a seeded ``random.Random`` so the
+build is reproducible.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import datetime as dt
+import json
+import os
+import random
+import re
+import string
+import sys
+from collections.abc import Callable
+from typing import ClassVar, NamedTuple, TypedDict
+
+DIGITS = string.digits
+UPPER = string.ascii_uppercase
+LOWER = string.ascii_lowercase
+ALNUM = string.ascii_letters + string.digits
+B64URL = ALNUM + "-_"
+B64 = ALNUM + "+/"
+HEX = "0123456789abcdef"
+B32 = UPPER + "234567"
+
+
+# ---------------------------------------------------------------- check digits
+
+
+def luhn_ok(number: str) -> bool:
+    digits = [int(c) for c in number if c.isdigit()]
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def luhn_complete(partial: str) -> str:
+    for c in DIGITS:
+        if luhn_ok(partial + c):
+            return partial + c
+    raise AssertionError("unreachable")
+
+
+RIC_WEIGHTS = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2]
+
+
+def ric_check_char(first17: str) -> str:
+    s = sum(int(c) * w for c, w in zip(first17, RIC_WEIGHTS, strict=True))
+    return "10X98765432"[s % 11]
+
+
+def ric_ok(number: str) -> bool:
+    n = number.replace(" ", "").upper()
+    if not re.fullmatch(r"\d{17}[\dX]", n):
+        return False
+    try:
+        dt.date(int(n[6:10]), int(n[10:12]), int(n[12:14]))
+    except ValueError:
+        return False
+    return ric_check_char(n[:17]) == n[17]
+
+
+def _iban_digits(s: str) -> str:
+    return "".join(str(int(c, 36)) for c in s)
+
+
+def iban_check_digits(cc: str, bban: str) -> str:
+    return f"{98 - int(_iban_digits(bban + cc + '00')) % 97:02d}"
+
+
+def iban_ok(iban: str) -> bool:
+    s = iban.replace(" ", "").upper()
+    if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{10,30}", s):
+        return False
+    return int(_iban_digits(s[4:] + s[:4])) % 97 == 1
+
+
+IBAN_LEN = {
+    "DE": 22,
+    "GB": 22,
+    "FR": 27,
+    "NL": 18,
+    "ES": 24,
+    "IT": 27,
+    "CH": 21,
+    "BE": 16,
+    "AT": 20,
+    "IE": 22,
+    "GR": 27,
+    "SE": 24,
+    "CZ": 24,
+    "PT": 25,
+    "DK": 18,
+    "PL": 28,
+    # added for the holdout split
+    "LU": 20,
+    "FI": 18,
+    "NO": 15,
+    "AE": 23,
+    "SA": 24,
+    "TR": 26,
+    "RO": 24,
+    "HR": 21,
+    "LT": 20,
+    "SK": 24,
+}
+
+
+def _no_check(first10: str) -> str | None:
+    """Norwegian account number MOD 11 check digit (None when the number has none)."""
+    r = (
+        11
+        - sum(int(c) * w for c, w in zip(first10, [5, 4, 3, 2, 7, 6, 5, 4, 3, 2], strict=True)) % 11
+    )
+    return None if r == 10 else "0" if r == 11 else str(r)
+
+
+def _fr_rib_key(bank: str, branch: str, account: str) -> str:
+    return f"{97 - (89 * int(bank) + 15 * int(branch) + 3 * int(account)) % 97:02d}"
+
+
+def _es_dc(bank: str, branch: str, account: str) -> str:
+    w = [1, 2, 4, 8, 5, 10, 9, 7, 3, 6]
+
+    def one(s: str) -> str:
+        r = 11 - sum(int(c) * x for c, x in zip(s, w, strict=True)) % 11
+        return "0" if r == 11 else "1" if r == 10 else str(r)
+
+    return one("00" + bank + branch) + one(account)
+
+
+_IT_ODD = [
+    1,
+    0,
+    5,
+    7,
+    9,
+    13,
+    15,
+    17,
+    19,
+    21,
+    2,
+    4,
+    18,
+    20,
+    11,
+    3,
+    6,
+    8,
+    12,
+    14,
+    16,
+    10,
+    22,
+    25,
+    24,
+    23,
+]
+
+
+def _it_cin(s: str) -> str:
+    total = 0
+    for i, c in enumerate(s):
+        v = int(c) if c.isdigit() else ord(c) - 65
+        total += _IT_ODD[v] if i % 2 == 0 else v
+    return chr(65 + total % 26)
+
+
+def _stdnum_iban_ok(iban: str) -> bool:
+    """python-stdnum's IBAN check (True when it is not installed)."""
+    try:
+        from stdnum import iban as s_iban
+    except ImportError:  # pragma: no cover
+        return True
+    return s_iban.is_valid(iban)
+
+
+# ---------------------------------------------------------------- generator
+
+CN_MOBILE_PREFIXES = [
+    "130",
+    "131",
+    "132",
+    "133",
+    "135",
+    "136",
+    "137",
+    "138",
+    "139",
+    "150",
+    "151",
+    "152",
+    "153",
+    "155",
+    "156",
+    "157",
+    "158",
+    "159",
+    "166",
+    "173",
+    "176",
+    "177",
+    "178",
+    "180",
+    "181",
+    "182",
+    "183",
+    "185",
+    "186",
+    "187",
+    "188",
+    "189",
+    "191",
+    "195",
+    "198",
+    "199",
+]
+CN_AREAS = [
+    "010",
+    "020",
+    "021",
+    "022",
+    "023",
+    "024",
+    "025",
+    "027",
+    "028",
+    "029",
+    "0755",
+    "0571",
+    "0512",
+    "0532",
+    "0731",
+    "0591",
+    "0871",
+    "0531",
+]
+# Region code -> first birth year for which python-stdnum's county table knows
+# the code (its check: the county existed in the birth year), so every
+# generated ID is plausible to stdnum too.
+RIC_REGIONS = {
+    "110101": 1952,
+    "110105": 1952,
+    "110108": 1952,
+    "110102": 1952,
+    "310104": 1952,
+    "310101": 1952,
+    "310106": 1952,
+    "120101": 1952,
+    "120103": 1952,
+    "310115": 1992,
+    "440305": 1983,
+    "440106": 1985,
+    "440104": 1983,
+    "330106": 1983,
+    "330102": 1983,
+    "330103": 1983,
+    "510107": 1990,
+    "510104": 1990,
+    "420106": 1983,
+    "420102": 1983,
+    "320102": 1983,
+    "320106": 1983,
+    "370202": 1983,
+    "370102": 1983,
+    "610113": 1983,
+    "610104": 1983,
+    "350203": 1983,
+    "350206": 1987,
+    "210102": 1983,
+    "430104": 1983,
+    "430102": 1983,
+    "410105": 1983,
+    "410102": 1983,
+    "230103": 1983,
+    "230102": 1983,
+    "530102": 1983,
+    "530103": 1983,
+    "450103": 1983,
+    "450102": 1983,
+    "360102": 1983,
+    "360103": 1983,
+    "340104": 1983,
+    "340102": 1983,
+    "220102": 1983,
+    "220103": 1983,
+    "130102": 1983,
+    "130104": 1983,
+    "520102": 1983,
+    "520103": 1983,
+    "620102": 1983,
+    "620103": 1983,
+    "650102": 1983,
+    "650103": 1983,
+    "321102": 1983,
+}
+UP_BINS = [
+    "622202",
+    "621226",
+    "622848",
+    "621700",
+    "622588",
+    "621483",
+    "622260",
+    "621661",
+    "622700",
+    "623668",
+    "622908",
+    "621790",
+]
+US_AREAS = [
+    "415",
+    "212",
+    "646",
+    "617",
+    "206",
+    "312",
+    "512",
+    "303",
+    "408",
+    "650",
+    "718",
+    "202",
+    "310",
+    "773",
+]
+CA_AREAS = ["604", "416", "514", "403", "613"]
+
+
+class Gen:
+    """Draws unique values from a seeded RNG. ``used`` is shared between files."""
+
+    def __init__(self, seed: int, used: set[str]) -> None:
+        self.r = random.Random(seed)
+        self.used = used
+        self.phone_region: dict[str, str] = {}
+
+    # helpers
+    def s(self, alphabet: str, n: int) -> str:
+        return "".join(self.r.choice(alphabet) for _ in range(n))
+
+    def d(self, n: int) -> str:
+        return self.s(DIGITS, n)
+
+    def unique(self, fn: Callable[[], str | None]) -> str:
+        for _ in range(1000):
+            v = fn()
+            if v is not None and v not in self.used:
+                self.used.add(v)
+                return v
+        raise AssertionError("could not draw a unique value")
+
+    @staticmethod
+    def group(digits: str, sizes: list[int], sep: str) -> str:
+        out: list[str] = []
+        i = 0
+        for n in sizes:
+            out.append(digits[i : i + n])
+            i += n
+        return sep.join(out)
+
+    # ------------------------------------------------------------ cards
+    def card_digits(self, brand: str) -> str:
+        r = self.r
+        if brand == "visa":
+            return luhn_complete("4" + self.d(14))
+        if brand == "visa13":
+            return luhn_complete("4" + self.d(11))
+        if brand == "mc":
+            return luhn_complete("5" + r.choice("12345") + self.d(13))
+        if brand == "mc2":
+            return luhn_complete(str(r.randint(2221, 2720)) + self.d(11))
+        if brand == "amex":
+            return luhn_complete(r.choice(["34", "37"]) + self.d(12))
+        if brand == "up16":
+            return luhn_complete(r.choice(UP_BINS) + self.d(9))
+        if brand == "up19":
+            return luhn_complete(r.choice(UP_BINS) + self.d(12))
+        if brand == "jcb":
+            return luhn_complete(str(r.randint(3528, 3589)) + self.d(11))
+        if brand == "disc":
+            return luhn_complete("6011" + self.d(11))
+        raise ValueError(brand)
+
+    def card(self, brand: str, fmt: str) -> str:
+        sep = {"s": " ", "d": "-", "n": ""}[fmt]
+
+        def one() -> str:
+            num = self.card_digits(brand)
+            sizes = {13: [4, 4, 5], 15: [4, 6, 5], 16: [4, 4, 4, 4], 19: [4, 4, 4, 4, 3]}[len(num)]
+            return self.group(num, sizes, sep) if sep else num
+
+        return self.unique(one)
+
+    def card_fail(self, brand: str, fmt: str) -> str:
+        def one() -> str:
+            num = self.card_digits(brand)
+            bad = str((int(num[-1]) + self.r.randint(1, 9)) % 10)
+            num = num[:-1] + bad
+            assert not luhn_ok(num)
+            sep = {"s": " ", "d": "-", "n": ""}[fmt]
+            return self.group(num, [4, 4, 4, 4], sep) if sep and len(num) == 16 else num
+
+        return self.unique(one)
+
+    def imei(self) -> str:
+        return self.unique(
+            lambda: luhn_complete(
+                self.r.choice(["35209900", "35332510", "86891204", "35847631"]) + self.d(6)
+            )
+        )
+
+    # ------------------------------------------------------------ Chinese resident ID
+    def _region_birth(self) -> str:
+        region = self.r.choice(sorted(RIC_REGIONS))
+        start = dt.date(RIC_REGIONS[region], 1, 1).toordinal()
+        end = dt.date(2006, 12, 31).toordinal()
+        return region + dt.date.fromordinal(self.r.randint(start, end)).strftime("%Y%m%d")
+
+    def ric(self, mode: str = "") -> str:
+        def one() -> str:
+            for _ in range(500):
+                first = self._region_birth() + self.d(3)
+                c = ric_check_char(first)
+                if mode.upper() == "X" and c != "X":
+                    continue
+                if mode == "" and c == "X":
+                    # keep X for the explicit cases
+                    continue
+                v = first + c
+                if mode == "x":
+                    v = v.lower()
+                if mode == "sp":
+                    v = v[:6] + " " + v[6:14] + " " + v[14:]
+                return v
+            raise AssertionError
+
+        return self.unique(one)
+
+    def ric_bad_check(self) -> str:
+        def one() -> str:
+            first = self._region_birth() + self.d(3)
+            good = ric_check_char(first)
+            bad = self.r.choice([c for c in "0123456789" if c != good and not luhn_ok(first + c)])
+            return first + bad
+
+        return self.unique(one)
+
+    def ric_bad_date(self) -> str:
+        def one() -> str | None:
+            y = self.r.randint(1960, 2004)
+            md = self.r.choice(["1301", "0230", "1131", "0431", "0000", "1500", "0932", "0229"])
+            if md == "0229" and y % 4 == 0:
+                md = "0230"
+            first = self.r.choice(sorted(RIC_REGIONS)) + str(y) + md + self.d(3)
+            v = first + ric_check_char(first)
+            return None if luhn_ok(v) else v
+
+        return self.unique(one)
+
+    # ------------------------------------------------------------ passports
+    def passport(self, kind: str) -> str:
+        r = self.r
+        L = "ABCDEFGHJKLMNPQRSTUVWXYZ"
+
+        def one() -> str:
+            if kind == "cnE":
+                return "E" + r.choice("123456789") + self.d(7)
+            if kind == "cnEA":
+                return "E" + r.choice("ABCDEFGHJKLMN") + self.d(7)
+            if kind == "cnG":
+                return "G" + r.choice("3456789") + self.d(7)
+            if kind in ("us", "uk"):
+                return r.choice("12345678") + self.d(8)
+            if kind == "de":
+                return r.choice("CFGHJK") + self.s("CFGHJKLMNPRTVWXYZ0123456789", 8)
+            if kind == "jp":
+                return r.choice(["T", "M"]) + r.choice("KRSZHE") + self.d(7)
+            if kind == "hk":
+                return r.choice("KH") + self.d(8)
+            if kind == "ca":
+                return self.s(L, 2) + self.d(6)
+            if kind == "in":
+                return r.choice("JKLMNPRSTUVWZ") + self.d(7)
+            if kind == "fr":
+                return self.d(2) + self.s(L, 2) + self.d(5)
+            if kind == "kr":
+                return "M" + self.d(8)
+            if kind == "es":
+                return self.s(L, 3) + self.d(6)
+            if kind == "ng":
+                return "A" + self.d(8)
+            if kind == "pt":
+                return r.choice("CNP") + self.d(6)
+            if kind == "gr":
+                return self.s(L, 2) + self.d(7)
+            # added for the holdout split
+            if kind in ("it", "pl", "ie"):
+                return self.s(L, 2) + self.d(7)
+            if kind == "au":
+                return r.choice("PNRE") + r.choice(L) + self.d(7)
+            if kind == "br":
+                return self.s(L, 2) + self.d(6)
+            if kind == "mx":
+                return r.choice("GN") + self.d(8)
+            if kind == "ru":
+                return r.choice("1234567") + self.d(8)
+            if kind == "tw":
+                return "3" + self.d(8)
+            if kind == "sg":
+                return r.choice("EK") + self.d(7) + r.choice(UPPER)
+            if kind in ("ch", "vn"):
+                return r.choice("XS" if kind == "ch" else "BC") + self.d(7)
+            if kind == "nl":
+                nl = "ABCDEFGHIJKLMNPQRSTUVWXYZ"
+                return self.s(nl, 2) + self.s(nl + DIGITS, 6) + self.d(1)
+            raise ValueError(kind)
+
+        return self.unique(one)
+
+    # ------------------------------------------------------------ phones
+    def phone(self, kind: str, fmt: str = "") -> str:
+        try:
+            import phonenumbers  # noqa: F401
+
+            have = True
+        except ImportError:  # pragma: no cover
+            have = False
+
+        def one() -> str | None:
+            v, region = self._phone_once(kind, fmt)
+            if have:
+                import phonenumbers
+
+                p = phonenumbers.parse(v, region)
+                if not phonenumbers.is_valid_number(p):
+                    return None
+            self.phone_region[v] = region
+            return v
+
+        def loop() -> str:
+            for _ in range(500):
+                v = one()
+                if v:
+                    return v
+            raise AssertionError(kind)
+
+        return self.unique(loop)
+
+    def _phone_once(self, kind: str, fmt: str) -> tuple[str, str]:
+        r, d = self.r, self.d
+        if kind == "cn":
+            p, a, b = r.choice(CN_MOBILE_PREFIXES), d(4), d(4)
+            return {
+                "plain": f"{p}{a}{b}",
+                "sp": f"{p} {a} {b}",
+                "dash": f"{p}-{a}-{b}",
+                "p86sp": f"+86 {p} {a} {b}",
+                "p86": f"+86{p}{a}{b}",
+                "p86dash": f"+86-{p}-{a}-{b}",
+                # added for the holdout split
+                "0086": f"0086 {p} {a} {b}",
+                "paren86": f"(+86) {p}-{a}-{b}",
+                "s38": f"{p} {a}{b}",
+                "p86nb": f"+86\u00a0{p}\u00a0{a}\u00a0{b}",
+            }[fmt], "CN"
+        if kind == "land":
+            fmt, _, area = fmt.partition(":")
+            area = area or r.choice(CN_AREAS)
+            sub = r.choice("2345678") + d(7)
+            return {
+                "dash": f"{area}-{sub}",
+                "paren": f"({area}) {sub[:4]} {sub[4:]}",
+                "p86": f"+86 {area[1:]} {sub[:4]} {sub[4:]}",
+                "sp": f"{area} {sub[:4]} {sub[4:]}",
+                # added for the holdout split
+                "p86dash": f"+86-{area[1:]}-{sub}",
+                "plain": f"{area}{sub}",
+            }[fmt], "CN"
+        if kind in ("us", "ca"):
+            area = r.choice(US_AREAS if kind == "us" else CA_AREAS)
+            line = "01" + d(2)
+            return {
+                "p1sp": f"+1 {area} 555 {line}",
+                "paren": f"({area}) 555-{line}",
+                "dash": f"{area}-555-{line}",
+                "p1dash": f"+1-{area}-555-{line}",
+                "dot": f"{area}.555.{line}",
+                "": f"+1 {area} 555 {line}",
+                # added for the holdout split
+                "plain": f"+1{area}555{line}",
+                "nat1": f"1 ({area}) 555-{line}",
+            }[fmt], "US"
+        if kind == "uk":
+            if fmt == "land":
+                return f"+44 20 7946 0{d(3)}", "GB"
+            if fmt == "land0":
+                return f"020 7946 0{d(3)}", "GB"
+            if fmt == "mob0":  # added for the holdout split
+                return f"07{r.choice(['911', '700', '400', '823', '412', '956'])} {d(6)}", "GB"
+            return f"+44 7{r.choice(['911', '700', '400', '823', '412', '956'])} {d(6)}", "GB"
+        if kind == "de":
+            if fmt == "mob0":  # added for the holdout split
+                return f"0{r.choice(['151', '152', '160', '170', '176'])} {d(8)}", "DE"
+            if fmt == "land0":
+                return f"030 {r.choice('2345678')}{d(7)}", "DE"
+            if fmt == "land":
+                return f"+49 30 {d(8)}", "DE"
+            return f"+49 {r.choice(['151', '152', '160', '170', '176'])} {d(8)}", "DE"
+        if kind == "jp":
+            if fmt == "nat":  # added for the holdout split
+                return f"0{r.choice(['90', '80', '70'])}-{d(4)}-{d(4)}", "JP"
+            if fmt == "land":
+                return f"+81 3-{d(4)}-{d(4)}", "JP"
+            return f"+81 {r.choice(['90', '80', '70'])}-{d(4)}-{d(4)}", "JP"
+        if kind == "fr":
+            if fmt == "dot":  # added for the holdout split
+                return "07." + ".".join(d(2) for _ in range(4)), "FR"
+            if fmt == "land":
+                return "+33 1 " + " ".join(d(2) for _ in range(4)), "FR"
+            if fmt == "nat":
+                return "06 " + " ".join(d(2) for _ in range(4)), "FR"
+            return "+33 " + r.choice("67") + " " + " ".join(d(2) for _ in range(4)), "FR"
+        if kind == "sg":
+            if fmt == "nat":  # added for the holdout split
+                return f"{r.choice('89')}{d(3)} {d(4)}", "SG"
+            return f"+65 {r.choice('89')}{d(3)} {d(4)}", "SG"
+        if kind == "hk":
+            if fmt == "nat":  # added for the holdout split
+                return f"{r.choice('569')}{d(3)} {d(4)}", "HK"
+            return f"+852 {r.choice('5679')}{d(3)} {d(4)}", "HK"
+        if kind == "au":
+            if fmt == "mob":  # added for the holdout split
+                return f"+61 4{d(2)} {d(3)} {d(3)}", "AU"
+            if fmt == "mob0":
+                return f"04{d(2)} {d(3)} {d(3)}", "AU"
+            return f"+61 2 {r.choice('89')}{d(3)} {d(4)}", "AU"
+        if kind == "kr":
+            if fmt == "nat":  # added for the holdout split
+                return f"010-{r.choice('2345678')}{d(3)}-{d(4)}", "KR"
+            return f"+82 10-{r.choice('2345678')}{d(3)}-{d(4)}", "KR"
+        if kind == "pt":
+            return f"+351 9{r.choice('1236')}{d(1)} {d(3)} {d(3)}", "PT"
+        if kind == "cz":
+            return f"+420 {r.choice('67')}{r.choice('0237')}{d(1)} {d(3)} {d(3)}", "CZ"
+        # added for the holdout split
+        more: dict[str, Callable[[], tuple[str, str]]] = {
+            "in": lambda: (f"+91 {r.choice('6789')}{d(4)} {d(5)}", "IN"),
+            "in0": lambda: (f"0{r.choice('6789')}{d(4)} {d(5)}", "IN"),
+            "br": lambda: (f"+55 11 9{d(4)}-{d(4)}", "BR"),
+            "mx": lambda: (f"+52 55 {d(4)} {d(4)}", "MX"),
+            "es": lambda: (f"+34 6{d(2)} {d(3)} {d(3)}", "ES"),
+            "it": lambda: (f"+39 3{r.choice('2345')}{d(1)} {d(3)} {d(4)}", "IT"),
+            "nl": lambda: (f"+31 6 {d(8)}", "NL"),
+            "nl0": lambda: (f"06-{d(8)}", "NL"),
+            "tw": lambda: (f"+886 9{d(2)} {d(3)} {d(3)}", "TW"),
+            "tw0": lambda: (f"09{d(2)}-{d(3)}-{d(3)}", "TW"),
+            "ru": lambda: (f"+7 9{d(2)} {d(3)}-{d(2)}-{d(2)}", "RU"),
+            "ru8": lambda: (f"8 (9{d(2)}) {d(3)}-{d(2)}-{d(2)}", "RU"),
+            "za": lambda: (f"+27 8{r.choice('234')} {d(3)} {d(4)}", "ZA"),
+            "ae": lambda: (f"+971 5{r.choice('0256')} {d(3)} {d(4)}", "AE"),
+            "ie": lambda: (f"+353 8{r.choice('35679')} {d(3)} {d(4)}", "IE"),
+            "ch": lambda: (f"+41 7{r.choice('6789')} {d(3)} {d(2)} {d(2)}", "CH"),
+            "se": lambda: (f"+46 70 {d(3)} {d(2)} {d(2)}", "SE"),
+            "my": lambda: (f"+60 1{r.choice('2346789')}-{d(3)} {d(4)}", "MY"),
+            "ng": lambda: (f"+234 80{r.choice('3678')} {d(3)} {d(4)}", "NG"),
+            "pl": lambda: (f"+48 {r.choice('5678')}{d(2)} {d(3)} {d(3)}", "PL"),
+            "mo": lambda: (f"+853 6{d(3)} {d(4)}", "MO"),
+            "th": lambda: (f"+66 8{d(1)} {d(3)} {d(4)}", "TH"),
+            "id": lambda: (f"+62 812-{d(4)}-{d(4)}", "ID"),
+            "ph": lambda: (f"+63 917 {d(3)} {d(4)}", "PH"),
+            "00": lambda: (f"0049 {r.choice(['151', '160', '176'])} {d(8)}", "CH"),
+        }
+        if kind in more:
+            return more[kind]()
+        raise ValueError(kind)
+
+    # ------------------------------------------------------------ API keys and tokens
+    def _jwt(self) -> str:
+        r = self.r
+        alg = r.choice(["HS256", "ES256", "HS512"])
+        header = {"alg": alg, "typ": "JWT"}
+        now = r.randint(1_730_000_000, 1_770_000_000)
+        payload = {
+            "sub": "usr_" + self.s(LOWER + DIGITS, 10),
+            "iat": now,
+            "exp": now + r.choice([900, 3600, 86400]),
+        }
+        if r.random() < 0.5:
+            payload["scope"] = r.choice(["memories:read memories:write", "admin", "read"])
+
+        def enc(b: bytes) -> str:
+            return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+        sig_len = {"HS256": 32, "ES256": 64, "HS512": 64}[alg]
+        sig = bytes(r.randrange(256) for _ in range(sig_len))
+        return ".".join(
+            [
+                enc(json.dumps(header, separators=(",", ":")).encode()),
+                enc(json.dumps(payload, separators=(",", ":")).encode()),
+                enc(sig),
+            ]
+        )
+
+    def _jwt_rs(self) -> str:
+        """An RS256 JWT with issuer/audience claims (added for the holdout split)."""
+        r = self.r
+
+        def enc(b: bytes) -> str:
+            return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+        now = r.randint(1_735_000_000, 1_775_000_000)
+        header = {"alg": "RS256", "kid": self.s(HEX, 8), "typ": "JWT"}
+        payload = {
+            "iss": r.choice(["https://auth.tallowpay.dev", "https://sso.brackenridge.io"]),
+            "aud": r.choice(["notes-api", "ledger", "agent-gateway"]),
+            "sub": self.d(9),
+            "iat": now,
+            "exp": now + r.choice([600, 7200]),
+        }
+        sig = bytes(r.randrange(256) for _ in range(256))
+        return ".".join(
+            [
+                enc(json.dumps(header, separators=(",", ":")).encode()),
+                enc(json.dumps(payload, separators=(",", ":")).encode()),
+                enc(sig),
+            ]
+        )
+
+    def key(self, kind: str) -> str:
+        s, d, r = self.s, self.d, self.r
+        table: dict[str, Callable[[], str]] = {
+            "openai": lambda: "sk-" + s(ALNUM, 20) + "T3BlbkFJ" + s(ALNUM, 20),
+            "openai_proj": lambda: "sk-proj-" + s(B64URL, 64) + "T3BlbkFJ" + s(B64URL, 64),
+            "dsk": lambda: "sk-" + s(HEX, 32),
+            "anthropic": lambda: "sk-ant-api03-" + s(B64URL, 93) + "AA",
+            "ghp": lambda: "ghp_" + s(ALNUM, 36),
+            "gho": lambda: "gho_" + s(ALNUM, 36),
+            "ghpat": lambda: "github_pat_11" + s(UPPER + DIGITS, 20) + "_" + s(ALNUM, 59),
+            "akia": lambda: "AKIA" + s(B32, 16),
+            "awssecret": lambda: s(B64, 40),
+            "xoxb": lambda: "xoxb-" + d(11) + "-" + d(13) + "-" + s(ALNUM, 24),
+            "xoxp": lambda: "xoxp-" + d(11) + "-" + d(11) + "-" + d(13) + "-" + s(HEX, 32),
+            "stripe_sk": lambda: "sk_live_" + s(ALNUM, r.choice([24, 99])),
+            "stripe_rk": lambda: "rk_live_" + s(ALNUM, r.choice([24, 99])),
+            "google": lambda: "AIza" + s(B64URL, 35),
+            "jwt": self._jwt,
+            "bearer": lambda: s(B64URL, r.choice([40, 43, 64])),
+            "hex32": lambda: s(HEX, 32),
+            "hex40": lambda: s(HEX, 40),
+            "hex64": lambda: s(HEX, 64),
+            "alnum32": lambda: s(ALNUM, 32),
+            "alnum40": lambda: s(ALNUM, 40),
+            "hf": lambda: "hf_" + s(string.ascii_letters, 34),
+            "npm": lambda: "npm_" + s(ALNUM, 36),
+            "glpat": lambda: "glpat-" + s(B64URL, 20),
+            "whsec": lambda: "whsec_" + s(ALNUM, 32),
+            "sendgrid": lambda: "SG." + s(B64URL, 22) + "." + s(B64URL, 43),
+            "ltai": lambda: "LTAI5t" + s(ALNUM, 18),
+            "alisecret": lambda: s(ALNUM, 30),
+            "akid": lambda: "AKID" + s(ALNUM, 32),
+            "tcsecret": lambda: s(ALNUM, 32),
+            # added for the holdout split
+            "openai_svc": lambda: "sk-svcacct-" + s(B64URL, 64) + "T3BlbkFJ" + s(B64URL, 64),
+            "anthropic_admin": lambda: "sk-ant-admin01-" + s(B64URL, 93) + "AA",
+            "ghs": lambda: "ghs_" + s(ALNUM, 36),
+            "ghu": lambda: "ghu_" + s(ALNUM, 36),
+            "ghr": lambda: "ghr_" + s(ALNUM, 36),
+            "gldt": lambda: "gldt-" + s(B64URL, 20),
+            "glrt": lambda: "glrt-" + s(B64URL, 20),
+            "asia": lambda: "ASIA" + s(B32, 16),
+            "awssession": lambda: "IQoJb3JpZ2luX2VjE" + s(B64, 300) + "=",
+            "xapp": lambda: "xapp-1-A" + s(UPPER + DIGITS, 10) + "-" + d(13) + "-" + s(HEX, 64),
+            "gocspx": lambda: "GOCSPX-" + s(B64URL, 28),
+            "ya29": lambda: "ya29.a0" + s(B64URL, 160),
+            "azure_storage": lambda: s(B64, 86) + "==",
+            "azure_ad": lambda: s(ALNUM, 3) + "8Q~" + s(ALNUM + "_~.-", 34),
+            "twilio_sk": lambda: "SK" + s(HEX, 32),
+            "mailgun": lambda: "key-" + s(HEX, 32),
+            "dop": lambda: "dop_v1_" + s(HEX, 64),
+            "discord": lambda: "MT" + s(ALNUM, 24) + "." + s(B64URL, 6) + "." + s(B64URL, 38),
+            "telegram": lambda: (
+                str(r.randint(5_000_000_000, 7_999_999_999)) + ":AA" + s(B64URL, 33)
+            ),
+            "shpat": lambda: "shpat_" + s(HEX, 32),
+            "gsk": lambda: "gsk_" + s(ALNUM, 52),
+            "r8": lambda: "r8_" + s(ALNUM, 37),
+            "pplx": lambda: "pplx-" + s(ALNUM, 48),
+            "ntn": lambda: "ntn_" + s(ALNUM, 46),
+            "linear": lambda: "lin_api_" + s(ALNUM, 40),
+            "dckr": lambda: "dckr_pat_" + s(B64URL, 27),
+            "pypi": lambda: "pypi-AgEIcHlwaS5vcmc" + s(B64URL, 160),
+            "zhipu": lambda: s(HEX, 32) + "." + s(ALNUM, 16),
+            "moonshot": lambda: "sk-" + s(ALNUM, 48),
+            "cf": lambda: s(B64URL, 40),
+            "b64_32": lambda: s(B64, 43) + "=",
+            "b64_48": lambda: s(B64, 64),
+            "aklt": lambda: "AKLT" + s(B64URL, 40),
+            "jwt_rs": self._jwt_rs,
+        }
+        return self.unique(table[kind])
+
+    # ------------------------------------------------------------ PEM blocks
+    PEM_TYPES: ClassVar[dict[str, tuple[str, str, int, int]]] = {
+        "rsa": ("RSA PRIVATE KEY", "MIIEowIBAAKCAQEA", 64, 4),
+        "ec": ("EC PRIVATE KEY", "MHcCAQEEI", 64, 3),
+        "pkcs8": ("PRIVATE KEY", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ", 64, 4),
+        "enc": ("ENCRYPTED PRIVATE KEY", "MIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkqhkiG9w0BBQwwHAQI", 64, 4),
+        "openssh": (
+            "OPENSSH PRIVATE KEY",
+            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+            70,
+            4,
+        ),
+        # added for the holdout split
+        "dsa": ("DSA PRIVATE KEY", "MIIBuwIBAAKBgQ", 64, 4),
+        "ec8": ("PRIVATE KEY", "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg", 64, 3),
+        "opensshenc": (
+            "OPENSSH PRIVATE KEY",
+            "b3BlbnNzaC1rZXktdjEAAAAACmFlczI1Ni1jdHIAAAAGYmNyeXB0AAAAGAAAABB",
+            70,
+            5,
+        ),
+    }
+
+    def pem(self, spec: str) -> str:
+        base, _, style = spec.partition("_")
+        if base == "pgp":
+
+            def one_pgp() -> str:
+                body = (
+                    ["lQOYBG" + self.s(B64, 58)]
+                    + [self.s(B64, 64) for _ in range(2)]
+                    + [self.s(B64, 30)]
+                )
+                return (
+                    "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n"
+                    + "\n".join(body)
+                    + "\n="
+                    + self.s(B64, 4)
+                    + "\n-----END PGP PRIVATE KEY BLOCK-----"
+                )
+
+            return self.unique(one_pgp)
+        if base == "ed25519":  # added for the holdout split: one short body line
+
+            def one_ed() -> str:
+                body = "MC4CAQAwBQYDK2VwBCIEI" + self.s(B64, 27)
+                return "-----BEGIN PRIVATE KEY-----\n" + body + "\n-----END PRIVATE KEY-----"
+
+            return self.unique(one_ed)
+        if base == "rsaenc":  # added for the holdout split: legacy OpenSSL-encrypted RSA
+
+            def one_rsaenc() -> str:
+                body = self.s(B64, 64 * 4 + self.r.randint(10, 40))
+                lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+                return (
+                    "-----BEGIN RSA PRIVATE KEY-----\n"
+                    "Proc-Type: 4,ENCRYPTED\n"
+                    "DEK-Info: AES-256-CBC,"
+                    + self.s("0123456789ABCDEF", 32)
+                    + "\n\n"
+                    + "\n".join(lines)
+                    + "\n-----END RSA PRIVATE KEY-----"
+                )
+
+            return self.unique(one_rsaenc)
+        label, prefix, width, nlines = self.PEM_TYPES[base]
+
+        def one() -> str:
+            total = width * (nlines - 1) + self.r.randint(12, 40)
+            body = prefix + self.s(B64, total - len(prefix))
+            if self.r.random() < 0.5:
+                body = body[:-2] + "=="
+            lines = [body[i : i + width] for i in range(0, len(body), width)]
+            sep = {
+                "": "\n",
+                "esc": "\\n",
+                "flat": " ",
+                "indent": "\n  ",
+                "indent4": "\n    ",
+                "crlf": "\r\n",  # added for the holdout split
+                "indent6": "\n      ",
+            }[style]
+            return (
+                f"-----BEGIN {label}-----" + sep + sep.join(lines) + sep + f"-----END {label}-----"
+            )
+
+        return self.unique(one)
+
+    # ------------------------------------------------------------ IBAN
+    def _bban(self, cc: str) -> str:
+        d, r = self.d, self.r
+        if cc == "DE":
+            return d(8) + d(10)
+        if cc == "GB":
+            return r.choice(["NWBK", "BARC", "HBUK", "LOYD", "MIDL", "MONZ"]) + d(6) + d(8)
+        if cc == "FR":
+            bank, branch, acct = d(5), d(5), d(11)
+            return bank + branch + acct + _fr_rib_key(bank, branch, acct)
+        if cc == "NL":
+            return r.choice(["ABNA", "INGB", "RABO", "TRIO", "KNAB", "SNSB"]) + d(10)
+        if cc == "ES":
+            bank, branch, acct = d(4), d(4), d(10)
+            return bank + branch + _es_dc(bank, branch, acct) + acct
+        if cc == "IT":
+            rest = d(5) + d(5) + d(12)
+            return _it_cin(rest) + rest
+        if cc == "CH":
+            return d(5) + d(12)
+        if cc == "BE":
+            first = d(10)
+            chk = int(first) % 97 or 97
+            return first + f"{chk:02d}"
+        if cc == "AT":
+            return d(16)
+        if cc == "IE":
+            return r.choice(["AIBK", "BOFI"]) + d(6) + d(8)
+        if cc == "GR":
+            return d(3) + d(4) + d(16)
+        if cc == "SE":
+            return d(20)
+        if cc == "CZ":
+            return d(20)
+        if cc == "PT":
+            return d(21)
+        if cc == "DK":
+            return d(14)
+        if cc == "PL":
+            return d(24)
+        # added for the holdout split
+        if cc in ("LU", "LT"):
+            return d(3 if cc == "LU" else 5) + d(13 if cc == "LU" else 11)
+        if cc == "FI":
+            return d(14)
+        if cc == "NO":
+            for _ in range(100):
+                first = d(10)
+                c = _no_check(first)
+                if c is not None:
+                    return first + c
+            raise AssertionError("NO")
+        if cc == "AE":
+            return d(3) + d(16)
+        if cc == "SA":
+            return d(2) + d(18)
+        if cc == "TR":
+            return d(5) + "0" + d(16)
+        if cc == "RO":
+            return r.choice(["BTRL", "RNCB", "BRDE", "INGB", "BACX"]) + d(16)
+        if cc == "HR":
+            return d(17)
+        if cc == "SK":
+            return d(20)
+        raise ValueError(cc)
+
+    def iban(self, cc: str, fmt: str, bad: bool = False) -> str:
+        def one() -> str | None:
+            bban = self._bban(cc)
+            chk = iban_check_digits(cc, bban)
+            if bad:
+                chk = f"{(int(chk) - 2 + self.r.randint(1, 96)) % 97 + 2:02d}"
+            s = cc + chk + bban
+            assert len(s) == IBAN_LEN[cc], (cc, len(s))
+            assert iban_ok(s) != bad
+            if not bad and not _stdnum_iban_ok(s):
+                # python-stdnum also checks some national parts (a Belgian bank code
+                # must exist): draw again. No dev/test/holdout value needed a redraw,
+                # so this (added for the final split) leaves those files unchanged.
+                return None
+            if fmt == "s":
+                s = " ".join(s[i : i + 4] for i in range(0, len(s), 4))
+            return s
+
+        return self.unique(one)
+
+    # ------------------------------------------------------------ non-sensitive look-alikes
+    def neg(self, kind: str) -> str:
+        s = self.s
+        if kind.startswith("b64="):
+            return base64.b64encode(kind[4:].encode()).decode()
+        table: dict[str, Callable[[], str]] = {
+            "sha7": lambda: s(HEX, 7),
+            "sha1": lambda: s(HEX, 40),
+            "sha256": lambda: s(HEX, 64),
+            "digest": lambda: "sha256:" + s(HEX, 64),
+            "hex32": lambda: s(HEX, 32),
+            "hex16": lambda: s(HEX, 16),
+            "trace": lambda: s(HEX, 32),
+            "uuid": lambda: "-".join(
+                [
+                    s(HEX, 8),
+                    s(HEX, 4),
+                    "4" + s(HEX, 3),
+                    self.r.choice("89ab") + s(HEX, 3),
+                    s(HEX, 12),
+                ]
+            ),
+            "idbad": self.ric_bad_check,
+            "iddate": self.ric_bad_date,
+            "imei": self.imei,
+            "pub": lambda: (
+                "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA"
+                + s(B64, 20)
+                + "\n"
+                + s(B64, 64)
+                + "\n"
+                + s(B64, 58)
+                + "IDAQAB\n-----END PUBLIC KEY-----"
+            ),
+            "cert": lambda: (
+                "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE"
+                + s(B64, 44)
+                + "\n"
+                + s(B64, 64)
+                + "\n"
+                + s(B64, 40)
+                + "\n-----END CERTIFICATE-----"
+            ),
+            "csr": lambda: (
+                "-----BEGIN CERTIFICATE REQUEST-----\nMIICvDCCAaQCAQAwdzELMAkGA1UEBhMC"
+                + s(B64, 32)
+                + "\n"
+                + s(B64, 64)
+                + "\n"
+                + s(B64, 36)
+                + "\n-----END CERTIFICATE REQUEST-----"
+            ),
+            # added for the holdout split
+            "sri": lambda: "sha384-" + s(B64, 64),
+            "npmint": lambda: "sha512-" + s(B64, 86) + "==",
+            "sshfp": lambda: "SHA256:" + s(B64, 43),
+            "sshrsa": lambda: (
+                "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ" + s(B64, 200) + " deploy@" + s(LOWER, 6)
+            ),
+            "pgppub": lambda: (
+                "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBG"
+                + s(B64, 58)
+                + "\n"
+                + s(B64, 64)
+                + "\n"
+                + s(B64, 40)
+                + "\n="
+                + s(B64, 4)
+                + "\n-----END PGP PUBLIC KEY BLOCK-----"
+            ),
+            "agepub": lambda: "age1" + s("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 58),
+            "eth": lambda: "0x" + s(HEX, 40),
+            "oid": lambda: s(HEX, 24),
+            "datauri": lambda: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA" + s(B64, 96) + "=",
+            "datajpg": lambda: "data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD" + s(B64, 120),
+            "ulid": lambda: "01J" + s("0123456789ABCDEFGHJKMNPQRSTVWXYZ", 23),
+            "gpgfpr": lambda: " ".join(s("0123456789ABCDEF", 4) for _ in range(10)),
+            "nonce": lambda: s(B64, 22) + "==",
+            "cid": lambda: "bafybei" + s("abcdefghijklmnopqrstuvwxyz234567", 52),
+            "jwkn": lambda: s(B64URL, 342),
+            "sha512": lambda: s(HEX, 128),
+            "sshpub": lambda: (
+                "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + s(B64, 43) + " ci@build-" + self.d(2)
+            ),
+        }
+        if kind.startswith("cardfail"):
+            _, brand, fmt = kind.split(":")
+            return self.card_fail(brand, fmt)
+        if kind.startswith("ibanbad"):
+            _, cc, fmt = kind.split(":")
+            return self.iban(cc, fmt, bad=True)
+        if kind.startswith("pemfake"):  # added for the holdout split: a PEM frame, no key
+            _, label, body = kind.split(":", 2)
+            return f"-----BEGIN {label}-----\n{body}\n-----END {label}-----"
+        if kind in ("idbad", "iddate", "imei"):
+            return table[kind]()  # these draw unique values themselves
+        return self.unique(table[kind])
+
+
+# ====================================================================== build
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+# The lines files are imported as ``benchmarks.masking.data.lines_*`` (the module names
+# mypy gives them), so the repository root goes on the path when run as a script.
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+sys.dont_write_bytecode = True  # importing lines_*.py leaves no __pycache__ beside the data
+
+# A hand-written line: its text, or (text, note).
+RawLine = str | tuple[str, str]
+
+
+class Span(TypedDict):
+    category: str
+    value: str
+
+
+class Record(TypedDict):
+    text: str
+    lang: str
+    spans: list[Span]
+    note: str
+    _skeleton: str  # the line with each token replaced by <kind>; not written out
+
+
+class Stats(TypedDict):
+    lines: int
+    negatives: int
+    neg_share: float
+    lines_per_cat: dict[str, int]
+    spans_per_cat: dict[str, int]
+    lang: dict[str, int]
+    lang_per_cat: dict[str, dict[str, int]]
+
+
+class StdChecks(NamedTuple):
+    """python-stdnum's validators, the second opinion on the check digits."""
+
+    luhn: Callable[[str], bool]
+    ric: Callable[[str], bool]
+    iban: Callable[[str], bool]
+
+
+CATEGORIES = [
+    "card_number",
+    "national_id",
+    "passport",
+    "phone",
+    "email",
+    "api_key",
+    "private_key",
+    "password",
+    "iban",
+]
+TOKEN_CAT = {
+    "card": "card_number",
+    "id": "national_id",
+    "pp": "passport",
+    "ph": "phone",
+    "email": "email",
+    "key": "api_key",
+    "pem": "private_key",
+    "pw": "password",
+    "iban": "iban",
+}
+TOKEN = re.compile(r"⟦([^⟧]*)⟧")
+SEEDS = {"dev": 20261204, "test": 7351902, "holdout": 91427063, "final": 60318245}
+MIN_PER_CAT = {"dev": 12, "test": 25, "holdout": 25, "final": 25}
+MIN_LINES = {"dev": 120, "test": 320, "holdout": 320, "final": 320}
+# The final split must also have English, Chinese and mixed lines in every category.
+ALL_LANGS = {"final"}
+# No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
+FINAL_MAX_SIMILARITY = 0.8
+SHUFFLE_SEED = 4242
+
+
+def fill(body: str, g: Gen) -> tuple[str, str | None]:
+    kind, sep, rest = body.partition("=")
+    if sep and kind in ("email", "pw"):
+        return rest, TOKEN_CAT[kind]
+    kind, _, rest = body.partition(" ")
+    args = rest.split()
+    if kind == "card":
+        return g.card(args[0], args[1]), "card_number"
+    if kind == "id":
+        return g.ric(args[0] if args else ""), "national_id"
+    if kind == "pp":
+        return g.passport(args[0]), "passport"
+    if kind == "ph":
+        return g.phone(args[0], ":".join(args[1:])), "phone"
+    if kind == "key":
+        return g.key(args[0]), "api_key"
+    if kind == "pem":
+        return g.pem(args[0]), "private_key"
+    if kind == "iban":
+        return g.iban(args[0], args[1]), "iban"
+    if kind == "neg":
+        return g.neg(rest), None
+    raise ValueError(f"unknown token ⟦{body}⟧")
+
+
+CJK = re.compile(r"[\u3400-\u9fff]")
+LATIN_WORD = re.compile(r"[A-Za-z]{3,}")  # 2-letter units (cm, kg, GB, ID) do not make a line mixed
+
+
+def detect_lang(text: str, spans: list[Span]) -> str:
+    rest = text
+    for s in spans:
+        rest = rest.replace(s["value"], " ")
+    rest = re.sub(r"https?://\S+|[\w./~-]*/[\w./~-]+", " ", rest)  # URLs and paths
+    has_cjk = bool(CJK.search(rest))
+    n_latin = len(LATIN_WORD.findall(rest))
+    if not has_cjk and not re.search(r"[A-Za-z]", rest):
+        # a bare value: a resident ID belongs to the Chinese side, anything else to English
+        return "zh" if any(s["category"] == "national_id" for s in spans) else "en"
+    if has_cjk and n_latin >= 2:
+        return "mixed"
+    return "zh" if has_cjk else "en"
+
+
+def render(raw: RawLine, g: Gen) -> Record:
+    text_src, note = raw if isinstance(raw, tuple) else (raw, "")
+    out: list[str] = []
+    spans: list[Span] = []
+    pos = 0
+    for m in TOKEN.finditer(text_src):
+        out.append(text_src[pos : m.start()])
+        value, cat = fill(m.group(1), g)
+        out.append(value)
+        if cat:
+            spans.append({"category": cat, "value": value})
+        pos = m.end()
+    out.append(text_src[pos:])
+    text = "".join(out)
+    return {
+        "text": text,
+        "lang": detect_lang(text, spans),
+        "spans": spans,
+        "note": note,
+        "_skeleton": TOKEN.sub(lambda m: "<" + m.group(1).split()[0].split("=")[0] + ">", text_src),
+    }
+
+
+# ---------------------------------------------------------------- checks
+
+EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}")
+PASSPORT_RE = re.compile(
+    r"E\d{8}|E[A-HJ-NP-Z]\d{7}|G\d{8}|\d{9}|[A-Z]\d{7,8}|[A-Z]{2}\d{6,7}|[A-Z]{3}\d{6}"
+    r"|\d{2}[A-Z]{2}\d{5}|[CFGHJK][CFGHJKLMNPRTVWXYZ0-9]{8}|[CNP]\d{6}"
+    r"|[EK]\d{7}[A-Z]|[A-NP-Z]{2}[A-NP-Z0-9]{6}\d"  # SG, NL (holdout split)
+)
+PEM_RE = re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----.+-----END \1-----", re.S)
+DIGIT_RUN = re.compile(r"\d(?:[ -]?\d)*")
+IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}")
+CN_MOBILE_LIKE = re.compile(r"(?<!\d)1[3-9]\d(?:[ -]?\d){8}(?!\d)")
+PLACEHOLDER = "\u0000"
+
+
+def _stdnum() -> StdChecks | None:
+    try:
+        from stdnum import iban as s_iban
+        from stdnum import luhn as s_luhn
+        from stdnum.cn import ric as s_ric
+
+        return StdChecks(s_luhn.is_valid, s_ric.is_valid, s_iban.is_valid)
+    except ImportError:  # pragma: no cover
+        print("python-stdnum not installed: check digits verified by this script only")
+        return None
+
+
+def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
+    assert v == v.strip() and v, (cat, v)
+    if cat == "card_number":
+        digits = re.sub(r"[ -]", "", v)
+        assert digits.isdigit() and 13 <= len(digits) <= 19 and luhn_ok(digits), v
+        assert re.match(r"4|5[1-5]|2[2-7]|3[47]|62|35|6011", digits), v
+        if std:
+            assert std.luhn(digits), v
+    elif cat == "national_id":
+        assert ric_ok(v), v
+        if std:
+            assert std.ric(v.replace(" ", "").upper()), v
+    elif cat == "iban":
+        assert iban_ok(v) and len(v.replace(" ", "")) == IBAN_LEN[v[:2]], v
+        if std:
+            assert std.iban(v), v
+    elif cat == "phone":
+        import phonenumbers
+
+        region = g.phone_region.get(v)
+        p = phonenumbers.parse(v, region)
+        assert phonenumbers.is_valid_number(p), v
+    elif cat == "email":
+        assert EMAIL_RE.fullmatch(v), v
+    elif cat == "passport":
+        assert PASSPORT_RE.fullmatch(v), v
+    elif cat == "private_key":
+        assert PEM_RE.fullmatch(v), v
+    elif cat == "api_key":
+        assert len(v) >= 20 and not re.search(r"\s", v), v
+    elif cat == "password":
+        assert len(v) >= 4, v
+
+
+def check_rest(rec: Record, std: StdChecks | None) -> list[str]:
+    """Nothing outside the labelled spans may pass a card/ID/IBAN/e-mail check."""
+    rest = rec["text"]
+    for s in rec["spans"]:
+        rest = rest.replace(s["value"], PLACEHOLDER)
+    problems: list[str] = []
+    for m in DIGIT_RUN.finditer(rest):
+        digits = re.sub(r"[ -]", "", m.group())
+        if 13 <= len(digits) <= 19 and luhn_ok(digits) and "Luhn-valid" not in rec["note"]:
+            problems.append(f"unlabelled Luhn-valid number {m.group()!r}")
+    for m in re.finditer(r"(?<![0-9A-Za-z])\d{17}[\dXx](?![0-9A-Za-z])", rest):
+        if ric_ok(m.group()) or (std and std.ric(m.group().upper())):
+            problems.append(f"unlabelled valid resident ID {m.group()!r}")
+    for m in IBAN_LIKE.finditer(rest):
+        cand = m.group().replace(" ", "")
+        for end in range(len(cand), 14, -1):
+            if iban_ok(cand[:end]):
+                problems.append(f"unlabelled valid IBAN {m.group()!r}")
+                break
+    for m in EMAIL_RE.finditer(rest):
+        problems.append(f"unlabelled e-mail {m.group()!r}")
+    return problems
+
+
+def build(
+    split: str, raw_lines: list[RawLine], used: set[str], std: StdChecks | None
+) -> tuple[list[Record], Gen]:
+    g = Gen(SEEDS[split], used)
+    recs = [render(raw, g) for raw in raw_lines]
+    errors: list[str] = []
+    for rec in recs:
+        for s in rec["spans"]:
+            if rec["text"].count(s["value"]) != 1:
+                errors.append(
+                    f"{split}: value not a unique substring: {s['value']!r} in {rec['text']!r}"
+                )
+            try:
+                check_value(s["category"], s["value"], g, std)
+            except AssertionError as e:
+                errors.append(f"{split}: invalid {s['category']} {e}")
+        for p in check_rest(rec, std):
+            errors.append(f"{split}: {p} in {rec['text']!r}")
+        if not rec["spans"]:
+            for m in CN_MOBILE_LIKE.finditer(rec["text"]):
+                if "mobile" not in rec["note"]:
+                    errors.append(f"{split}: negative has mobile-like {m.group()!r} without a note")
+    texts = [r["text"] for r in recs]
+    dup = [t for t, n in collections.Counter(texts).items() if n > 1]
+    errors += [f"{split}: duplicate line {t!r}" for t in dup]
+    if errors:
+        raise SystemExit("\n".join(errors))
+    return recs, g
+
+
+def stats(split: str, recs: list[Record]) -> Stats:
+    per_cat_lines: collections.Counter[str] = collections.Counter()
+    per_cat_spans: collections.Counter[str] = collections.Counter()
+    per_cat_lang: collections.defaultdict[str, collections.Counter[str]] = collections.defaultdict(
+        collections.Counter
+    )
+    for r in recs:
+        cats = {s["category"] for s in r["spans"]}
+        for c in cats:
+            per_cat_lines[c] += 1
+            per_cat_lang[c][r["lang"]] += 1
+        for s in r["spans"]:
+            per_cat_spans[s["category"]] += 1
+    neg = sum(1 for r in recs if not r["spans"])
+    return {
+        "lines": len(recs),
+        "negatives": neg,
+        "neg_share": neg / len(recs),
+        "lines_per_cat": dict(per_cat_lines),
+        "spans_per_cat": dict(per_cat_spans),
+        "lang": dict(collections.Counter(r["lang"] for r in recs)),
+        "lang_per_cat": {c: dict(v) for c, v in per_cat_lang.items()},
+    }
+
+
+def cross_checks(splits: dict[str, list[Record]]) -> list[str]:
+    """No value, sentence or text may be shared between any two splits."""
+    errors: list[str] = []
+    names = list(splits)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            a_vals = {s["value"] for r in splits[a] for s in r["spans"]}
+            b_vals = {s["value"] for r in splits[b] for s in r["spans"]}
+            errors += [f"value shared by {a} and {b}: {v!r}" for v in sorted(a_vals & b_vals)]
+            a_skel = {r["_skeleton"] for r in splits[a]}
+            errors += [
+                f"sentence shared by {a} and {b}: {r['_skeleton']!r}"
+                for r in splits[b]
+                if r["_skeleton"] in a_skel
+            ]
+            a_text = {r["text"] for r in splits[a]}
+            errors += [
+                f"text shared by {a} and {b}: {r['text']!r}"
+                for r in splits[b]
+                if r["text"] in a_text
+            ]
+    return errors
+
+
+def _name_pattern(name: str, flags: int = 0) -> re.Pattern[str]:
+    # Latin names as whole words; Chinese names as substrings
+    if CJK.search(name):
+        return re.compile(re.escape(name))
+    return re.compile(r"(?<![A-Za-z])" + re.escape(name) + r"(?![A-Za-z])", flags)
+
+
+def names_check(
+    label: str, names: list[str], older: dict[str, list[Record]], flags: int = 0
+) -> list[str]:
+    """The people named in the ``label`` lines appear in none of the ``older`` splits."""
+    errors: list[str] = []
+    text = "\n".join(r["text"] for recs in older.values() for r in recs)
+    where = "/".join(older)
+    for n in names:
+        if _name_pattern(n, flags).search(text):
+            errors.append(f"{label} name also used in {where}: {n!r}")
+    return errors
+
+
+def names_listed(label: str, names: list[str], recs: list[Record]) -> list[str]:
+    """Every name in the list occurs in its own split (so the list is not stale)."""
+    text = "\n".join(r["text"] for r in recs)
+    return [
+        f"{label} name listed but not used: {n!r}"
+        for n in names
+        if not _name_pattern(n, re.IGNORECASE).search(text)
+    ]
+
+
+def near_duplicates(
+    new: str, splits: dict[str, list[Record]], threshold: float
+) -> list[tuple[str, float, str, str]]:
+    """Sentences of ``new`` whose skeleton is at least ``threshold`` similar to an older one."""
+    import difflib
+
+    out: list[tuple[str, float, str, str]] = []
+    for other, recs in splits.items():
+        if other == new:
+            continue
+        for t in splits[new]:
+            sm = difflib.SequenceMatcher(None, b="")
+            sm.set_seq2(t["_skeleton"])
+            for d in recs:
+                sm.set_seq1(d["_skeleton"])
+                if sm.real_quick_ratio() < threshold or sm.quick_ratio() < threshold:
+                    continue
+                ratio = sm.ratio()
+                if ratio >= threshold:
+                    out.append((other, ratio, d["_skeleton"], t["_skeleton"]))
+    return out
+
+
+def main() -> None:
+    from benchmarks.masking.data.lines_dev import DEV
+    from benchmarks.masking.data.lines_final import FINAL, FINAL_NAMES
+    from benchmarks.masking.data.lines_holdout import HOLDOUT, HOLDOUT_NAMES
+    from benchmarks.masking.data.lines_test import TEST
+
+    std = _stdnum()
+    used: set[str] = set()
+    # Order matters: dev, test, holdout, then final share ``used``; each has its own
+    # seed, so each later split leaves the files of the earlier ones unchanged.
+    dev, _ = build("dev", DEV, used, std)
+    test, _ = build("test", TEST, used, std)
+    holdout, _ = build("holdout", HOLDOUT, used, std)
+    final, _ = build("final", FINAL, used, std)
+    splits = {"dev": dev, "test": test, "holdout": holdout, "final": final}
+
+    errors = cross_checks(splits)
+    errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
+    # The final split: its people in no other split (case-insensitive, so an e-mail
+    # local part counts too), the holdout people not in it, and near-copies of
+    # older sentences refused as well as exact ones.
+    older = {"dev": dev, "test": test, "holdout": holdout}
+    errors += names_check("final", FINAL_NAMES, older, re.IGNORECASE)
+    errors += names_check("holdout", HOLDOUT_NAMES, {"final": final})
+    errors += names_listed("final", FINAL_NAMES, final)
+    errors += [
+        f"final sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
+        for other, ratio, old, new in near_duplicates("final", splits, FINAL_MAX_SIMILARITY)
+    ]
+    for split, recs in splits.items():
+        st = stats(split, recs)
+        if st["lines"] < MIN_LINES[split]:
+            errors.append(f"{split}: only {st['lines']} lines")
+        if st["neg_share"] < 0.40:
+            errors.append(f"{split}: negatives only {st['neg_share']:.1%}")
+        for c in CATEGORIES:
+            n = st["lines_per_cat"].get(c, 0)
+            if n < MIN_PER_CAT[split]:
+                errors.append(f"{split}: {c} has {n} lines < {MIN_PER_CAT[split]}")
+            langs = st["lang_per_cat"].get(c, {})
+            if not (langs.get("en") and (langs.get("zh") or langs.get("mixed"))):
+                errors.append(f"{split}: {c} is not bilingual: {langs}")
+            if split in ALL_LANGS and not all(langs.get(k) for k in ("en", "zh", "mixed")):
+                errors.append(f"{split}: {c} lacks English, Chinese or mixed lines: {langs}")
+    if errors:
+        raise SystemExit("\n".join(errors))
+    if "--similar" in sys.argv:
+        import difflib
+
+        pairs = [(a, b) for i, b in enumerate(splits) for a in list(splits)[:i]]
+        for a, b in pairs:
+            for t in splits[b]:
+                for d in splits[a]:
+                    ratio = difflib.SequenceMatcher(None, t["_skeleton"], d["_skeleton"]).ratio()
+                    if ratio > 0.7:
+                        print(
+                            f"similar {a}/{b} {ratio:.2f}: {d['_skeleton']!r} ~ {t['_skeleton']!r}"
+                        )
+
+    for split, recs in splits.items():
+        order = list(range(len(recs)))
+        random.Random(SHUFFLE_SEED).shuffle(order)
+        path = os.path.join(HERE, f"{split}.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            for i in order:
+                r = recs[i]
+                f.write(
+                    json.dumps(
+                        {
+                            "text": r["text"],
+                            "lang": r["lang"],
+                            "spans": r["spans"],
+                            "note": r["note"],
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
+        st = stats(split, recs)
+        share = f"{st['neg_share']:.1%}"
+        print(
+            f"{path}: {st['lines']} lines, negatives {st['negatives']} ({share}),",
+            f"langs {st['lang']}",
+        )
+        for c in CATEGORIES:
+            n_lines, n_spans = st["lines_per_cat"].get(c, 0), st["spans_per_cat"].get(c, 0)
+            print(f"  {c:12s} lines {n_lines:3d}  spans {n_spans:3d}  {st['lang_per_cat'].get(c)}")
+
+
+if __name__ == "__main__":
+    main()
