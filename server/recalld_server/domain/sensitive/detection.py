@@ -108,6 +108,8 @@ _KNOWN_KEYS = re.compile(
             r"(?<![A-Za-z0-9])AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])",
             r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
             r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}",
+            # Zhipu (BigModel) API keys: an id and a secret.
+            r"(?<![A-Za-z0-9])[0-9a-f]{32}\.[A-Za-z0-9]{16}(?![A-Za-z0-9])",
             # JSON Web Tokens: a base64url JSON header ("{" encodes as "ey").
             r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
         )
@@ -140,33 +142,54 @@ _PASSWORD_CHARS = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e]"
 _PASSWORD_WORD = re.compile(
     r"(?:密码|密碼|口令|PIN ?码|pin ?码)"
     r"|(?<![A-Za-z])(?:[A-Za-z0-9]+[_-])*"
-    r"(?:password|passwd|passcode|pass ?phrase|pwd|pw|pass|pin(?: ?code)?)"
+    r"(?:password|passwd|passcode|pass ?phrase|pwd|pw|pass|pin(?: ?code)?"
+    r"|(?:door|gate|alarm|lock(?:-screen)?|entry) code|keypad(?: code)?)"
     r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
     re.IGNORECASE,
+)
+# An environment variable: PGPASSWORD=…, MYSQL_ROOT_PASSWORD=….
+_PASSWORD_ENV = re.compile(
+    rf"(?<![A-Za-z0-9_])[A-Z0-9_]*(?:PASSWORD|PASSWD|PWD)[A-Z0-9_]*="
+    rf"[\"']?(?P<value>{_PASSWORD_CHARS}{{3,}})"
 )
 # After the word: "is", ":", "=" (with what it is for in between: "password for the
 # portal: …", "密码（新）是 …"), or "set/changed to".
 _PASSWORD_STATED = re.compile(
-    r"(?i)(?:\s+(?:for|of|on|to)\s+[^\n,;:：。=]{1,30}?|[（(][^）)\n]{0,20}[）)]"
+    r"(?i)(?:\s+(?:for|of|on|to|at|in|from|with|the|that|which|we|i|you|he|she|they|my|his"
+    r"|her|our)\s+[^\n,;:：。=—]{0,30}?|[（(][^）)\n]{0,20}[）)]"
     r"|[^\s，。,；;！!？?：:=\x21-\x7e]{1,6}?)?"
-    r"(?:\s*(?:is|was|will be|are|'s|=|:|：|->"
+    r"(?:\s*(?:is|was|will be|are|=|:|：|->"
     r"|是|为|為|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
-    r"|\s+(?:(?:set|changed|reset|updated)\s+)?to\s+)"
-    r"(?:(?:now|still|actually|just|simply)\s+)?"
+    r"|\s+(?:(?:set|changed|reset|updated)\s+)?to\s+|\s+[—–]\s*|\s+--?\s+)"
+    r"(?:(?:now|still|actually|just|simply|it's|it is)\s+)?"
     # Quoted, a password may hold spaces or any script ("velvet moth", “晴天2025”).
     r"(?:[\"“「'‘](?P<quoted>[^\"”」'’\n]{3,64})[\"”」'’]"
+    # After the Chinese word, Chinese characters with digits or letters (晓峰2025).
+    r"|(?P<mixed>[\u4e00-\u9fff]{1,8}[0-9A-Za-z!@#$%^&*_.-]{2,})"
     rf"|[\"'“‘`「]?(?P<value>{_PASSWORD_CHARS}{{3,}}))"
+)
+# "her password's just sunshine88".
+_PASSWORD_POSSESSIVE = re.compile(
+    rf"'s\s+(?:(?:just|simply|still|now)\s+)?(?P<value>{_PASSWORD_CHARS}{{3,}})"
 )
 # Credentials in a URI (postgres://user:password@host) and on a mysql command line.
 _URI_PASSWORD = re.compile(
     r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s@/]{3,})@"
 )
 _MYSQL_PASSWORD = re.compile(
-    r"\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?:'(?P<quoted>[^'\n]+)'|\"(?P<double>[^\"\n]+)\""
-    r"|(?P<value>[^\s'\"-]\S*))"
+    r"(?:\bmysql(?:dump|admin)?\b[^\n]*?\s-p|\bredis-cli\b[^\n]*?\s-a\s*"
+    r"|\bsshpass\b[^\n]*?\s-p\s*)"
+    r"(?:'(?P<quoted>[^'\n]+)'|\"(?P<double>[^\"\n]+)\"|(?P<value>[^\s'\"-]\S*))"
 )
+# A login written as user / password ("ops@vance-studio.io / Aws#Vance2026").
+_LOGIN_WORD = re.compile(
+    r"(?i)\b(?:login|log-in|credentials?|creds)\b|账号密码|账号和密码|用户名和密码|账密"
+)
+_LOGIN_PAIR = re.compile(rf"(?<![^\s:：(（])[^\s/:：]+\s?/\s?(?P<value>{_PASSWORD_CHARS}{{6,}})")
 # Or the value right after the word: "console password Stg-Console!88", "密码 147258".
 _PASSWORD_BARE = re.compile(rf"(?:\s+[\"'“‘`「]?|[\"'“‘`「])(?P<value>{_PASSWORD_CHARS}{{3,}})")
+# After the Chinese word, the value may follow without a space ("无线网密码yy20180808").
+_PASSWORD_BARE_CJK = re.compile(rf"\s*[\"'“‘`「]?(?P<value>{_PASSWORD_CHARS}{{3,}})")
 _REDACTED = frozenset({"redacted", "hidden", "masked", "removed", "omitted", "null", "none"})
 # Words that follow "password is" without being one.
 _NOT_A_PASSWORD_WORDS = """
@@ -328,14 +351,22 @@ class Detector:
         for word in _PASSWORD_WORD.finditer(text):
             if text[max(0, word.start() - 2) : word.start()] == "${":
                 continue  # "${DB_PASSWORD:?missing}" names a variable
-            stated = _PASSWORD_STATED.match(text, word.end())
-            if stated is not None and stated.group("quoted"):
-                value = stated.group("quoted").strip()
+            chinese = not word.group()[0].isascii()
+            stated = _PASSWORD_POSSESSIVE.match(text, word.end()) or _PASSWORD_STATED.match(
+                text, word.end()
+            )
+            named = stated.groupdict() if stated is not None else {}
+            if stated is not None and (named.get("quoted") or (chinese and named.get("mixed"))):
+                group = "quoted" if named.get("quoted") else "mixed"
+                value = stated.group(group).strip().rstrip(_TRAILING)
                 if _could_be_a_password(value):
-                    start = stated.start("quoted") + stated.group("quoted").index(value[0])
+                    start = stated.start(group) + stated.group(group).index(value[0])
                     yield Detection(Category.PASSWORD, start, start + len(value))
                 continue
-            match = stated or _PASSWORD_BARE.match(text, word.end())
+            if stated is not None and not named.get("value"):
+                stated = None
+            bare = _PASSWORD_BARE_CJK if chinese else _PASSWORD_BARE
+            match = stated or bare.match(text, word.end())
             if match is None:
                 continue
             value = match.group("value")
@@ -346,19 +377,28 @@ class Detector:
             if not _could_be_a_password(stripped) or not stripped.isascii():
                 continue
             name = word.group().strip("\"'").casefold()
-            # A PIN ("laptop PIN 8812", "支付密码 385027") is digits. Otherwise "pass" alone
-            # is too common a word ("boarding pass: NH962") to trust a colon, and without
-            # "is" or ":" only a value that looks made up counts.
+            # A PIN ("laptop PIN 8812", "支付密码 385027", "door code is 7315") is digits.
+            # Otherwise "pass" alone is too common a word ("boarding pass: NH962") to
+            # trust a colon, and without "is" or ":" only a value that looks made up
+            # counts.
             pin = (
                 stripped.isdigit()
                 and 4 <= len(stripped) <= 8
-                and any(w in name for w in ("pin", "码", "密", "口令"))
+                and any(w in name for w in ("pin", "码", "密", "口令", "code", "keypad"))
             )
             weak = name in {"pass", "pw", "pin"} or stated is None
             if not pin and weak and not _looks_made_up(stripped):
                 continue
+            if not pin and stripped.isdigit() and "code" in name:
+                continue  # "the promo code is 2024": only a PIN-length code counts
             start = match.start("value")
             yield Detection(Category.PASSWORD, start, start + len(stripped))
+        for match in _PASSWORD_ENV.finditer(text):
+            value = match.group("value").rstrip(_TRAILING)
+            if _could_be_a_password(value):
+                yield Detection(
+                    Category.PASSWORD, match.start("value"), match.start("value") + len(value)
+                )
         for pattern in (_URI_PASSWORD, _MYSQL_PASSWORD):
             for match in pattern.finditer(text):
                 group = next(g for g in ("quoted", "double", "value") if match.groupdict().get(g))
@@ -366,6 +406,13 @@ class Detector:
                 if _could_be_a_password(value):
                     start = match.start(group)
                     yield Detection(Category.PASSWORD, start, start + len(value))
+        for word in _LOGIN_WORD.finditer(text):
+            for pair in _LOGIN_PAIR.finditer(text, word.end(), min(len(text), word.end() + 80)):
+                value = pair.group("value").rstrip(_TRAILING)
+                if _looks_made_up(value) and _could_be_a_password(value):
+                    start = pair.start("value")
+                    yield Detection(Category.PASSWORD, start, start + len(value))
+                    break
 
     @staticmethod
     def _national_ids(text: str) -> Iterator[Detection]:

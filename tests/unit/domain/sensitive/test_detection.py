@@ -189,3 +189,38 @@ def test_finds_the_less_common_forms(text: str, category: str, value: str | None
 )
 def test_leaves_alone_the_less_common_look_alikes(text: str) -> None:
     test_leaves_alone(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("PGPASSWORD=pg-Ledger-4471 psql -h db.internal -U ledger", "pg-Ledger-4471"),
+        ("密码是晓峰2025，中文也能当密码", "晓峰2025"),
+        ("用户家的无线网密码yy20180808，客人来了告诉他们", "yy20180808"),
+        ("The AWS root login is ops-admin / Aws#Vance2026 and nothing else", "Aws#Vance2026"),
+        ("Maeve's laptop password — Gallagher!77 — she said I can keep it.", "Gallagher!77"),
+        (
+            "Wi-Fi password at the user's place: it's blue-heron-0712, all lowercase.",
+            "blue-heron-0712",
+        ),
+        ("redis-cli -a 'redis_Sky_09' ping", "redis_Sky_09"),
+        ("the building door code is 7315", "7315"),
+        ("The NAS admin password the user set is Cobalt#Nas2026.", "Cobalt#Nas2026"),
+        ("The passcode for the user's voicemail is 80417.", "80417"),
+    ],
+)
+def test_finds_passwords_however_they_are_stated(text: str, value: str) -> None:
+    test_finds(text, "password", value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the promo code is 2024 for the spring sale",
+        "密码是什么来着？",
+        "login from 10.0.0.1 / port 22 at 09:00",
+        "her password's expired again",
+    ],
+)
+def test_password_talk_without_a_password(text: str) -> None:
+    test_leaves_alone(text)
