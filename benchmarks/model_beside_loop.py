@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 
 from benchmarks.recalld_bench.datasets import DatasetSpec, generate
-from recalld_server.domain.ports import Vectors
+from recalld_server.domain.core.ports import Vectors
 from recalld_server.embedding.model_process import ModelProcess
 from recalld_server.embedding.usem import usem3_encoder
 

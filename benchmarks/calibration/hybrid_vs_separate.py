@@ -20,8 +20,8 @@ import time
 import numpy as np
 from pymilvus import AnnSearchRequest, RRFRanker
 
-from recalld_server.domain.ids import new_id
-from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status
+from recalld_server.domain.core.ids import new_id
+from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Status
 from recalld_server.storage.milvus_store import (
     SCALAR_FIELDS,
     MilvusConfig,

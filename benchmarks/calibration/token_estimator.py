@@ -20,7 +20,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from recalld_server.domain.text import estimate_tokens
+from recalld_server.domain.core.text import estimate_tokens
 
 SAMPLES: dict[str, list[str]] = {
     "english": [

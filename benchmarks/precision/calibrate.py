@@ -36,8 +36,8 @@ from recalld_server.calibration.fusion_search import (
     question_features,
     search,
 )
+from recalld_server.domain.core.model import MemoryType
 from recalld_server.domain.fusion import FusionPolicy
-from recalld_server.domain.model import MemoryType
 from recalld_server.embedding.usem import load_usem3
 
 __all__ = ["Choice", "answer_dense", "answer_fused", "by_category", "features", "objective"]

@@ -66,7 +66,7 @@ def _floor_round(
     model: Any,
     client: Any,
 ) -> dict[str, Any]:
-    from recalld_server.domain.model import Status
+    from recalld_server.domain.core.model import Status
     from recalld_server.embedding.usem import USEM3_MODEL_ID
     from recalld_server.storage.milvus_store import collection_name_for
 

@@ -134,7 +134,7 @@ async def _through_server(
 def keyword_only(db_copy: Path, ids: dict[str, str], model_id: str) -> list[int | None]:
     from pymilvus import MilvusClient
 
-    from recalld_server.domain.model import Status
+    from recalld_server.domain.core.model import Status
     from recalld_server.storage.milvus_store import collection_name_for
 
     client = MilvusClient(uri=str(db_copy))

@@ -41,17 +41,17 @@ from recalld_server.config import ServerConfig
 from recalld_server.coordination import Coordination, coordination
 from recalld_server.coordination import check_settings as check_coordination_settings
 from recalld_server.domain.consolidation import Consolidator
-from recalld_server.domain.judging import JudgePolicy
-from recalld_server.domain.lifecycle import LifecyclePolicy
-from recalld_server.domain.limits import RateLimiter, RateLimits
-from recalld_server.domain.policy import Policy
-from recalld_server.domain.ports import (
+from recalld_server.domain.core.ports import (
     Backends,
     Embedder,
     HistoryStore,
     IdempotencyStore,
     VectorStore,
 )
+from recalld_server.domain.judging import JudgePolicy
+from recalld_server.domain.lifecycle import LifecyclePolicy
+from recalld_server.domain.limits import RateLimiter, RateLimits
+from recalld_server.domain.policy import Policy
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
 from recalld_server.domain.service import MemoryService

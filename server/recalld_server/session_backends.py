@@ -15,8 +15,7 @@ import sqlite3
 from typing import Protocol
 
 from recalld_server.config import ServerConfig
-from recalld_server.domain.extractive_summary import ExtractiveSummarizer
-from recalld_server.domain.ports import (
+from recalld_server.domain.core.ports import (
     Conversations,
     ExtractionQueue,
     Extractor,
@@ -24,6 +23,7 @@ from recalld_server.domain.ports import (
     RelevanceJudge,
     Summarizer,
 )
+from recalld_server.domain.extractive_summary import ExtractiveSummarizer
 from recalld_server.domain.rule_extraction import RuleExtractor
 from recalld_server.llm.judge import LlmJudge
 from recalld_server.llm.openai_compat import ChatClient, LlmExtractor, LlmSummarizer

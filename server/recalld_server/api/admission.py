@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 
 from recalld_server.api.status import to_status
-from recalld_server.domain.errors import ResourceExhaustedError
+from recalld_server.domain.core.errors import ResourceExhaustedError
 
 SERVICE_PREFIX = "/recalld.v1.MemoryService/"
 MIN_RETRY_S = 0.05

@@ -25,11 +25,11 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from recalld_server.domain.errors import (
+from recalld_server.domain.core.errors import (
     InvalidArgumentError,
     UnauthenticatedError,
 )
-from recalld_server.domain.model import Principal
+from recalld_server.domain.core.model import Principal
 
 TENANT_HEADER = "x-recalld-tenant"
 DEFAULT_TENANT = "default"

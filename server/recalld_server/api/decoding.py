@@ -18,7 +18,7 @@ from typing import Any
 import grpc
 
 from recalld_server.api.status import to_status
-from recalld_server.domain.errors import InvalidArgumentError
+from recalld_server.domain.core.errors import InvalidArgumentError
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import grpc
 
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.status import to_status
-from recalld_server.domain.errors import RecalldError
+from recalld_server.domain.core.errors import RecalldError
 
 REFLECTION_PREFIX = "/grpc.reflection."
 

@@ -10,8 +10,8 @@ from recalld_server.api import mapping
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.edge import Edge
 from recalld_server.domain.consolidation import Consolidator
+from recalld_server.domain.core.model import Principal
 from recalld_server.domain.limits import RateLimiter
-from recalld_server.domain.model import Principal
 from recalld_server.domain.service import MemoryService
 
 

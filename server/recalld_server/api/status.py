@@ -14,7 +14,7 @@ from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from recalld_server.domain import errors
+from recalld_server.domain.core import errors
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 
 from recalld_server.domain import authorization
-from recalld_server.domain.conversation import (
+from recalld_server.domain.core.conversation import (
     ExtractionJob,
     Message,
     RequestMark,
@@ -16,11 +16,11 @@ from recalld_server.domain.conversation import (
     Session,
     SessionKey,
 )
-from recalld_server.domain.errors import FailedPreconditionError, RequestIdReusedError
+from recalld_server.domain.core.errors import FailedPreconditionError, RequestIdReusedError
+from recalld_server.domain.core.model import Principal, WriteResult
+from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, LockManager
 from recalld_server.domain.extraction import ExtractionRunner
 from recalld_server.domain.folding import Folding
-from recalld_server.domain.model import Principal, WriteResult
-from recalld_server.domain.ports import Clock, Conversations, ExtractionQueue, LockManager
 from recalld_server.domain.sensitive.categories import Finding
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.session_rules import (

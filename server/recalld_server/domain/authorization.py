@@ -7,8 +7,8 @@ each loaded memory.
 
 from __future__ import annotations
 
-from recalld_server.domain.errors import PermissionDeniedError
-from recalld_server.domain.model import Memory, Principal
+from recalld_server.domain.core.errors import PermissionDeniedError
+from recalld_server.domain.core.model import Memory, Principal
 
 
 def require_writer(principal: Principal) -> None:

@@ -6,9 +6,9 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from recalld_server.domain.core.model import HistoryEntry, Memory, MemoryFilter, Operation
+from recalld_server.domain.core.ports import HistoryStore, MemoryRows, Vector, VectorStore
 from recalld_server.domain.group_commit import GroupCommit
-from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, Operation
-from recalld_server.domain.ports import HistoryStore, MemoryRows, Vector, VectorStore
 from recalld_server.domain.working_set import WorkingSet
 
 _BOOKKEEPING = frozenset({"version", "updated_at", "last_accessed_at", "access_count"})

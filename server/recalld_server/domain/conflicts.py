@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 from recalld_server.domain import authorization, paging, validation
 from recalld_server.domain.changes import Change, bump
-from recalld_server.domain.errors import (
+from recalld_server.domain.core.errors import (
     FailedPreconditionError,
     FieldViolation,
     InvalidArgumentError,
 )
-from recalld_server.domain.model import (
+from recalld_server.domain.core.model import (
     Conflict,
     Memory,
     MemoryFilter,
@@ -22,8 +22,8 @@ from recalld_server.domain.model import (
     Tier,
     WriteResult,
 )
+from recalld_server.domain.core.ports import Backends
 from recalld_server.domain.policy import Policy, user_lock_key
-from recalld_server.domain.ports import Backends
 from recalld_server.domain.reading import load_visible
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.write_planner import StoredFacts, WritePlanner

@@ -18,16 +18,12 @@ import numpy as np
 
 from recalld_server.domain import authorization
 from recalld_server.domain.changes import Change, bump, scan
-from recalld_server.domain.errors import FieldViolation, InvalidArgumentError, PermissionDeniedError
-from recalld_server.domain.judging import JudgePolicy, VerdictMemory, Verdicts, judge_user
-from recalld_server.domain.lifecycle import (
-    DAY_MS,
-    demoted_expiry,
-    near_duplicate_groups,
-    possible_contradictions,
-    refreshed_expiry,
+from recalld_server.domain.core.errors import (
+    FieldViolation,
+    InvalidArgumentError,
+    PermissionDeniedError,
 )
-from recalld_server.domain.model import (
+from recalld_server.domain.core.model import (
     PURGEABLE,
     ConsolidationReport,
     Memory,
@@ -38,8 +34,16 @@ from recalld_server.domain.model import (
     Tier,
     Upkeep,
 )
+from recalld_server.domain.core.ports import Backends, FactJudge
+from recalld_server.domain.judging import JudgePolicy, VerdictMemory, Verdicts, judge_user
+from recalld_server.domain.lifecycle import (
+    DAY_MS,
+    demoted_expiry,
+    near_duplicate_groups,
+    possible_contradictions,
+    refreshed_expiry,
+)
 from recalld_server.domain.policy import Policy, user_lock_key
-from recalld_server.domain.ports import Backends, FactJudge
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.validation import check_identifier
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from recalld_server.domain.text import normalise
+from recalld_server.domain.core.text import normalise
 
 
 def _words(*alternatives: str) -> str:

@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 
 from recalld_server.domain import authorization
 from recalld_server.domain.context_packing import Assembly, assemble
-from recalld_server.domain.conversation import Message, Role, Session, SessionKey
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import (
+from recalld_server.domain.core.conversation import Message, Role, Session, SessionKey
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.model import (
     Memory,
     Principal,
     Profile,
@@ -27,10 +27,10 @@ from recalld_server.domain.model import (
     RecallResult,
     ScoredMemory,
 )
-from recalld_server.domain.ports import Conversations, Summarizer
+from recalld_server.domain.core.ports import Conversations, Summarizer
+from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.session_rules import can_see, validate_context
 from recalld_server.domain.session_window import SessionPolicy
-from recalld_server.domain.stages import Stages
 
 Recall = Callable[[Principal, RecallQuery, float | None], Awaitable[RecallResult]]
 GetProfile = Callable[[Principal, str, str], Awaitable[tuple[Profile, list[str]]]]

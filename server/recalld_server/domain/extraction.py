@@ -16,22 +16,22 @@ import logging
 from collections.abc import Sequence
 
 from recalld_server.domain import validation
-from recalld_server.domain.conversation import (
+from recalld_server.domain.core.conversation import (
     ExtractedResult,
     ExtractionJob,
     MemoryCandidate,
     SessionKey,
 )
-from recalld_server.domain.errors import (
+from recalld_server.domain.core.errors import (
     BackendUnavailableError,
     FieldViolation,
     RecalldError,
     RequestIdReusedError,
 )
-from recalld_server.domain.model import NewMemory, Principal, WriteResult
-from recalld_server.domain.ports import Clock, Conversations, ExtractionQueue, Extractor
+from recalld_server.domain.core.model import NewMemory, Principal, WriteResult
+from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, Extractor
+from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.session_window import SessionPolicy
-from recalld_server.domain.stages import Stages
 from recalld_server.domain.writing import WriteMemories
 
 log = logging.getLogger(__name__)

@@ -43,8 +43,8 @@ import functools
 import re
 from collections.abc import Sequence
 
-from recalld_server.domain.conversation import Message, Role
-from recalld_server.domain.text import estimate_tokens, normalise, token_weight
+from recalld_server.domain.core.conversation import Message, Role
+from recalld_server.domain.core.text import estimate_tokens, normalise, token_weight
 
 ROLE_WEIGHT: dict[Role | None, float] = {
     Role.USER: 1.0,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from recalld_server.domain.conversation import Message, Session
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.ports import Conversations, Summarizer
+from recalld_server.domain.core.conversation import Message, Session
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.ports import Conversations, Summarizer
+from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.session_window import SessionPolicy
-from recalld_server.domain.stages import Stages
 
 log = logging.getLogger(__name__)
 

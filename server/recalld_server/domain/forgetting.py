@@ -7,10 +7,9 @@ from collections.abc import Sequence
 
 from recalld_server.domain import authorization, validation
 from recalld_server.domain.changes import Change, bump, scan
-from recalld_server.domain.conversation import SessionCursor, SessionKey
-from recalld_server.domain.errors import FailedPreconditionError, NotFoundError
-from recalld_server.domain.lifecycle import refreshed_expiry
-from recalld_server.domain.model import (
+from recalld_server.domain.core.conversation import SessionCursor, SessionKey
+from recalld_server.domain.core.errors import FailedPreconditionError, NotFoundError
+from recalld_server.domain.core.model import (
     ForgetMode,
     ForgetTarget,
     Memory,
@@ -19,8 +18,9 @@ from recalld_server.domain.model import (
     Principal,
     Status,
 )
+from recalld_server.domain.core.ports import Backends
+from recalld_server.domain.lifecycle import refreshed_expiry
 from recalld_server.domain.policy import Policy, user_lock_key
-from recalld_server.domain.ports import Backends
 from recalld_server.domain.reading import load_visible
 from recalld_server.domain.session_rules import can_see, session_lock_key
 from recalld_server.domain.user_memories import UserMemories

@@ -15,8 +15,8 @@ import dataclasses
 
 import numpy as np
 
-from recalld_server.domain.model import HistoryEntry, Memory
-from recalld_server.domain.ports import HistoryStore, MemoryRows, Vector
+from recalld_server.domain.core.model import HistoryEntry, Memory
+from recalld_server.domain.core.ports import HistoryStore, MemoryRows, Vector
 
 MAX_GROUP_ROWS = 2_000
 """Rows one group writes at most; a bigger backlog goes in several groups."""

@@ -19,6 +19,9 @@ import dataclasses
 
 import numpy as np
 
+from recalld_server.domain.core.model import Memory, Tier
+from recalld_server.domain.core.ports import FactJudge
+from recalld_server.domain.core.text import salient_tokens
 from recalld_server.domain.lifecycle import (
     LifecyclePolicy,
     PairKey,
@@ -26,9 +29,6 @@ from recalld_server.domain.lifecycle import (
     pair_key,
     topics_compatible,
 )
-from recalld_server.domain.model import Memory, Tier
-from recalld_server.domain.ports import FactJudge
-from recalld_server.domain.text import salient_tokens
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

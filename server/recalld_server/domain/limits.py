@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Protocol
 
-from recalld_server.domain.errors import BackendUnavailableError, ResourceExhaustedError
-from recalld_server.domain.model import Principal
+from recalld_server.domain.core.errors import BackendUnavailableError, ResourceExhaustedError
+from recalld_server.domain.core.model import Principal
 
 BURST_SECONDS = 2.0
 """A bucket holds this many seconds of its rate: short bursts pass."""

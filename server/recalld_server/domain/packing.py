@@ -11,8 +11,8 @@ import datetime
 import math
 from collections.abc import Callable, Sequence
 
-from recalld_server.domain.model import Memory, MemoryType, Tier
-from recalld_server.domain.text import token_weight
+from recalld_server.domain.core.model import Memory, MemoryType, Tier
+from recalld_server.domain.core.text import token_weight
 
 PROFILE_BUDGET_SHARE = 0.4
 """Most of a token budget the profile may take, and only what relevant memories leave."""

@@ -7,9 +7,9 @@ import binascii
 import hashlib
 import json
 
-from recalld_server.domain.errors import InvalidArgumentError
-from recalld_server.domain.ids import looks_like_id
-from recalld_server.domain.model import MemoryType, Status
+from recalld_server.domain.core.errors import InvalidArgumentError
+from recalld_server.domain.core.ids import looks_like_id
+from recalld_server.domain.core.model import MemoryType, Status
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_TOKEN_CHARS = 512

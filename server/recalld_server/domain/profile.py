@@ -11,9 +11,9 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Profile, Status, Tier
-from recalld_server.domain.ports import Clock, ProfileCache, VectorStore
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Profile, Status, Tier
+from recalld_server.domain.core.ports import Clock, ProfileCache, VectorStore
 
 log = logging.getLogger(__name__)
 

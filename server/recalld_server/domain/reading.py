@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from recalld_server.domain import authorization, paging, validation
-from recalld_server.domain.errors import FieldViolation, InvalidArgumentError, NotFoundError
-from recalld_server.domain.model import (
+from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError, NotFoundError
+from recalld_server.domain.core.model import (
     HistoryEntry,
     Memory,
     MemoryFilter,
@@ -15,7 +15,7 @@ from recalld_server.domain.model import (
     Profile,
     Status,
 )
-from recalld_server.domain.ports import Backends, VectorStore
+from recalld_server.domain.core.ports import Backends, VectorStore
 from recalld_server.domain.profile import ProfileService
 
 

@@ -18,18 +18,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from recalld_server.domain.errors import BackendUnavailableError, TextRefusedError
-from recalld_server.domain.fusion import (
-    NO_EVIDENCE,
-    FusionPolicy,
-    KeywordEvidence,
-    QueryTerms,
-    floor_for,
-    fuse,
-    passes,
-)
-from recalld_server.domain.lifecycle import DAY_MS
-from recalld_server.domain.model import (
+from recalld_server.domain.core.errors import BackendUnavailableError, TextRefusedError
+from recalld_server.domain.core.model import (
     Candidate,
     DropReason,
     Memory,
@@ -43,8 +33,7 @@ from recalld_server.domain.model import (
     Status,
     Tier,
 )
-from recalld_server.domain.packing import pack, render_context
-from recalld_server.domain.ports import (
+from recalld_server.domain.core.ports import (
     AccessTracker,
     Analyzer,
     Clock,
@@ -53,6 +42,19 @@ from recalld_server.domain.ports import (
     Vector,
     VectorStore,
 )
+from recalld_server.domain.core.stages import Stages
+from recalld_server.domain.core.text import token_weight
+from recalld_server.domain.fusion import (
+    NO_EVIDENCE,
+    FusionPolicy,
+    KeywordEvidence,
+    QueryTerms,
+    floor_for,
+    fuse,
+    passes,
+)
+from recalld_server.domain.lifecycle import DAY_MS
+from recalld_server.domain.packing import pack, render_context
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.reranking import Judgement, RerankPolicy, judgement, passage
 from recalld_server.domain.retrieval import (
@@ -61,8 +63,6 @@ from recalld_server.domain.retrieval import (
     WorkingSetRetrieval,
     active_filter,
 )
-from recalld_server.domain.stages import Stages
-from recalld_server.domain.text import token_weight
 from recalld_server.domain.working_set import WorkingSet
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ import dataclasses
 import datetime
 from collections.abc import Sequence
 
-from recalld_server.domain.model import Memory
+from recalld_server.domain.core.model import Memory
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

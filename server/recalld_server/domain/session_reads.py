@@ -8,11 +8,11 @@ import dataclasses
 import hashlib
 import json
 
-from recalld_server.domain.conversation import Session, SessionCursor, SessionKey
-from recalld_server.domain.errors import InvalidArgumentError, SessionNotFoundError
-from recalld_server.domain.model import Memory, Principal
+from recalld_server.domain.core.conversation import Session, SessionCursor, SessionKey
+from recalld_server.domain.core.errors import InvalidArgumentError, SessionNotFoundError
+from recalld_server.domain.core.model import Memory, Principal
+from recalld_server.domain.core.ports import Conversations, VectorStore
 from recalld_server.domain.paging import MAX_PAGE_TOKEN_CHARS
-from recalld_server.domain.ports import Conversations, VectorStore
 from recalld_server.domain.session_rules import (
     can_see,
     validate_session_listing,

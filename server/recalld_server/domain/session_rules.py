@@ -6,9 +6,9 @@ import dataclasses
 import json
 from collections.abc import Sequence
 
-from recalld_server.domain.conversation import Role, Session, SessionKey
-from recalld_server.domain.errors import FieldViolation, InvalidArgumentError
-from recalld_server.domain.model import Principal
+from recalld_server.domain.core.conversation import Role, Session, SessionKey
+from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError
+from recalld_server.domain.core.model import Principal
 from recalld_server.domain.validation import (
     MAX_KEY_CHARS,
     MAX_PAGE_SIZE,

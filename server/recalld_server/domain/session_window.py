@@ -9,8 +9,8 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-from recalld_server.domain.conversation import Message, Role
-from recalld_server.domain.text import token_weight
+from recalld_server.domain.core.conversation import Message, Role
+from recalld_server.domain.core.text import token_weight
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

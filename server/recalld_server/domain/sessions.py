@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from recalld_server.domain.appending import AppendMessages
 from recalld_server.domain.context_assembly import GetContext
+from recalld_server.domain.core.ports import Backends, Extractor, Summarizer
+from recalld_server.domain.core.stages import NullStages, Stages
 from recalld_server.domain.extraction import ExtractionRunner
 from recalld_server.domain.folding import Folding
-from recalld_server.domain.ports import Backends, Extractor, Summarizer
 from recalld_server.domain.service import MemoryService
 from recalld_server.domain.session_ending import EndSession
 from recalld_server.domain.session_reads import ReadSessions
 from recalld_server.domain.session_window import SessionPolicy
-from recalld_server.domain.stages import NullStages, Stages
 
 
 class SessionService:

@@ -7,15 +7,19 @@ from typing import Any
 
 from recalld_server.domain import authorization, validation
 from recalld_server.domain.changes import Change, bump
-from recalld_server.domain.errors import EtagMismatchError, InvalidArgumentError, TextRefusedError
+from recalld_server.domain.core.errors import (
+    EtagMismatchError,
+    InvalidArgumentError,
+    TextRefusedError,
+)
+from recalld_server.domain.core.model import Memory, MemoryPatch, Operation, Principal, Tier
+from recalld_server.domain.core.ports import Backends
+from recalld_server.domain.core.text import content_hash
 from recalld_server.domain.lifecycle import LifecyclePolicy, refreshed_expiry
-from recalld_server.domain.model import Memory, MemoryPatch, Operation, Principal, Tier
 from recalld_server.domain.policy import Policy, user_lock_key
-from recalld_server.domain.ports import Backends
 from recalld_server.domain.reading import load_visible
 from recalld_server.domain.sensitive.categories import Finding
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
-from recalld_server.domain.text import content_hash
 from recalld_server.domain.user_memories import UserMemories
 
 

@@ -7,8 +7,8 @@ write, a consolidation) is seen by all.
 from __future__ import annotations
 
 from recalld_server.domain.changes import ChangeWriter, Invalidate
+from recalld_server.domain.core.ports import Backends
 from recalld_server.domain.group_commit import GroupCommit
-from recalld_server.domain.ports import Backends
 from recalld_server.domain.working_set import WorkingSet, WorkingSetPolicy
 
 

@@ -11,9 +11,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from recalld_server.domain.errors import FieldViolation, InvalidArgumentError
-from recalld_server.domain.ids import looks_like_id
-from recalld_server.domain.model import (
+from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError
+from recalld_server.domain.core.ids import looks_like_id
+from recalld_server.domain.core.model import (
     UPDATABLE_FIELDS,
     ForgetTarget,
     MemoryPatch,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from recalld_server.domain.text import normalise
+from recalld_server.domain.core.text import normalise
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[\u3400-\u9fff]")
 _CJK = re.compile(r"[\u3400-\u9fff]")

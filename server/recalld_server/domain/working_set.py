@@ -17,9 +17,9 @@ import dataclasses
 import logging
 from collections.abc import AsyncIterator, Sequence
 
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import Memory
-from recalld_server.domain.ports import Analyzer, Generations, MemoryRows, Vector
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.model import Memory
+from recalld_server.domain.core.ports import Analyzer, Generations, MemoryRows, Vector
 from recalld_server.domain.user_set import UserSet
 
 log = logging.getLogger(__name__)

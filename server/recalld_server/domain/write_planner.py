@@ -14,7 +14,18 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from recalld_server.domain.changes import Batch, Change, bump
-from recalld_server.domain.ids import new_id
+from recalld_server.domain.core.ids import new_id
+from recalld_server.domain.core.model import (
+    Memory,
+    NewMemory,
+    Operation,
+    Status,
+    Tier,
+    WriteOutcome,
+    WriteResult,
+)
+from recalld_server.domain.core.ports import Vector, Vectors
+from recalld_server.domain.core.text import content_hash
 from recalld_server.domain.lifecycle import (
     Action,
     Decision,
@@ -24,17 +35,6 @@ from recalld_server.domain.lifecycle import (
     decide_write,
     refreshed_expiry,
 )
-from recalld_server.domain.model import (
-    Memory,
-    NewMemory,
-    Operation,
-    Status,
-    Tier,
-    WriteOutcome,
-    WriteResult,
-)
-from recalld_server.domain.ports import Vector, Vectors
-from recalld_server.domain.text import content_hash
 from recalld_server.domain.user_set import LIVE, UserSet
 
 _OUTCOMES = {

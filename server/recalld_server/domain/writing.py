@@ -13,14 +13,14 @@ import json
 from collections.abc import Sequence
 
 from recalld_server.domain import authorization, validation
-from recalld_server.domain.errors import (
+from recalld_server.domain.core.errors import (
     BackendUnavailableError,
     InvalidArgumentError,
     RequestIdReusedError,
     ResourceExhaustedError,
     TextRefusedError,
 )
-from recalld_server.domain.model import (
+from recalld_server.domain.core.model import (
     Memory,
     MemoryFilter,
     MemoryType,
@@ -31,12 +31,12 @@ from recalld_server.domain.model import (
     WriteOutcome,
     WriteResult,
 )
+from recalld_server.domain.core.ports import Backends, Clock, Vectors, VectorStore
+from recalld_server.domain.core.stages import Stages
+from recalld_server.domain.core.text import content_hash
 from recalld_server.domain.policy import Policy, user_lock_key
-from recalld_server.domain.ports import Backends, Clock, Vectors, VectorStore
 from recalld_server.domain.sensitive.categories import Finding
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
-from recalld_server.domain.stages import Stages
-from recalld_server.domain.text import content_hash
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.user_set import LIVE, UserSet
 from recalld_server.domain.write_planner import (

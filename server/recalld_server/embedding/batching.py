@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from recalld_server.domain.ports import Vectors
+from recalld_server.domain.core.ports import Vectors
 
 EncodeFn = Callable[[list[str]], Vectors]
 

@@ -38,8 +38,8 @@ from typing import IO
 
 import numpy as np
 
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.ports import Vectors
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.ports import Vectors
 
 log = logging.getLogger(__name__)
 

@@ -55,8 +55,8 @@ from tenacity.stop import stop_base
 
 from recalld_server import deadlines
 from recalld_server.breaker import CircuitBreaker
-from recalld_server.domain.errors import BackendUnavailableError, TextRefusedError
-from recalld_server.domain.ports import Vectors
+from recalld_server.domain.core.errors import BackendUnavailableError, TextRefusedError
+from recalld_server.domain.core.ports import Vectors
 from recalld_server.embedding.openai_wire import (
     MAX_ANSWER_BYTES,
     Framing,

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from recalld_server.domain.ports import Vectors
+from recalld_server.domain.core.ports import Vectors
 
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 """A larger answer is refused (2,048 vectors of 3,072 floats as JSON is ~60 MB)."""

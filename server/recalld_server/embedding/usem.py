@@ -11,7 +11,7 @@ import concurrent.futures
 
 import numpy as np
 
-from recalld_server.domain.ports import Vectors
+from recalld_server.domain.core.ports import Vectors
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.embedding.model_process import EncodeFn, ModelProcess
 

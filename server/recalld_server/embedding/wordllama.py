@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recalld_server.domain.ports import Vectors
+from recalld_server.domain.core.ports import Vectors
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 
 WORDLLAMA_MODEL_ID = "wordllama-l2-supercat-256"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 
-from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.llm.openai_compat import ChatClient, strip_code_fences
 
 log = logging.getLogger(__name__)

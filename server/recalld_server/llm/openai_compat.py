@@ -29,13 +29,13 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from recalld_server.domain.conversation import MemoryCandidate, Message, Role
-from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.core.conversation import MemoryCandidate, Message, Role
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.model import MemoryType
+from recalld_server.domain.core.ports import Summarizer
+from recalld_server.domain.core.text import normalise
 from recalld_server.domain.extractive_summary import cut_to_budget
-from recalld_server.domain.model import MemoryType
-from recalld_server.domain.ports import Summarizer
 from recalld_server.domain.rule_extraction import TOPICS
-from recalld_server.domain.text import normalise
 from recalld_server.domain.validation import MAX_CONTENT_CHARS, MAX_TOPIC_KEY_CHARS
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import json
 import logging
 from collections.abc import Sequence
 
-from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.llm.openai_compat import ChatClient, strip_code_fences
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from recalld_server.calibration.fusion_search import GRID
 from recalld_server.calibration.model import Calibration, dumps
 from recalld_server.calibration.run import calibrate
 from recalld_server.config import add_embedding_endpoint_flags, embedding_endpoint
-from recalld_server.domain.errors import BackendUnavailableError, TextRefusedError
+from recalld_server.domain.core.errors import BackendUnavailableError, TextRefusedError
 from recalld_server.embedding.openai_http import EndpointProbeError
 from recalld_server.embedding.registry import (
     DEFAULT_MODEL_ID,

@@ -23,7 +23,7 @@ from pathlib import Path
 from pymilvus import MilvusClient, MilvusException
 
 from recalld_server.config import add_embedding_endpoint_flags, embedding_endpoint
-from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.embedding.openai_http import EndpointProbeError
 from recalld_server.embedding.registry import (
     UnknownModelError,

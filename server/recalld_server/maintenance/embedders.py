@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from recalld_server.domain.ports import Embedder
+from recalld_server.domain.core.ports import Embedder
 from recalld_server.embedding.openai_http import EndpointSettings, OpenAIEmbedder
 from recalld_server.embedding.registry import EmbeddingModelSpec
 

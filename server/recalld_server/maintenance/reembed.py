@@ -43,8 +43,8 @@ from typing import Any
 import numpy as np
 from pymilvus import MilvusClient, MilvusException
 
-from recalld_server.domain.errors import TextRefusedError
-from recalld_server.domain.ports import Embedder
+from recalld_server.domain.core.errors import TextRefusedError
+from recalld_server.domain.core.ports import Embedder
 from recalld_server.storage.active_collection import (
     ActivePointer,
     MemoryCollection,

@@ -26,7 +26,7 @@ from typing import TextIO
 
 from recalld.v1 import memory_pb2
 from recalld_client import RecalldClient
-from recalld_server.domain.model import MemoryType, Tier
+from recalld_server.domain.core.model import MemoryType, Tier
 from recalld_server.migrate import jsonl, memory_md, sqlite_layouts
 from recalld_server.migrate.records import (
     MAX_SCOPE_CHARS,

@@ -43,7 +43,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from recalld.v1 import memory_pb2
-from recalld_server.domain.model import MemoryType, Status, Tier
+from recalld_server.domain.core.model import MemoryType, Status, Tier
 from recalld_server.migrate.records import (
     ParseResult,
     Record,

@@ -42,7 +42,7 @@ import dataclasses
 import re
 from typing import Any
 
-from recalld_server.domain.model import MemoryType, Tier
+from recalld_server.domain.core.model import MemoryType, Tier
 from recalld_server.migrate.records import (
     IMPORT_SOURCE,
     PROVENANCE_KEY,

@@ -39,8 +39,8 @@ import grpc
 
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.domain.model import Status
-from recalld_server.domain.text import normalise
+from recalld_server.domain.core.model import Status
+from recalld_server.domain.core.text import normalise
 from recalld_server.migrate.jsonl import memory_to_line
 from recalld_server.migrate.records import (
     MAX_CONTENT_CHARS,

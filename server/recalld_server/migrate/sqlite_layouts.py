@@ -62,7 +62,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from recalld_server.domain.model import MemoryType, Status, Tier
+from recalld_server.domain.core.model import MemoryType, Status, Tier
 from recalld_server.migrate.records import (
     IMPORT_SOURCE,
     MAX_SCOPE_CHARS,

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from redis.exceptions import RedisError
 
 from recalld_server import breaker
-from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.core.errors import BackendUnavailableError
 
 
 class CircuitBreaker(breaker.CircuitBreaker):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import unicodedata
 
-from recalld_server.domain.errors import InvalidArgumentError
+from recalld_server.domain.core.errors import InvalidArgumentError
 
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cs"})
 """Control characters and surrogates."""

@@ -20,7 +20,7 @@ from typing import Protocol
 import redis.asyncio as redis_asyncio
 
 from recalld_server.cancellation import renewing, run_to_end
-from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.redis_connect import redis_client
 

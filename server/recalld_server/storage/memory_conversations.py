@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from recalld_server.domain.conversation import (
+from recalld_server.domain.core.conversation import (
     ExtractedResult,
     ExtractionJob,
     Message,

@@ -30,8 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from recalld_server.domain.bm25 import Bm25Index
-from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, StoredWrite, Upkeep
-from recalld_server.domain.ports import Vector, Vectors
+from recalld_server.domain.core.model import HistoryEntry, Memory, MemoryFilter, StoredWrite, Upkeep
+from recalld_server.domain.core.ports import Vector, Vectors
 from recalld_server.domain.user_set import LIVE
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 

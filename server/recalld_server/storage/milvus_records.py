@@ -16,7 +16,7 @@ from typing import Any
 
 from pymilvus import AsyncMilvusClient, DataType, MilvusClient
 
-from recalld_server.domain.model import (
+from recalld_server.domain.core.model import (
     HistoryEntry,
     Memory,
     MemoryType,

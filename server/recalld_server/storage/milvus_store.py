@@ -34,8 +34,8 @@ from pymilvus import (
     MilvusException,
 )
 
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import (
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.model import (
     PURGEABLE,
     Memory,
     MemoryFilter,
@@ -44,7 +44,7 @@ from recalld_server.domain.model import (
     Tier,
     Upkeep,
 )
-from recalld_server.domain.ports import Vector, Vectors
+from recalld_server.domain.core.ports import Vector, Vectors
 from recalld_server.domain.user_set import LIVE
 from recalld_server.storage.expressions import quote
 from recalld_server.storage.keyword_analyzer import CONTENT_ANALYZER

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import redis.asyncio as redis_asyncio
 from redis.exceptions import RedisError
 
-from recalld_server.domain.model import Memory
+from recalld_server.domain.core.model import Memory
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.milvus_records import memory_from_json, memory_to_json
 from recalld_server.storage.redis_runs import RedisRuns

@@ -40,7 +40,7 @@ from typing import Any
 
 import redis.asyncio as redis_asyncio
 
-from recalld_server.domain.conversation import (
+from recalld_server.domain.core.conversation import (
     ExtractedResult,
     ExtractionJob,
     ExtractionProgress,
@@ -50,7 +50,7 @@ from recalld_server.domain.conversation import (
     SessionCursor,
     SessionKey,
 )
-from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.redis_connect import redis_client
 from recalld_server.storage.session_records import (

@@ -21,7 +21,7 @@ import redis.asyncio as redis_asyncio
 from redis.exceptions import RedisError
 
 from recalld_server.cancellation import cancel_and_wait, renewing, run_to_end
-from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.local import LocalAccessTracker
 from recalld_server.storage.redis_connect import redis_client

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from recalld_server.domain.conversation import (
+from recalld_server.domain.core.conversation import (
     RECENT_REQUESTS,
     ExtractedResult,
     ExtractionJob,
@@ -23,7 +23,7 @@ from recalld_server.domain.conversation import (
     Session,
     SessionKey,
 )
-from recalld_server.domain.model import WriteOutcome
+from recalld_server.domain.core.model import WriteOutcome
 
 # --- Session states ------------------------------------------------------------------------
 

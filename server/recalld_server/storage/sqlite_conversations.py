@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from recalld_server.domain.conversation import (
+from recalld_server.domain.core.conversation import (
     ExtractedResult,
     ExtractionJob,
     ExtractionProgress,
@@ -41,7 +41,7 @@ from recalld_server.domain.conversation import (
     SessionCursor,
     SessionKey,
 )
-from recalld_server.domain.errors import BackendUnavailableError
+from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.storage.session_records import (
     appended,
     ended,

@@ -40,7 +40,7 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
-from recalld_server.domain.stages import AttributeValue, StageRecord
+from recalld_server.domain.core.stages import AttributeValue, StageRecord
 
 INSTRUMENTATION = "recalld"
 

@@ -16,8 +16,8 @@ from typing import TypeVar
 import redis.asyncio as redis_asyncio
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import Memory, MemoryType
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.model import Memory, MemoryType
 from recalld_server.storage.profile_cache import RedisProfileCache
 from recalld_server.storage.redis_coordination import RedisGenerations, generation_key
 from recalld_server.storage.redis_runs import RedisRuns, run_id_of

@@ -3,7 +3,7 @@ every port), with the real model: what the domain integration tests run on."""
 
 from __future__ import annotations
 
-from recalld_server.domain.ports import Backends
+from recalld_server.domain.core.ports import Backends
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 from recalld_server.storage.local import (

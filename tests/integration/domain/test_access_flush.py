@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import pytest
 
 from recalld_server.domain.consolidation import Consolidator
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import (
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.model import (
     ForgetMode,
     ForgetTarget,
     Memory,
@@ -24,7 +24,7 @@ from recalld_server.domain.model import (
     NewMemory,
     Principal,
 )
-from recalld_server.domain.ports import Backends, Vectors
+from recalld_server.domain.core.ports import Backends, Vectors
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import MemoryService
 from recalld_server.domain.user_memories import UserMemories

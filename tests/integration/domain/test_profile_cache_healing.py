@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.ids import new_id
-from recalld_server.domain.model import Memory, MemoryType, Tier
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.ids import new_id
+from recalld_server.domain.core.model import Memory, MemoryType, Tier
 from recalld_server.domain.profile import ProfileService
 from recalld_server.storage.local import SystemClock
 from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore

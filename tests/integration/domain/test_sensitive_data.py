@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from recalld_server.domain.errors import InvalidArgumentError
-from recalld_server.domain.model import (
+from recalld_server.domain.core.errors import InvalidArgumentError
+from recalld_server.domain.core.model import (
     MemoryFilter,
     MemoryPatch,
     MemoryType,
@@ -21,8 +21,8 @@ from recalld_server.domain.model import (
     RecallQuery,
     WriteOutcome,
 )
+from recalld_server.domain.core.ports import HistoryStore, IdempotencyStore, VectorStore
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.ports import HistoryStore, IdempotencyStore, VectorStore
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.sensitive.categories import Action, Category
 from recalld_server.domain.sensitive.policy import policy_from_json

@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from recalld_server.domain.conversation import Role, SessionKey
+from recalld_server.domain.core.conversation import Role, SessionKey
+from recalld_server.domain.core.model import MemoryFilter, Principal, Status, WriteOutcome
+from recalld_server.domain.core.ports import Backends, Extractor, Summarizer
 from recalld_server.domain.extractive_summary import ExtractiveSummarizer
-from recalld_server.domain.model import MemoryFilter, Principal, Status, WriteOutcome
-from recalld_server.domain.ports import Backends, Extractor, Summarizer
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.rule_extraction import RuleExtractor
 from recalld_server.domain.service import MemoryService

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from recalld_server.domain.consolidation import FLUSH_USERS, Consolidator
-from recalld_server.domain.errors import NotFoundError
-from recalld_server.domain.lifecycle import DAY_MS, LifecyclePolicy
-from recalld_server.domain.model import (
+from recalld_server.domain.core.errors import NotFoundError
+from recalld_server.domain.core.model import (
     ForgetMode,
     ForgetTarget,
     MemoryType,
@@ -24,8 +23,9 @@ from recalld_server.domain.model import (
     Status,
     Tier,
 )
+from recalld_server.domain.core.ports import Backends, HistoryStore, IdempotencyStore, VectorStore
+from recalld_server.domain.lifecycle import DAY_MS, LifecyclePolicy
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.ports import Backends, HistoryStore, IdempotencyStore, VectorStore
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
 from recalld_server.domain.service import MemoryService

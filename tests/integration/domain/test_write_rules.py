@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from recalld_server.domain.consolidation import Consolidator
-from recalld_server.domain.judging import JudgePolicy
-from recalld_server.domain.model import (
+from recalld_server.domain.core.model import (
     MemoryType,
     NewMemory,
     Principal,
@@ -20,8 +19,9 @@ from recalld_server.domain.model import (
     Tier,
     WriteOutcome,
 )
+from recalld_server.domain.core.ports import Backends
+from recalld_server.domain.judging import JudgePolicy
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.ports import Backends
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import MemoryService
 from recalld_server.domain.user_memories import UserMemories

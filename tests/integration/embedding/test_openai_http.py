@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from recalld_server import deadlines
-from recalld_server.domain.errors import BackendUnavailableError, TextRefusedError
+from recalld_server.domain.core.errors import BackendUnavailableError, TextRefusedError
 from recalld_server.embedding.openai_http import (
     EndpointProbeError,
     EndpointSettings,

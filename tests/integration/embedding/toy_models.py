@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from recalld_server.domain.ports import Vectors
+from recalld_server.domain.core.ports import Vectors
 from recalld_server.embedding.model_process import EncodeFn
 
 

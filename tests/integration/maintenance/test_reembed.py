@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from pymilvus import MilvusClient
 
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.ids import new_id
-from recalld_server.domain.model import Memory, MemoryType, Status
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.ids import new_id
+from recalld_server.domain.core.model import Memory, MemoryType, Status
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.embedding.openai_http import EndpointSettings, OpenAIEmbedder
 from recalld_server.embedding.registry import embedding_models

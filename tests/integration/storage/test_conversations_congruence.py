@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis.asyncio as redis_asyncio
 
-from recalld_server.domain.conversation import (
+from recalld_server.domain.core.conversation import (
     RECENT_REQUESTS,
     ExtractedResult,
     ExtractionJob,
@@ -26,9 +26,9 @@ from recalld_server.domain.conversation import (
     SessionCursor,
     SessionKey,
 )
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.model import WriteOutcome
-from recalld_server.domain.ports import Conversations, ExtractionQueue
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.model import WriteOutcome
+from recalld_server.domain.core.ports import Conversations, ExtractionQueue
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.memory_conversations import (
     InMemoryConversations,

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pymilvus import DataType, MilvusClient
 
-from recalld_server.domain.errors import InvalidArgumentError
+from recalld_server.domain.core.errors import InvalidArgumentError
 from recalld_server.storage.expressions import literal_problem, quote
 
 HOSTILE = st.one_of(

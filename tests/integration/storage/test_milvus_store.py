@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recalld_server.domain.ids import new_id
-from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status
+from recalld_server.domain.core.ids import new_id
+from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Status
 from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
 
 DIM = 512

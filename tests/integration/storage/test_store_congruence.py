@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recalld_server.domain.ids import new_id
-from recalld_server.domain.model import (
+from recalld_server.domain.core.ids import new_id
+from recalld_server.domain.core.model import (
     HistoryEntry,
     Memory,
     MemoryFilter,
@@ -35,7 +35,7 @@ from recalld_server.domain.model import (
     Upkeep,
     WriteOutcome,
 )
-from recalld_server.domain.ports import HistoryStore, IdempotencyStore, Vector, VectorStore
+from recalld_server.domain.core.ports import HistoryStore, IdempotencyStore, Vector, VectorStore
 from recalld_server.storage.memory_store import (
     InMemoryHistoryStore,
     InMemoryIdempotencyStore,

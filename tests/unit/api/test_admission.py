@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from recalld_server.api.admission import MAX_RETRY_S, MIN_RETRY_S, Admission, AdmissionLimits
-from recalld_server.domain.errors import ResourceExhaustedError
+from recalld_server.domain.core.errors import ResourceExhaustedError
 
 
 async def _settle() -> None:

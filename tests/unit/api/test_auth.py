@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from recalld_server.api.auth import Authenticator
-from recalld_server.domain.errors import (
+from recalld_server.domain.core.errors import (
     InvalidArgumentError,
     UnauthenticatedError,
 )

@@ -2,7 +2,7 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 
 from recalld_server.api.status import to_status
-from recalld_server.domain import errors
+from recalld_server.domain.core import errors
 
 
 def _decode(status: grpc.Status) -> tuple[status_pb2.Status, str, list[str]]:

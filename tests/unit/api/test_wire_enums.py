@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2
-from recalld_server.domain import model
+from recalld_server.domain.core import model
 
 PAIRS: list[tuple[type[enum.IntEnum], Any, str]] = [
     (model.MemoryType, memory_pb2.MemoryType, "MEMORY_TYPE_"),

@@ -8,15 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recalld_server.domain.context_packing import assemble
-from recalld_server.domain.conversation import Message, Role
-from recalld_server.domain.model import Memory, MemoryType, Tier
+from recalld_server.domain.core.conversation import Message, Role
+from recalld_server.domain.core.model import Memory, MemoryType, Tier
+from recalld_server.domain.core.text import token_weight
 from recalld_server.domain.session_window import (
     SessionPolicy,
     fold_point,
     message_tokens,
     newest_that_fit,
 )
-from recalld_server.domain.text import token_weight
 
 POLICY = SessionPolicy()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from recalld_server.domain.context_assembly import EphemeralFolds
-from recalld_server.domain.conversation import Message, Role, Session, SessionKey
+from recalld_server.domain.core.conversation import Message, Role, Session, SessionKey
 from recalld_server.domain.extractive_summary import ExtractiveSummarizer
 from recalld_server.domain.session_window import message_tokens
 

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recalld_server.domain.conversation import Message, Role
+from recalld_server.domain.core.conversation import Message, Role
+from recalld_server.domain.core.ports import Summarizer
+from recalld_server.domain.core.text import estimate_tokens, token_weight
 from recalld_server.domain.extractive_summary import (
     IDENTIFIER,
     ExtractiveSummarizer,
@@ -17,8 +19,6 @@ from recalld_server.domain.extractive_summary import (
     summarize,
     truncate,
 )
-from recalld_server.domain.ports import Summarizer
-from recalld_server.domain.text import estimate_tokens, token_weight
 
 U, A, S, T = Role.USER, Role.ASSISTANT, Role.SYSTEM, Role.TOOL
 

@@ -1,4 +1,4 @@
-from recalld_server.domain.ids import ID_LENGTH, looks_like_id, new_id
+from recalld_server.domain.core.ids import ID_LENGTH, looks_like_id, new_id
 
 
 def test_ids_sort_by_time_and_are_unique() -> None:

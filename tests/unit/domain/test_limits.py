@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from recalld_server.domain.errors import ResourceExhaustedError
+from recalld_server.domain.core.errors import ResourceExhaustedError
+from recalld_server.domain.core.model import Principal
 from recalld_server.domain.limits import RateLimiter, RateLimits
-from recalld_server.domain.model import Principal
 from recalld_server.storage.rate_buckets import LocalRateBuckets
 
 

@@ -6,9 +6,9 @@ import datetime
 
 import pytest
 
-from recalld_server.domain.model import Memory, MemoryType
+from recalld_server.domain.core.model import Memory, MemoryType
+from recalld_server.domain.core.text import content_hash
 from recalld_server.domain.reranking import RerankPolicy, judgement, passage
-from recalld_server.domain.text import content_hash
 from recalld_server.llm.relevance import parse_verdict
 
 

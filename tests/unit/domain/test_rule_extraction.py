@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recalld_server.domain.conversation import MemoryCandidate, Message, Role
-from recalld_server.domain.model import MemoryType
-from recalld_server.domain.ports import Extractor
+from recalld_server.domain.core.conversation import MemoryCandidate, Message, Role
+from recalld_server.domain.core.model import MemoryType
+from recalld_server.domain.core.ports import Extractor
 from recalld_server.domain.rule_extraction import (
     CONFIDENT,
     HEDGED,

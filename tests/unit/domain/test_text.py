@@ -1,4 +1,4 @@
-from recalld_server.domain.text import content_hash, estimate_tokens, normalise, token_cost
+from recalld_server.domain.core.text import content_hash, estimate_tokens, normalise, token_cost
 
 
 def test_normalise_folds_case_width_and_space() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from recalld_server.domain.core.model import Memory, MemoryType, Tier
 from recalld_server.domain.lifecycle import DAY_MS
-from recalld_server.domain.model import Memory, MemoryType, Tier
 from recalld_server.domain.recall import use_decay
 
 NOW = 1_900_000_000_000

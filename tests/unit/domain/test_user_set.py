@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from recalld_server.domain.model import Memory, MemoryFilter, MemoryType, Status, Tier
-from recalld_server.domain.text import content_hash
+from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Status, Tier
+from recalld_server.domain.core.text import content_hash
 from recalld_server.domain.user_set import UserSet
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 

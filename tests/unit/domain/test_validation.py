@@ -1,7 +1,7 @@
 import pytest
 
-from recalld_server.domain.errors import InvalidArgumentError
-from recalld_server.domain.model import MemoryType, NewMemory, RecallQuery
+from recalld_server.domain.core.errors import InvalidArgumentError
+from recalld_server.domain.core.model import MemoryType, NewMemory, RecallQuery
 from recalld_server.domain.validation import validate_recall, validate_write
 
 

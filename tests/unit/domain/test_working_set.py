@@ -7,9 +7,8 @@ import asyncio
 import numpy as np
 import pytest
 
-from recalld_server.domain.errors import BackendUnavailableError
-from recalld_server.domain.group_commit import GroupCommit
-from recalld_server.domain.model import (
+from recalld_server.domain.core.errors import BackendUnavailableError
+from recalld_server.domain.core.model import (
     HistoryEntry,
     Memory,
     MemoryFilter,
@@ -17,7 +16,8 @@ from recalld_server.domain.model import (
     Operation,
     Status,
 )
-from recalld_server.domain.text import content_hash
+from recalld_server.domain.core.text import content_hash
+from recalld_server.domain.group_commit import GroupCommit
 from recalld_server.domain.working_set import WorkingSet, WorkingSetPolicy
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 from recalld_server.storage.local import LocalGenerations

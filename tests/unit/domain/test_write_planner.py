@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from recalld_server.domain.lifecycle import LifecyclePolicy
-from recalld_server.domain.model import (
+from recalld_server.domain.core.model import (
     Memory,
     MemoryType,
     NewMemory,
@@ -14,7 +13,8 @@ from recalld_server.domain.model import (
     Tier,
     WriteOutcome,
 )
-from recalld_server.domain.text import content_hash
+from recalld_server.domain.core.text import content_hash
+from recalld_server.domain.lifecycle import LifecyclePolicy
 from recalld_server.domain.write_planner import StoredFacts, WritePlanner, topics_to_hold
 
 NOW = 1_800_000_000_000

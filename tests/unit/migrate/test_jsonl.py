@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from recalld.v1 import memory_pb2
-from recalld_server.domain.model import MemoryType, Status, Tier
+from recalld_server.domain.core.model import MemoryType, Status, Tier
 from recalld_server.migrate.jsonl import expiry_to_send, memory_to_line, parse_jsonl
 from recalld_server.migrate.runner import record_to_memory
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from recalld_server.domain.model import MemoryType, Tier
+from recalld_server.domain.core.model import MemoryType, Tier
 from recalld_server.migrate.memory_md import (
     parse_memory_md,
     tier_from_heading,

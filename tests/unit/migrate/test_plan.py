@@ -7,7 +7,7 @@ import collections
 import pytest
 from google.protobuf import json_format
 
-from recalld_server.domain.model import MemoryType, Status, Tier
+from recalld_server.domain.core.model import MemoryType, Status, Tier
 from recalld_server.migrate.records import (
     ParseResult,
     Record,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from recalld_server.domain.model import MemoryType, Status, Tier
+from recalld_server.domain.core.model import MemoryType, Status, Tier
 from recalld_server.migrate.records import PROVENANCE_KEY, Record
 from recalld_server.migrate.sqlite_layouts import LayoutError, detect_layouts, parse_sqlite
 

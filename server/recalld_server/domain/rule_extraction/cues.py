@@ -6,7 +6,7 @@ import dataclasses
 import datetime
 import re
 
-from recalld_server.domain.model import MemoryType
+from recalld_server.domain.core.model import MemoryType
 
 CONFIDENT = 0.9
 HEDGED = 0.4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from recalld_server.domain.model import MemoryType
+from recalld_server.domain.core.model import MemoryType
 from recalld_server.domain.rule_extraction.cues import (
     IMPORTANCE_CORE,
     IMPORTANCE_PROFILE,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from recalld_server.domain.errors import FieldViolation, InvalidArgumentError
+from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError
 from recalld_server.domain.sensitive.categories import (
     PLACEHOLDER_LABELS,
     Action,

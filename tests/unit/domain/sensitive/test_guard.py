@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recalld_server.domain.errors import InvalidArgumentError
+from recalld_server.domain.core.errors import InvalidArgumentError
 from recalld_server.domain.sensitive.categories import Action, Category
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard, placeholder
 from recalld_server.domain.sensitive.policy import (

@@ -13,7 +13,7 @@ import dataclasses
 import enum
 from collections.abc import Sequence
 
-from recalld_server.domain.model import MemoryType, WriteOutcome
+from recalld_server.domain.core.model import MemoryType, WriteOutcome
 
 
 class Role(enum.IntEnum):

@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from recalld_server.domain.conversation import (
+from recalld_server.domain.core.conversation import (
     ExtractedResult,
     ExtractionJob,
     MemoryCandidate,
@@ -25,7 +25,7 @@ from recalld_server.domain.conversation import (
     SessionCursor,
     SessionKey,
 )
-from recalld_server.domain.model import HistoryEntry, Memory, MemoryFilter, StoredWrite, Upkeep
+from recalld_server.domain.core.model import HistoryEntry, Memory, MemoryFilter, StoredWrite, Upkeep
 
 Vector = npt.NDArray[np.float32]
 """One embedding, shape (dim,)."""
