@@ -37,7 +37,7 @@ from recalld_server.calibration.fusion_search import (
     search,
 )
 from recalld_server.domain.core.model import MemoryType
-from recalld_server.domain.fusion import FusionPolicy
+from recalld_server.domain.ranking.fusion import FusionPolicy
 from recalld_server.embedding.usem import load_usem3
 
 __all__ = ["Choice", "answer_dense", "answer_fused", "by_category", "features", "objective"]

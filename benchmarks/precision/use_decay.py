@@ -40,8 +40,8 @@ from recalld_server.calibration.fusion_search import (
     metrics,
     objective,
 )
-from recalld_server.domain.fusion import FusionPolicy
 from recalld_server.domain.lifecycle import DAY_MS
+from recalld_server.domain.ranking.fusion import FusionPolicy
 from recalld_server.domain.recall import RecallPolicy
 
 HISTORY_DAYS = 60

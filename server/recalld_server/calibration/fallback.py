@@ -33,7 +33,7 @@ candidate always passes).
 from __future__ import annotations
 
 from recalld_server.calibration.model import EXACT_HASH_ONLY, Calibration
-from recalld_server.domain.fusion import FusionPolicy
+from recalld_server.domain.ranking.fusion import FusionPolicy
 
 FALLBACK_FUSION = FusionPolicy(
     keyword_weight=0.0,

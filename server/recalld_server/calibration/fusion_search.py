@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from recalld_server.calibration.dataset import day_ms
-from recalld_server.domain.bm25 import Bm25Index
-from recalld_server.domain.fusion import (
+from recalld_server.domain.lifecycle import DAY_MS
+from recalld_server.domain.ranking.bm25 import Bm25Index
+from recalld_server.domain.ranking.fusion import (
     FusionPolicy,
     KeywordEvidence,
     QueryTerms,
@@ -34,7 +35,6 @@ from recalld_server.domain.fusion import (
     passes,
     query_terms,
 )
-from recalld_server.domain.lifecycle import DAY_MS
 from recalld_server.domain.recall import RecallPolicy
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from recalld_server.domain.fusion import FusionPolicy
+from recalld_server.domain.ranking.fusion import FusionPolicy
 
 FORMAT_VERSION = 1
 """The calibration file format; a file of another version is refused."""

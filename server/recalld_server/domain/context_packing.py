@@ -20,10 +20,10 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-from recalld_server.domain import packing
 from recalld_server.domain.core.conversation import Message
 from recalld_server.domain.core.model import Memory
 from recalld_server.domain.core.text import token_weight
+from recalld_server.domain.ranking import packing
 from recalld_server.domain.session_window import SessionPolicy, message_line, newest_that_fit
 
 _SUMMARY_OPEN, _SUMMARY_CLOSE = "<conversation_summary>\n", "</conversation_summary>\n"

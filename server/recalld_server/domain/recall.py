@@ -44,7 +44,9 @@ from recalld_server.domain.core.ports import (
 )
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.core.text import token_weight
-from recalld_server.domain.fusion import (
+from recalld_server.domain.lifecycle import DAY_MS
+from recalld_server.domain.profile import ProfileService
+from recalld_server.domain.ranking.fusion import (
     NO_EVIDENCE,
     FusionPolicy,
     KeywordEvidence,
@@ -53,10 +55,8 @@ from recalld_server.domain.fusion import (
     fuse,
     passes,
 )
-from recalld_server.domain.lifecycle import DAY_MS
-from recalld_server.domain.packing import pack, render_context
-from recalld_server.domain.profile import ProfileService
-from recalld_server.domain.reranking import Judgement, RerankPolicy, judgement, passage
+from recalld_server.domain.ranking.packing import pack, render_context
+from recalld_server.domain.ranking.reranking import Judgement, RerankPolicy, judgement, passage
 from recalld_server.domain.retrieval import (
     Retrieval,
     StorageRetrieval,

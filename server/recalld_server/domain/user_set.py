@@ -15,11 +15,16 @@ from typing import TypeVar
 
 import numpy as np
 
-from recalld_server.domain.bm25 import Bm25Index
 from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Status
 from recalld_server.domain.core.ports import Analyzer, Vector, Vectors
 from recalld_server.domain.core.text import salient_tokens
-from recalld_server.domain.fusion import KeywordEvidence, QueryTerms, keyword_evidence, query_terms
+from recalld_server.domain.ranking.bm25 import Bm25Index
+from recalld_server.domain.ranking.fusion import (
+    KeywordEvidence,
+    QueryTerms,
+    keyword_evidence,
+    query_terms,
+)
 
 K = TypeVar("K")
 LIVE = frozenset({Status.ACTIVE, Status.DRAFT})

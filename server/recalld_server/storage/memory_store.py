@@ -29,9 +29,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from recalld_server.domain.bm25 import Bm25Index
 from recalld_server.domain.core.model import HistoryEntry, Memory, MemoryFilter, StoredWrite, Upkeep
 from recalld_server.domain.core.ports import Vector, Vectors
+from recalld_server.domain.ranking.bm25 import Bm25Index
 from recalld_server.domain.user_set import LIVE
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 

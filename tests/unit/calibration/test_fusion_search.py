@@ -18,7 +18,7 @@ from recalld_server.calibration.fusion_search import (
     newer,
     search,
 )
-from recalld_server.domain.fusion import FusionPolicy, QueryTerms
+from recalld_server.domain.ranking.fusion import FusionPolicy, QueryTerms
 
 
 def _question(

@@ -19,7 +19,7 @@ from recalld_server.calibration.model import (
     loads,
     to_document,
 )
-from recalld_server.domain.fusion import FusionPolicy
+from recalld_server.domain.ranking.fusion import FusionPolicy
 
 MODEL = "openai:text-embedding-3-small:1536"
 

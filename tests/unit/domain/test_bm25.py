@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from recalld_server.domain.bm25 import Bm25Index
+from recalld_server.domain.ranking.bm25 import Bm25Index
 
 
 def test_rarer_terms_weigh_more_and_repeats_count() -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recalld_server.domain.fusion import (
+from recalld_server.domain.ranking.fusion import (
     NO_EVIDENCE,
     FusionPolicy,
     KeywordEvidence,

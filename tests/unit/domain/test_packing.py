@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from recalld_server.domain.core.model import Memory, MemoryType, Tier
 from recalld_server.domain.core.text import token_weight
-from recalld_server.domain.packing import PROFILE_BUDGET_SHARE, pack, render_context
+from recalld_server.domain.ranking.packing import PROFILE_BUDGET_SHARE, pack, render_context
 
 NOW = 1_800_000_000_000
 

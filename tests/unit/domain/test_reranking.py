@@ -8,7 +8,7 @@ import pytest
 
 from recalld_server.domain.core.model import Memory, MemoryType
 from recalld_server.domain.core.text import content_hash
-from recalld_server.domain.reranking import RerankPolicy, judgement, passage
+from recalld_server.domain.ranking.reranking import RerankPolicy, judgement, passage
 from recalld_server.llm.relevance import parse_verdict
 
 
