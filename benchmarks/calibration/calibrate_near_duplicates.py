@@ -17,7 +17,7 @@ import numpy as np
 
 from recalld_server.calibration.dataset import load_near_duplicates
 from recalld_server.domain.core.text import salient_tokens
-from recalld_server.domain.wording import differ_in_detail, script
+from recalld_server.domain.rules.wording import differ_in_detail, script
 from recalld_server.embedding.registry import DEFAULT_MODEL_ID, model_spec
 
 

@@ -31,10 +31,10 @@ from benchmarks.precision.evaluate import revision
 from recalld_server.calibration.dataset import load_pairs
 from recalld_server.calibration.model import Calibration
 from recalld_server.calibration.store import resolve
-from recalld_server.domain.constraints import broken_constraints
 from recalld_server.domain.core.text import salient_tokens
-from recalld_server.domain.judging import JudgePolicy
-from recalld_server.domain.lifecycle import LifecyclePolicy, near_duplicate
+from recalld_server.domain.rules.constraints import broken_constraints
+from recalld_server.domain.rules.judging import JudgePolicy
+from recalld_server.domain.rules.lifecycle import LifecyclePolicy, near_duplicate
 from recalld_server.embedding.registry import DEFAULT_MODEL_ID, model_spec
 from recalld_server.llm.judge import LlmJudge
 from recalld_server.llm.openai_compat import ChatClient

@@ -48,12 +48,12 @@ from recalld_server.domain.core.ports import (
     IdempotencyStore,
     VectorStore,
 )
-from recalld_server.domain.judging import JudgePolicy
-from recalld_server.domain.lifecycle import LifecyclePolicy
 from recalld_server.domain.limits import RateLimiter, RateLimits
 from recalld_server.domain.policy import Policy
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.rules.judging import JudgePolicy
+from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 from recalld_server.domain.service import MemoryService
 from recalld_server.domain.session_window import SessionPolicy
 from recalld_server.domain.sessions import SessionService

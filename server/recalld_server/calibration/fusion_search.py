@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from recalld_server.calibration.dataset import day_ms
-from recalld_server.domain.lifecycle import DAY_MS
 from recalld_server.domain.ranking.bm25 import Bm25Index
 from recalld_server.domain.ranking.fusion import (
     FusionPolicy,
@@ -36,6 +35,7 @@ from recalld_server.domain.ranking.fusion import (
     query_terms,
 )
 from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.rules.lifecycle import DAY_MS
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 
 TOP_K = 5

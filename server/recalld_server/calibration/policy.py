@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 
 from recalld_server.calibration.model import Calibration
-from recalld_server.domain.judging import JudgePolicy
-from recalld_server.domain.lifecycle import LifecyclePolicy
 from recalld_server.domain.policy import Policy
 from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.rules.judging import JudgePolicy
+from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 
 
 def lifecycle_policy(

@@ -38,9 +38,9 @@ from recalld_server.calibration.fusion_search import (
 from recalld_server.calibration.model import Calibration, now_iso
 from recalld_server.calibration.thresholds import ScoredPair
 from recalld_server.domain.core.ports import Embedder
-from recalld_server.domain.lifecycle import LifecyclePolicy, near_duplicate
 from recalld_server.domain.ranking.fusion import FusionPolicy
 from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.rules.lifecycle import LifecyclePolicy, near_duplicate
 
 BATCH = 128
 """Texts per embedding call."""

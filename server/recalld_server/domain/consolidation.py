@@ -2,8 +2,8 @@
 
 Archives (or purges) expired memories, demotes unused P1 memories to P2,
 merges near-duplicates into the oldest copy, reports memories that may
-contradict a core memory (domain/constraints.py; an optional judge decides the
-pairs the offline rules cannot: domain/judging.py), and writes batched access
+contradict a core memory (domain/rules/constraints.py; an optional judge decides the
+pairs the offline rules cannot: domain/rules/judging.py), and writes batched access
 statistics. It works one user at a time under that user's lock, in bounded
 batches, so it is safe while traffic flows.
 """
@@ -35,15 +35,15 @@ from recalld_server.domain.core.model import (
     Upkeep,
 )
 from recalld_server.domain.core.ports import Backends, FactJudge
-from recalld_server.domain.judging import JudgePolicy, VerdictMemory, Verdicts, judge_user
-from recalld_server.domain.lifecycle import (
+from recalld_server.domain.policy import Policy, user_lock_key
+from recalld_server.domain.rules.judging import JudgePolicy, VerdictMemory, Verdicts, judge_user
+from recalld_server.domain.rules.lifecycle import (
     DAY_MS,
     demoted_expiry,
     near_duplicate_groups,
     possible_contradictions,
     refreshed_expiry,
 )
-from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.validation import check_identifier
 

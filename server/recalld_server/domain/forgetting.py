@@ -19,9 +19,9 @@ from recalld_server.domain.core.model import (
     Status,
 )
 from recalld_server.domain.core.ports import Backends
-from recalld_server.domain.lifecycle import refreshed_expiry
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.reading import load_visible
+from recalld_server.domain.rules.lifecycle import refreshed_expiry
 from recalld_server.domain.session_rules import can_see, session_lock_key
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.domain.write_planner import StoredFacts, WritePlanner

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from recalld_server.domain.lifecycle import LifecyclePolicy
 from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 from recalld_server.domain.sensitive.policy import SensitiveDataPolicy
 
 

@@ -26,7 +26,7 @@ from recalld_server.domain.core.model import (
 )
 from recalld_server.domain.core.ports import Vector, Vectors
 from recalld_server.domain.core.text import content_hash
-from recalld_server.domain.lifecycle import (
+from recalld_server.domain.rules.lifecycle import (
     Action,
     Decision,
     LifecyclePolicy,

@@ -20,9 +20,9 @@ from recalld_server.domain.core.model import (
     WriteOutcome,
 )
 from recalld_server.domain.core.ports import Backends
-from recalld_server.domain.judging import JudgePolicy
 from recalld_server.domain.policy import Policy
 from recalld_server.domain.profile import ProfileService
+from recalld_server.domain.rules.judging import JudgePolicy
 from recalld_server.domain.service import MemoryService
 from recalld_server.domain.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from recalld_server.calibration import EXACT_HASH_ONLY, fallback, judge_policy, model_policy
-from recalld_server.domain.lifecycle import near_duplicate
 from recalld_server.domain.ranking.fusion import (
     FusionPolicy,
     KeywordEvidence,
@@ -14,6 +13,7 @@ from recalld_server.domain.ranking.fusion import (
     fuse,
     passes,
 )
+from recalld_server.domain.rules.lifecycle import near_duplicate
 
 QUERY = QueryTerms(("coffee", "order", "so-88231"), ("so-88231",), wants_latest=True)
 SHORT = QueryTerms(("coffee",), ())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recalld_server.domain.constraints import broken_constraints
+from recalld_server.domain.rules.constraints import broken_constraints
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import numpy as np
 
 from recalld_server.domain.core.model import Memory, MemoryType, Tier
 from recalld_server.domain.core.text import content_hash
-from recalld_server.domain.judging import JudgePolicy, Question, VerdictMemory, questions
-from recalld_server.domain.lifecycle import LifecyclePolicy
+from recalld_server.domain.rules.judging import JudgePolicy, Question, VerdictMemory, questions
+from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 
 
 def _memory(memory_id: str, content: str, tier: Tier = Tier.P1, scope: str = "") -> Memory:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from recalld_server.domain.lifecycle import LifecyclePolicy, near_duplicate
-from recalld_server.domain.wording import differ_in_detail, script
+from recalld_server.domain.rules.lifecycle import LifecyclePolicy, near_duplicate
+from recalld_server.domain.rules.wording import differ_in_detail, script
 
 
 @pytest.mark.parametrize(

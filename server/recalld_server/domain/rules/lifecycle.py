@@ -13,10 +13,10 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 
-from recalld_server.domain.constraints import affirmed, broken_by, core_rules
 from recalld_server.domain.core.model import Memory, NewMemory, Status, Tier
 from recalld_server.domain.core.text import salient_tokens
-from recalld_server.domain.wording import differ_in_detail, script
+from recalld_server.domain.rules.constraints import affirmed, broken_by, core_rules
+from recalld_server.domain.rules.wording import differ_in_detail, script
 
 DAY_MS = 86_400_000
 
@@ -250,7 +250,7 @@ def possible_contradictions(
 
     A pair the judge decided is reported on its verdict (reason "judge"). Otherwise
     the offline rules: the other memory, of the same scope, breaks something the
-    core memory rules out (domain/constraints.py; the reason names it). Similarity
+    core memory rules out (domain/rules/constraints.py; the reason names it). Similarity
     decides nothing here: a contradiction is often far in embedding space.
     """
     core = [i for i, m in enumerate(memories) if m.tier is Tier.P0]

@@ -22,7 +22,7 @@ import numpy as np
 from recalld_server.domain.core.model import Memory, Tier
 from recalld_server.domain.core.ports import FactJudge
 from recalld_server.domain.core.text import salient_tokens
-from recalld_server.domain.lifecycle import (
+from recalld_server.domain.rules.lifecycle import (
     LifecyclePolicy,
     PairKey,
     near_duplicate,

@@ -1,0 +1,1 @@
+"""The pure lifecycle rules: duplicates, conflicts, core-memory constraints, the pair judge."""
