@@ -48,7 +48,7 @@ from recalld_server.domain.core.ports import (
     IdempotencyStore,
     VectorStore,
 )
-from recalld_server.domain.limits import RateLimiter, RateLimits
+from recalld_server.domain.guards.limits import RateLimiter, RateLimits
 from recalld_server.domain.policy import Policy
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy

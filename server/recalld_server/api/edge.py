@@ -11,7 +11,7 @@ from recalld_server import deadlines
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.status import to_status
 from recalld_server.domain.core.model import Principal
-from recalld_server.domain.limits import RateLimiter
+from recalld_server.domain.guards.limits import RateLimiter
 
 Resp = TypeVar("Resp")
 

@@ -11,7 +11,7 @@ from recalld_server.api.auth import Authenticator
 from recalld_server.api.edge import Edge
 from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.core.model import Principal
-from recalld_server.domain.limits import RateLimiter
+from recalld_server.domain.guards.limits import RateLimiter
 from recalld_server.domain.service import MemoryService
 
 

@@ -7,7 +7,6 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from recalld_server.domain import authorization
 from recalld_server.domain.core.conversation import (
     ExtractionJob,
     Message,
@@ -21,14 +20,15 @@ from recalld_server.domain.core.model import Principal, WriteResult
 from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, LockManager
 from recalld_server.domain.extraction import ExtractionRunner
 from recalld_server.domain.folding import Folding
-from recalld_server.domain.sensitive.categories import Finding
-from recalld_server.domain.sensitive.guard import SensitiveDataGuard
-from recalld_server.domain.session_rules import (
+from recalld_server.domain.guards import authorization
+from recalld_server.domain.guards.session_rules import (
     NewMessage,
     can_see,
     session_lock_key,
     validate_append,
 )
+from recalld_server.domain.sensitive.categories import Finding
+from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.session_window import SessionPolicy, fold_point, message_tokens
 
 

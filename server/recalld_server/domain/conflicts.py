@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from recalld_server.domain import authorization, paging, validation
 from recalld_server.domain.changes import Change, bump
 from recalld_server.domain.core.errors import (
     FailedPreconditionError,
@@ -23,6 +22,7 @@ from recalld_server.domain.core.model import (
     WriteResult,
 )
 from recalld_server.domain.core.ports import Backends
+from recalld_server.domain.guards import authorization, paging, validation
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.reading import load_visible
 from recalld_server.domain.user_memories import UserMemories

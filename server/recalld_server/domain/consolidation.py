@@ -16,7 +16,6 @@ import logging
 
 import numpy as np
 
-from recalld_server.domain import authorization
 from recalld_server.domain.changes import Change, bump, scan
 from recalld_server.domain.core.errors import (
     FieldViolation,
@@ -35,6 +34,8 @@ from recalld_server.domain.core.model import (
     Upkeep,
 )
 from recalld_server.domain.core.ports import Backends, FactJudge
+from recalld_server.domain.guards import authorization
+from recalld_server.domain.guards.validation import check_identifier
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.rules.judging import JudgePolicy, VerdictMemory, Verdicts, judge_user
 from recalld_server.domain.rules.lifecycle import (
@@ -45,7 +46,6 @@ from recalld_server.domain.rules.lifecycle import (
     refreshed_expiry,
 )
 from recalld_server.domain.user_memories import UserMemories
-from recalld_server.domain.validation import check_identifier
 
 log = logging.getLogger(__name__)
 

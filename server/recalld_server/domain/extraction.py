@@ -15,7 +15,6 @@ import hashlib
 import logging
 from collections.abc import Sequence
 
-from recalld_server.domain import validation
 from recalld_server.domain.core.conversation import (
     ExtractedResult,
     ExtractionJob,
@@ -31,6 +30,7 @@ from recalld_server.domain.core.errors import (
 from recalld_server.domain.core.model import NewMemory, Principal, WriteResult
 from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, Extractor
 from recalld_server.domain.core.stages import Stages
+from recalld_server.domain.guards import validation
 from recalld_server.domain.session_window import SessionPolicy
 from recalld_server.domain.writing import WriteMemories
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from recalld_server.domain import authorization, paging, validation
 from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError, NotFoundError
 from recalld_server.domain.core.model import (
     HistoryEntry,
@@ -16,6 +15,7 @@ from recalld_server.domain.core.model import (
     Status,
 )
 from recalld_server.domain.core.ports import Backends, VectorStore
+from recalld_server.domain.guards import authorization, paging, validation
 from recalld_server.domain.profile import ProfileService
 
 

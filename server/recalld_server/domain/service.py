@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from recalld_server.domain import authorization, validation
 from recalld_server.domain.conflicts import Conflicts
 from recalld_server.domain.core.model import Principal, RecallQuery, RecallResult
 from recalld_server.domain.core.ports import Backends, RelevanceJudge
 from recalld_server.domain.core.stages import NullStages, Stages
 from recalld_server.domain.forgetting import ForgetMemories, RestoreMemories
+from recalld_server.domain.guards import authorization, validation
 from recalld_server.domain.policy import Policy
 from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.reading import ReadMemories

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 
-from recalld_server.domain import authorization
 from recalld_server.domain.core.conversation import Session, SessionKey
 from recalld_server.domain.core.errors import SessionNotFoundError
 from recalld_server.domain.core.model import (
@@ -16,8 +15,13 @@ from recalld_server.domain.core.model import (
 )
 from recalld_server.domain.core.ports import Clock, Conversations, LockManager, VectorStore
 from recalld_server.domain.folding import Folding
-from recalld_server.domain.session_rules import can_see, session_lock_key, validate_session_ref
-from recalld_server.domain.validation import MAX_CONTENT_CHARS
+from recalld_server.domain.guards import authorization
+from recalld_server.domain.guards.session_rules import (
+    can_see,
+    session_lock_key,
+    validate_session_ref,
+)
+from recalld_server.domain.guards.validation import MAX_CONTENT_CHARS
 from recalld_server.domain.writing import WriteMemories
 
 SUMMARY_SOURCE = "session_summary"

@@ -12,8 +12,8 @@ from recalld_server.domain.core.conversation import Session, SessionCursor, Sess
 from recalld_server.domain.core.errors import InvalidArgumentError, SessionNotFoundError
 from recalld_server.domain.core.model import Memory, Principal
 from recalld_server.domain.core.ports import Conversations, VectorStore
-from recalld_server.domain.paging import MAX_PAGE_TOKEN_CHARS
-from recalld_server.domain.session_rules import (
+from recalld_server.domain.guards.paging import MAX_PAGE_TOKEN_CHARS
+from recalld_server.domain.guards.session_rules import (
     can_see,
     validate_session_listing,
     validate_session_ref,

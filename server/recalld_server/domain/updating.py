@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from recalld_server.domain import authorization, validation
 from recalld_server.domain.changes import Change, bump
 from recalld_server.domain.core.errors import (
     EtagMismatchError,
@@ -15,6 +14,7 @@ from recalld_server.domain.core.errors import (
 from recalld_server.domain.core.model import Memory, MemoryPatch, Operation, Principal, Tier
 from recalld_server.domain.core.ports import Backends
 from recalld_server.domain.core.text import content_hash
+from recalld_server.domain.guards import authorization, validation
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.reading import load_visible
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy, refreshed_expiry

@@ -12,7 +12,6 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from recalld_server.domain import authorization, validation
 from recalld_server.domain.core.errors import (
     BackendUnavailableError,
     InvalidArgumentError,
@@ -34,6 +33,7 @@ from recalld_server.domain.core.model import (
 from recalld_server.domain.core.ports import Backends, Clock, Vectors, VectorStore
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.core.text import content_hash
+from recalld_server.domain.guards import authorization, validation
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.sensitive.categories import Finding
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard

@@ -6,7 +6,7 @@ import pytest
 
 from recalld_server.domain.core.errors import ResourceExhaustedError
 from recalld_server.domain.core.model import Principal
-from recalld_server.domain.limits import RateLimiter, RateLimits
+from recalld_server.domain.guards.limits import RateLimiter, RateLimits
 from recalld_server.storage.rate_buckets import LocalRateBuckets
 
 

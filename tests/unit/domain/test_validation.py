@@ -2,7 +2,7 @@ import pytest
 
 from recalld_server.domain.core.errors import InvalidArgumentError
 from recalld_server.domain.core.model import MemoryType, NewMemory, RecallQuery
-from recalld_server.domain.validation import validate_recall, validate_write
+from recalld_server.domain.guards.validation import validate_recall, validate_write
 
 
 def _fields(error: pytest.ExceptionInfo[InvalidArgumentError]) -> set[str]:

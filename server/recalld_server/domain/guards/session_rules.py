@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from recalld_server.domain.core.conversation import Role, Session, SessionKey
 from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError
 from recalld_server.domain.core.model import Principal
-from recalld_server.domain.validation import (
+from recalld_server.domain.guards.validation import (
     MAX_KEY_CHARS,
     MAX_PAGE_SIZE,
     MAX_REQUEST_ID_CHARS,

@@ -1,0 +1,1 @@
+"""What is checked before any rule runs: request shape, the caller, rates, page tokens."""
