@@ -23,8 +23,8 @@ from recalld_server.domain.core.ports import (
     RelevanceJudge,
     Summarizer,
 )
-from recalld_server.domain.extractive_summary import ExtractiveSummarizer
-from recalld_server.domain.rule_extraction import RuleExtractor
+from recalld_server.domain.offline.extractive_summary import ExtractiveSummarizer
+from recalld_server.domain.offline.rule_extraction import RuleExtractor
 from recalld_server.llm.judge import LlmJudge
 from recalld_server.llm.openai_compat import ChatClient, LlmExtractor, LlmSummarizer
 from recalld_server.llm.relevance import LlmRelevanceJudge

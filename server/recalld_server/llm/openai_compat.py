@@ -34,9 +34,9 @@ from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.domain.core.model import MemoryType
 from recalld_server.domain.core.ports import Summarizer
 from recalld_server.domain.core.text import normalise
-from recalld_server.domain.extractive_summary import cut_to_budget
 from recalld_server.domain.guards.validation import MAX_CONTENT_CHARS, MAX_TOPIC_KEY_CHARS
-from recalld_server.domain.rule_extraction import TOPICS
+from recalld_server.domain.offline.extractive_summary import cut_to_budget
+from recalld_server.domain.offline.rule_extraction import TOPICS
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from recalld_server.domain.core.conversation import Message, Role
 from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.domain.core.model import MemoryType
 from recalld_server.domain.core.text import estimate_tokens
-from recalld_server.domain.extractive_summary import ExtractiveSummarizer
+from recalld_server.domain.offline.extractive_summary import ExtractiveSummarizer
 from recalld_server.llm.openai_compat import (
     EXTRACTION_SYSTEM_PROMPT,
     SUMMARY_SYSTEM_PROMPT,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from recalld_server.domain.context_assembly import EphemeralFolds
 from recalld_server.domain.core.conversation import Message, Role, Session, SessionKey
-from recalld_server.domain.extractive_summary import ExtractiveSummarizer
+from recalld_server.domain.offline.extractive_summary import ExtractiveSummarizer
 from recalld_server.domain.session_window import message_tokens
 
 KEY = SessionKey("t", "u", "s")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from recalld_server.domain.core.conversation import Message, Role
 from recalld_server.domain.core.ports import Summarizer
 from recalld_server.domain.core.text import estimate_tokens, token_weight
-from recalld_server.domain.extractive_summary import (
+from recalld_server.domain.offline.extractive_summary import (
     IDENTIFIER,
     ExtractiveSummarizer,
     cut_to_budget,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from recalld_server.domain.core.conversation import MemoryCandidate, Message, Role
 from recalld_server.domain.core.model import MemoryType
 from recalld_server.domain.core.ports import Extractor
-from recalld_server.domain.rule_extraction import (
+from recalld_server.domain.offline.rule_extraction import (
     CONFIDENT,
     HEDGED,
     TOPICS,

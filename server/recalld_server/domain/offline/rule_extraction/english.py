@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 
 from recalld_server.domain.core.model import MemoryType
-from recalld_server.domain.rule_extraction.cues import (
+from recalld_server.domain.offline.rule_extraction.cues import (
     IMPORTANCE_CORE,
     IMPORTANCE_PROFILE,
     IMPORTANCE_TASK,
     TERMINAL,
     Found,
 )
-from recalld_server.domain.rule_extraction.vocabulary import topic_for
+from recalld_server.domain.offline.rule_extraction.vocabulary import topic_for
 
 _EN_MARKERS = re.compile(
     r"^(?:(?:oh|ah|well|so|and|but|also|plus|btw|by the way|actually|honestly|fyi|for the record"

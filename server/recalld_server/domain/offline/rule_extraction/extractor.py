@@ -80,10 +80,14 @@ from collections.abc import Sequence
 from recalld_server.domain.core.conversation import MemoryCandidate, Message, Role
 from recalld_server.domain.core.model import MemoryType
 from recalld_server.domain.core.text import normalise
-from recalld_server.domain.extractive_summary import split_sentences
 from recalld_server.domain.guards.validation import MAX_CONTENT_CHARS
-from recalld_server.domain.rule_extraction.chinese import ZH_LEADING_HEDGE, zh_clauses, zh_rules
-from recalld_server.domain.rule_extraction.cues import (
+from recalld_server.domain.offline.extractive_summary import split_sentences
+from recalld_server.domain.offline.rule_extraction.chinese import (
+    ZH_LEADING_HEDGE,
+    zh_clauses,
+    zh_rules,
+)
+from recalld_server.domain.offline.rule_extraction.cues import (
     CONFIDENT,
     DENIAL,
     HEDGE,
@@ -95,8 +99,12 @@ from recalld_server.domain.rule_extraction.cues import (
     iso_date_ms,
     statement,
 )
-from recalld_server.domain.rule_extraction.english import EN_LEADING_HEDGE, en_clauses, en_rules
-from recalld_server.domain.rule_extraction.vocabulary import CJK, MULTI_VALUED, topic_for
+from recalld_server.domain.offline.rule_extraction.english import (
+    EN_LEADING_HEDGE,
+    en_clauses,
+    en_rules,
+)
+from recalld_server.domain.offline.rule_extraction.vocabulary import CJK, MULTI_VALUED, topic_for
 
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 

@@ -4,9 +4,9 @@
 the rules of each language; `cues` what they share; `vocabulary` the topics.
 """
 
-from recalld_server.domain.rule_extraction.cues import CONFIDENT, HEDGED, iso_date_ms
-from recalld_server.domain.rule_extraction.extractor import RuleExtractor, extract_from_text
-from recalld_server.domain.rule_extraction.vocabulary import MULTI_VALUED, TOPICS, topic_for
+from recalld_server.domain.offline.rule_extraction.cues import CONFIDENT, HEDGED, iso_date_ms
+from recalld_server.domain.offline.rule_extraction.extractor import RuleExtractor, extract_from_text
+from recalld_server.domain.offline.rule_extraction.vocabulary import MULTI_VALUED, TOPICS, topic_for
 
 __all__ = [
     "CONFIDENT",

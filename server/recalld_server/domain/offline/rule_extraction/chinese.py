@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 
 from recalld_server.domain.core.model import MemoryType
-from recalld_server.domain.rule_extraction.cues import (
+from recalld_server.domain.offline.rule_extraction.cues import (
     IMPORTANCE_CORE,
     IMPORTANCE_PROFILE,
     IMPORTANCE_TASK,
     TERMINAL,
     Found,
 )
-from recalld_server.domain.rule_extraction.vocabulary import topic_for
+from recalld_server.domain.offline.rule_extraction.vocabulary import topic_for
 
 _ZH_MARKERS = re.compile(
     r"^(?:(?:对了|顺便说一下|顺便说|顺便提一下|顺便|另外|还有|而且|并且|但是|但|不过|其实|说实话|老实说"

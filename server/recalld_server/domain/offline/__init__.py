@@ -1,0 +1,1 @@
+"""The model-free Summarizer and Extractor: the offline twins of `llm/`."""
