@@ -23,8 +23,8 @@ from pymilvus import MilvusClient
 
 from recalld_server.domain.consolidation import FLUSH_USERS, Consolidator
 from recalld_server.domain.core.ports import Backends
-from recalld_server.domain.profile import ProfileService
-from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set.profile import ProfileService
+from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.usem import USEM3_DIMENSION, USEM3_MODEL_ID
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 from recalld_server.storage.local import (

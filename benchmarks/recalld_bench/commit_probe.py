@@ -47,7 +47,7 @@ def _wrap(
 
 def install(path: Path) -> None:
     """Wraps the group commit and its storage calls (once, in this process)."""
-    from recalld_server.domain.group_commit import GroupCommit
+    from recalld_server.domain.working_set.group_commit import GroupCommit
     from recalld_server.storage.milvus_records import MilvusHistoryStore
     from recalld_server.storage.milvus_store import MilvusVectorStore
 

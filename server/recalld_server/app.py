@@ -50,15 +50,15 @@ from recalld_server.domain.core.ports import (
 )
 from recalld_server.domain.guards.limits import RateLimiter, RateLimits
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
 from recalld_server.domain.rules.judging import JudgePolicy
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 from recalld_server.domain.service import MemoryService
 from recalld_server.domain.session_window import SessionPolicy
 from recalld_server.domain.sessions import SessionService
-from recalld_server.domain.user_memories import UserMemories
-from recalld_server.domain.working_set import WorkingSetPolicy
+from recalld_server.domain.working_set.cache import WorkingSetPolicy
+from recalld_server.domain.working_set.profile import ProfileService
+from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.openai_http import EndpointProbeError, OpenAIEmbedder
 from recalld_server.embedding.registry import (
     DEFAULT_MODEL_ID,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from recalld_server.domain.changes import Change, bump
 from recalld_server.domain.core.errors import (
     FailedPreconditionError,
     FieldViolation,
@@ -25,7 +24,8 @@ from recalld_server.domain.core.ports import Backends
 from recalld_server.domain.guards import authorization, paging, validation
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.reading import load_visible
-from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set.changes import Change, bump
+from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.domain.write_planner import StoredFacts, WritePlanner
 from recalld_server.domain.writing import read_holders
 

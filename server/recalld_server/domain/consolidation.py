@@ -16,7 +16,6 @@ import logging
 
 import numpy as np
 
-from recalld_server.domain.changes import Change, bump, scan
 from recalld_server.domain.core.errors import (
     FieldViolation,
     InvalidArgumentError,
@@ -45,7 +44,8 @@ from recalld_server.domain.rules.lifecycle import (
     possible_contradictions,
     refreshed_expiry,
 )
-from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set.changes import Change, bump, scan
+from recalld_server.domain.working_set.user_memories import UserMemories
 
 log = logging.getLogger(__name__)
 

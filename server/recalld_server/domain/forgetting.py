@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from recalld_server.domain.changes import Change, bump, scan
 from recalld_server.domain.core.conversation import SessionCursor, SessionKey
 from recalld_server.domain.core.errors import FailedPreconditionError, NotFoundError
 from recalld_server.domain.core.model import (
@@ -23,7 +22,8 @@ from recalld_server.domain.guards.session_rules import can_see, session_lock_key
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.reading import load_visible
 from recalld_server.domain.rules.lifecycle import refreshed_expiry
-from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set.changes import Change, bump, scan
+from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.domain.write_planner import StoredFacts, WritePlanner
 from recalld_server.domain.writing import read_holders
 

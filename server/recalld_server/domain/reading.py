@@ -16,7 +16,7 @@ from recalld_server.domain.core.model import (
 )
 from recalld_server.domain.core.ports import Backends, VectorStore
 from recalld_server.domain.guards import authorization, paging, validation
-from recalld_server.domain.profile import ProfileService
+from recalld_server.domain.working_set.profile import ProfileService
 
 
 async def load_visible(

@@ -44,7 +44,6 @@ from recalld_server.domain.core.ports import (
 )
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.core.text import token_weight
-from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.ranking.fusion import (
     NO_EVIDENCE,
     FusionPolicy,
@@ -63,7 +62,8 @@ from recalld_server.domain.retrieval import (
     active_filter,
 )
 from recalld_server.domain.rules.lifecycle import DAY_MS
-from recalld_server.domain.working_set import WorkingSet
+from recalld_server.domain.working_set.cache import WorkingSet
+from recalld_server.domain.working_set.profile import ProfileService
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

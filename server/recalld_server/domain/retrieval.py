@@ -19,14 +19,14 @@ import numpy.typing as npt
 from recalld_server.domain.core.model import Memory, MemoryFilter, Profile, RecallSource, Status
 from recalld_server.domain.core.ports import Analyzer, SearchIndex, Vector
 from recalld_server.domain.core.text import DedupeKey, dedupe_key, nearly_same_keys
-from recalld_server.domain.profile import ProfileService, select_profile
 from recalld_server.domain.ranking.fusion import (
     KeywordEvidence,
     QueryTerms,
     keyword_evidence,
     query_terms,
 )
-from recalld_server.domain.user_set import UserSet
+from recalld_server.domain.working_set.profile import ProfileService, select_profile
+from recalld_server.domain.working_set.user_set import UserSet
 
 
 class Retrieval(Protocol):

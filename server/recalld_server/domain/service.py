@@ -19,12 +19,12 @@ from recalld_server.domain.core.stages import NullStages, Stages
 from recalld_server.domain.forgetting import ForgetMemories, RestoreMemories
 from recalld_server.domain.guards import authorization, validation
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.reading import ReadMemories
 from recalld_server.domain.recall import RecallPipeline
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.updating import UpdateMemory
-from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set.profile import ProfileService
+from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.domain.writing import WriteMemories
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from recalld_server.domain.changes import Change, bump
 from recalld_server.domain.core.errors import (
     EtagMismatchError,
     InvalidArgumentError,
@@ -20,7 +19,8 @@ from recalld_server.domain.reading import load_visible
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy, refreshed_expiry
 from recalld_server.domain.sensitive.categories import Finding
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
-from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set.changes import Change, bump
+from recalld_server.domain.working_set.user_memories import UserMemories
 
 
 def apply_patch(

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from recalld_server.domain.changes import Batch, Change, bump
 from recalld_server.domain.core.ids import new_id
 from recalld_server.domain.core.model import (
     Memory,
@@ -35,7 +34,8 @@ from recalld_server.domain.rules.lifecycle import (
     decide_write,
     refreshed_expiry,
 )
-from recalld_server.domain.user_set import LIVE, UserSet
+from recalld_server.domain.working_set.changes import Batch, Change, bump
+from recalld_server.domain.working_set.user_set import LIVE, UserSet
 
 _OUTCOMES = {
     Action.CREATE: WriteOutcome.CREATED,

@@ -37,8 +37,8 @@ from recalld_server.domain.guards import authorization, validation
 from recalld_server.domain.policy import Policy, user_lock_key
 from recalld_server.domain.sensitive.categories import Finding
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
-from recalld_server.domain.user_memories import UserMemories
-from recalld_server.domain.user_set import LIVE, UserSet
+from recalld_server.domain.working_set.user_memories import UserMemories
+from recalld_server.domain.working_set.user_set import LIVE, UserSet
 from recalld_server.domain.write_planner import (
     StoredFacts,
     WritePlanner,

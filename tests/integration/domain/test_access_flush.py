@@ -25,9 +25,9 @@ from recalld_server.domain.core.model import (
     Principal,
 )
 from recalld_server.domain.core.ports import Backends, Vectors
-from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.service import MemoryService
-from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set.profile import ProfileService
+from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.memory_store import InMemoryVectorStore
 from tests.integration.domain.in_memory import in_memory_backends

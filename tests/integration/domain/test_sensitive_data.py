@@ -23,11 +23,11 @@ from recalld_server.domain.core.model import (
 )
 from recalld_server.domain.core.ports import HistoryStore, IdempotencyStore, VectorStore
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.sensitive.categories import Action, Category
 from recalld_server.domain.sensitive.policy import policy_from_json
 from recalld_server.domain.service import MemoryService
-from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set.profile import ProfileService
+from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.memory_store import (
     InMemoryHistoryStore,

@@ -25,11 +25,11 @@ from recalld_server.domain.core.model import (
 )
 from recalld_server.domain.core.ports import Backends, HistoryStore, IdempotencyStore, VectorStore
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.recall import RecallPolicy
 from recalld_server.domain.rules.lifecycle import DAY_MS, LifecyclePolicy
 from recalld_server.domain.service import MemoryService
-from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set.profile import ProfileService
+from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 from recalld_server.storage.local import LocalAccessTracker, LocalGenerations, LocalLockManager

@@ -21,10 +21,10 @@ from recalld_server.domain.core.model import (
 )
 from recalld_server.domain.core.ports import Backends
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.profile import ProfileService
 from recalld_server.domain.rules.judging import JudgePolicy
 from recalld_server.domain.service import MemoryService
-from recalld_server.domain.user_memories import UserMemories
+from recalld_server.domain.working_set.profile import ProfileService
+from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.llm.judge import LlmJudge
 from recalld_server.llm.openai_compat import ChatClient

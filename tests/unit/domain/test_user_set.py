@@ -9,7 +9,7 @@ import pytest
 
 from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Status, Tier
 from recalld_server.domain.core.text import content_hash
-from recalld_server.domain.user_set import UserSet
+from recalld_server.domain.working_set.user_set import UserSet
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 
 DIM = 8

@@ -17,8 +17,8 @@ from recalld_server.domain.core.model import (
     Status,
 )
 from recalld_server.domain.core.text import content_hash
-from recalld_server.domain.group_commit import GroupCommit
-from recalld_server.domain.working_set import WorkingSet, WorkingSetPolicy
+from recalld_server.domain.working_set.cache import WorkingSet, WorkingSetPolicy
+from recalld_server.domain.working_set.group_commit import GroupCommit
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 from recalld_server.storage.local import LocalGenerations
 from recalld_server.storage.memory_store import InMemoryHistoryStore, InMemoryVectorStore

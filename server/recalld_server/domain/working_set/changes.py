@@ -8,8 +8,8 @@ from typing import Any
 
 from recalld_server.domain.core.model import HistoryEntry, Memory, MemoryFilter, Operation
 from recalld_server.domain.core.ports import HistoryStore, MemoryRows, Vector, VectorStore
-from recalld_server.domain.group_commit import GroupCommit
-from recalld_server.domain.working_set import WorkingSet
+from recalld_server.domain.working_set.cache import WorkingSet
+from recalld_server.domain.working_set.group_commit import GroupCommit
 
 _BOOKKEEPING = frozenset({"version", "updated_at", "last_accessed_at", "access_count"})
 _FIELDS = tuple(f.name for f in dataclasses.fields(Memory) if f.name not in _BOOKKEEPING)

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Sequence
 from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.domain.core.model import Memory
 from recalld_server.domain.core.ports import Analyzer, Generations, MemoryRows, Vector
-from recalld_server.domain.user_set import UserSet
+from recalld_server.domain.working_set.user_set import UserSet
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ write, a consolidation) is seen by all.
 
 from __future__ import annotations
 
-from recalld_server.domain.changes import ChangeWriter, Invalidate
 from recalld_server.domain.core.ports import Backends
-from recalld_server.domain.group_commit import GroupCommit
-from recalld_server.domain.working_set import WorkingSet, WorkingSetPolicy
+from recalld_server.domain.working_set.cache import WorkingSet, WorkingSetPolicy
+from recalld_server.domain.working_set.changes import ChangeWriter, Invalidate
+from recalld_server.domain.working_set.group_commit import GroupCommit
 
 
 class UserMemories:

@@ -1,0 +1,1 @@
+"""Users' memories as the use cases see them: in-process sets, the change writer, group commit, the cached profile."""
