@@ -41,7 +41,7 @@ from recalld_server.calibration.fusion_search import (
     objective,
 )
 from recalld_server.domain.ranking.fusion import FusionPolicy
-from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.recall.pipeline import RecallPolicy
 from recalld_server.domain.rules.lifecycle import DAY_MS
 
 HISTORY_DAYS = 60

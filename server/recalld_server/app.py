@@ -50,7 +50,7 @@ from recalld_server.domain.core.ports import (
 )
 from recalld_server.domain.guards.limits import RateLimiter, RateLimits
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.recall.pipeline import RecallPolicy
 from recalld_server.domain.rules.judging import JudgePolicy
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 from recalld_server.domain.service import MemoryService

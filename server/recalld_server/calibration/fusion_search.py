@@ -34,7 +34,7 @@ from recalld_server.domain.ranking.fusion import (
     passes,
     query_terms,
 )
-from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.recall.pipeline import RecallPolicy
 from recalld_server.domain.rules.lifecycle import DAY_MS
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 

@@ -20,7 +20,7 @@ from recalld_server.domain.forgetting import ForgetMemories, RestoreMemories
 from recalld_server.domain.guards import authorization, validation
 from recalld_server.domain.policy import Policy
 from recalld_server.domain.reading import ReadMemories
-from recalld_server.domain.recall import RecallPipeline
+from recalld_server.domain.recall.pipeline import RecallPipeline
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.updating import UpdateMemory
 from recalld_server.domain.working_set.profile import ProfileService

@@ -25,7 +25,7 @@ from recalld_server.domain.core.model import (
 )
 from recalld_server.domain.core.ports import Backends, HistoryStore, IdempotencyStore, VectorStore
 from recalld_server.domain.policy import Policy
-from recalld_server.domain.recall import RecallPolicy
+from recalld_server.domain.recall.pipeline import RecallPolicy
 from recalld_server.domain.rules.lifecycle import DAY_MS, LifecyclePolicy
 from recalld_server.domain.service import MemoryService
 from recalld_server.domain.working_set.profile import ProfileService

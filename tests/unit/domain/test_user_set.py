@@ -126,7 +126,7 @@ def test_events_since_newest_first(analyzer: JiebaAnalyzer) -> None:
 def test_result_duplicates_by_hash_or_by_vector_with_the_same_numbers(
     analyzer: JiebaAnalyzer,
 ) -> None:
-    from recalld_server.domain.retrieval import VectorDeduper
+    from recalld_server.domain.recall.retrieval import VectorDeduper
 
     s = UserSet("t", "u", DIM, analyzer)
     standup = _memory("01", "Standup at 9:30 every weekday", topic_key="team")

@@ -55,7 +55,7 @@ from recalld_server.domain.ranking.fusion import (
 )
 from recalld_server.domain.ranking.packing import pack, render_context
 from recalld_server.domain.ranking.reranking import Judgement, RerankPolicy, judgement, passage
-from recalld_server.domain.retrieval import (
+from recalld_server.domain.recall.retrieval import (
     Retrieval,
     StorageRetrieval,
     WorkingSetRetrieval,

@@ -1,0 +1,1 @@
+"""The recall use case and its two candidate sources (the working set and storage)."""
