@@ -21,8 +21,8 @@ from pathlib import Path
 
 from pymilvus import MilvusClient
 
-from recalld_server.domain.consolidation import FLUSH_USERS, Consolidator
 from recalld_server.domain.core.ports import Backends
+from recalld_server.domain.memories.consolidation import FLUSH_USERS, Consolidator
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.usem import USEM3_DIMENSION, USEM3_MODEL_ID

@@ -40,7 +40,6 @@ from recalld_server.cancellation import cancel_and_wait
 from recalld_server.config import ServerConfig
 from recalld_server.coordination import Coordination, coordination
 from recalld_server.coordination import check_settings as check_coordination_settings
-from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.core.ports import (
     Backends,
     Embedder,
@@ -49,11 +48,12 @@ from recalld_server.domain.core.ports import (
     VectorStore,
 )
 from recalld_server.domain.guards.limits import RateLimiter, RateLimits
-from recalld_server.domain.policy import Policy
+from recalld_server.domain.memories.consolidation import Consolidator
+from recalld_server.domain.memories.policy import Policy
+from recalld_server.domain.memories.service import MemoryService
 from recalld_server.domain.recall.pipeline import RecallPolicy
 from recalld_server.domain.rules.judging import JudgePolicy
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy
-from recalld_server.domain.service import MemoryService
 from recalld_server.domain.session_window import SessionPolicy
 from recalld_server.domain.sessions import SessionService
 from recalld_server.domain.working_set.cache import WorkingSetPolicy

@@ -19,7 +19,7 @@ from recalld.v1 import memory_pb2
 from recalld_client import RecalldClient, RecalldError
 from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
-from recalld_server.domain.policy import user_lock_key
+from recalld_server.domain.memories.policy import user_lock_key
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.redis_coordination import RedisLockManager
 from tests.e2e.helpers import memory

@@ -9,10 +9,10 @@ from recalld.v1 import memory_service_pb2_grpc as pb_grpc
 from recalld_server.api import mapping
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.edge import Edge
-from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.core.model import Principal
 from recalld_server.domain.guards.limits import RateLimiter
-from recalld_server.domain.service import MemoryService
+from recalld_server.domain.memories.consolidation import Consolidator
+from recalld_server.domain.memories.service import MemoryService
 
 
 class MemoryServicer(pb_grpc.MemoryServiceServicer):

@@ -31,8 +31,8 @@ from recalld_server.domain.core.model import NewMemory, Principal, WriteResult
 from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, Extractor
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.guards import validation
+from recalld_server.domain.memories.writing import WriteMemories
 from recalld_server.domain.session_window import SessionPolicy
-from recalld_server.domain.writing import WriteMemories
 
 log = logging.getLogger(__name__)
 

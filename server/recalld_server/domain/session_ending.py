@@ -22,7 +22,7 @@ from recalld_server.domain.guards.session_rules import (
     validate_session_ref,
 )
 from recalld_server.domain.guards.validation import MAX_CONTENT_CHARS
-from recalld_server.domain.writing import WriteMemories
+from recalld_server.domain.memories.writing import WriteMemories
 
 SUMMARY_SOURCE = "session_summary"
 """The `source` of the summary memory EndSession writes."""

@@ -13,7 +13,7 @@ from recalld_server.domain.core.ports import Backends, Extractor, Summarizer
 from recalld_server.domain.core.stages import NullStages, Stages
 from recalld_server.domain.extraction import ExtractionRunner
 from recalld_server.domain.folding import Folding
-from recalld_server.domain.service import MemoryService
+from recalld_server.domain.memories.service import MemoryService
 from recalld_server.domain.session_ending import EndSession
 from recalld_server.domain.session_reads import ReadSessions
 from recalld_server.domain.session_window import SessionPolicy

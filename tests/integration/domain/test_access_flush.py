@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 import pytest
 
-from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.domain.core.model import (
     ForgetMode,
@@ -25,7 +24,8 @@ from recalld_server.domain.core.model import (
     Principal,
 )
 from recalld_server.domain.core.ports import Backends, Vectors
-from recalld_server.domain.service import MemoryService
+from recalld_server.domain.memories.consolidation import Consolidator
+from recalld_server.domain.memories.service import MemoryService
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder

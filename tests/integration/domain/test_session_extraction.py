@@ -15,9 +15,9 @@ from recalld_server.domain.core.conversation import Role, SessionKey
 from recalld_server.domain.core.model import MemoryFilter, Principal, Status, WriteOutcome
 from recalld_server.domain.core.ports import Backends, Extractor, Summarizer
 from recalld_server.domain.guards.session_rules import NewMessage
+from recalld_server.domain.memories.service import MemoryService
 from recalld_server.domain.offline.extractive_summary import ExtractiveSummarizer
 from recalld_server.domain.offline.rule_extraction import RuleExtractor
-from recalld_server.domain.service import MemoryService
 from recalld_server.domain.session_window import SessionPolicy
 from recalld_server.domain.sessions import SessionService
 from recalld_server.domain.working_set.profile import ProfileService

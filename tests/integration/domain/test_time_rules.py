@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from recalld_server.domain.consolidation import FLUSH_USERS, Consolidator
 from recalld_server.domain.core.errors import NotFoundError
 from recalld_server.domain.core.model import (
     ForgetMode,
@@ -24,10 +23,11 @@ from recalld_server.domain.core.model import (
     Tier,
 )
 from recalld_server.domain.core.ports import Backends, HistoryStore, IdempotencyStore, VectorStore
-from recalld_server.domain.policy import Policy
+from recalld_server.domain.memories.consolidation import FLUSH_USERS, Consolidator
+from recalld_server.domain.memories.policy import Policy
+from recalld_server.domain.memories.service import MemoryService
 from recalld_server.domain.recall.pipeline import RecallPolicy
 from recalld_server.domain.rules.lifecycle import DAY_MS, LifecyclePolicy
-from recalld_server.domain.service import MemoryService
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder

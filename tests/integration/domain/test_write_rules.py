@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from recalld_server.domain.consolidation import Consolidator
 from recalld_server.domain.core.model import (
     MemoryType,
     NewMemory,
@@ -20,9 +19,10 @@ from recalld_server.domain.core.model import (
     WriteOutcome,
 )
 from recalld_server.domain.core.ports import Backends
-from recalld_server.domain.policy import Policy
+from recalld_server.domain.memories.consolidation import Consolidator
+from recalld_server.domain.memories.policy import Policy
+from recalld_server.domain.memories.service import MemoryService
 from recalld_server.domain.rules.judging import JudgePolicy
-from recalld_server.domain.service import MemoryService
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder

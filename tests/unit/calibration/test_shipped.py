@@ -11,7 +11,7 @@ from recalld_server.calibration import (
     recall_policy,
     shipped,
 )
-from recalld_server.domain.policy import Policy
+from recalld_server.domain.memories.policy import Policy
 from recalld_server.domain.ranking.fusion import FusionPolicy
 from recalld_server.domain.recall.pipeline import RecallPolicy
 from recalld_server.domain.rules.judging import JudgePolicy

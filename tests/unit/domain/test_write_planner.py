@@ -14,8 +14,8 @@ from recalld_server.domain.core.model import (
     WriteOutcome,
 )
 from recalld_server.domain.core.text import content_hash
+from recalld_server.domain.memories.write_planner import StoredFacts, WritePlanner, topics_to_hold
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy
-from recalld_server.domain.write_planner import StoredFacts, WritePlanner, topics_to_hold
 
 NOW = 1_800_000_000_000
 DIM = 4

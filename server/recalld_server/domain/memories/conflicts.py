@@ -22,12 +22,12 @@ from recalld_server.domain.core.model import (
 )
 from recalld_server.domain.core.ports import Backends
 from recalld_server.domain.guards import authorization, paging, validation
-from recalld_server.domain.policy import Policy, user_lock_key
-from recalld_server.domain.reading import load_visible
+from recalld_server.domain.memories.policy import Policy, user_lock_key
+from recalld_server.domain.memories.reading import load_visible
+from recalld_server.domain.memories.write_planner import StoredFacts, WritePlanner
+from recalld_server.domain.memories.writing import read_holders
 from recalld_server.domain.working_set.changes import Change, bump
 from recalld_server.domain.working_set.user_memories import UserMemories
-from recalld_server.domain.write_planner import StoredFacts, WritePlanner
-from recalld_server.domain.writing import read_holders
 
 
 class Conflicts:

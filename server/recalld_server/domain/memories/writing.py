@@ -34,17 +34,17 @@ from recalld_server.domain.core.ports import Backends, Clock, Vectors, VectorSto
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.core.text import content_hash
 from recalld_server.domain.guards import authorization, validation
-from recalld_server.domain.policy import Policy, user_lock_key
-from recalld_server.domain.sensitive.categories import Finding
-from recalld_server.domain.sensitive.guard import SensitiveDataGuard
-from recalld_server.domain.working_set.user_memories import UserMemories
-from recalld_server.domain.working_set.user_set import LIVE, UserSet
-from recalld_server.domain.write_planner import (
+from recalld_server.domain.memories.policy import Policy, user_lock_key
+from recalld_server.domain.memories.write_planner import (
     StoredFacts,
     WritePlanner,
     facts_from_set,
     topics_to_hold,
 )
+from recalld_server.domain.sensitive.categories import Finding
+from recalld_server.domain.sensitive.guard import SensitiveDataGuard
+from recalld_server.domain.working_set.user_memories import UserMemories
+from recalld_server.domain.working_set.user_set import LIVE, UserSet
 
 PREFETCH_LIMIT = 16_384
 TENANT_COUNT_TTL_MS = 10_000

@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 
-from recalld_server.domain.conflicts import Conflicts
 from recalld_server.domain.core.model import Principal, RecallQuery, RecallResult
 from recalld_server.domain.core.ports import Backends, RelevanceJudge
 from recalld_server.domain.core.stages import NullStages, Stages
-from recalld_server.domain.forgetting import ForgetMemories, RestoreMemories
 from recalld_server.domain.guards import authorization, validation
-from recalld_server.domain.policy import Policy
-from recalld_server.domain.reading import ReadMemories
+from recalld_server.domain.memories.conflicts import Conflicts
+from recalld_server.domain.memories.forgetting import ForgetMemories, RestoreMemories
+from recalld_server.domain.memories.policy import Policy
+from recalld_server.domain.memories.reading import ReadMemories
+from recalld_server.domain.memories.updating import UpdateMemory
+from recalld_server.domain.memories.writing import WriteMemories
 from recalld_server.domain.recall.pipeline import RecallPipeline
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
-from recalld_server.domain.updating import UpdateMemory
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories
-from recalld_server.domain.writing import WriteMemories
 
 
 class MemoryService:

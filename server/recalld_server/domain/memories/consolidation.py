@@ -35,7 +35,7 @@ from recalld_server.domain.core.model import (
 from recalld_server.domain.core.ports import Backends, FactJudge
 from recalld_server.domain.guards import authorization
 from recalld_server.domain.guards.validation import check_identifier
-from recalld_server.domain.policy import Policy, user_lock_key
+from recalld_server.domain.memories.policy import Policy, user_lock_key
 from recalld_server.domain.rules.judging import JudgePolicy, VerdictMemory, Verdicts, judge_user
 from recalld_server.domain.rules.lifecycle import (
     DAY_MS,
