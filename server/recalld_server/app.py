@@ -54,8 +54,8 @@ from recalld_server.domain.memories.service import MemoryService
 from recalld_server.domain.recall.pipeline import RecallPolicy
 from recalld_server.domain.rules.judging import JudgePolicy
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy
-from recalld_server.domain.session_window import SessionPolicy
-from recalld_server.domain.sessions import SessionService
+from recalld_server.domain.sessions.service import SessionService
+from recalld_server.domain.sessions.session_window import SessionPolicy
 from recalld_server.domain.working_set.cache import WorkingSetPolicy
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories

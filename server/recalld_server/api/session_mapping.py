@@ -12,11 +12,11 @@ from recalld_server.api.mapping import (
     timestamp_ms,
     write_results_to_proto,
 )
-from recalld_server.domain.context_assembly import ContextRequest, ContextResult
 from recalld_server.domain.core import model
 from recalld_server.domain.core.conversation import Message, Session
 from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError
 from recalld_server.domain.guards.session_rules import NewMessage
+from recalld_server.domain.sessions.context_assembly import ContextRequest, ContextResult
 
 ExtractionState = session_service_pb2.ExtractionState
 

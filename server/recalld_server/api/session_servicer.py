@@ -13,7 +13,7 @@ from recalld_server.api.edge import Edge
 from recalld_server.api.mapping import findings_to_proto, memory_to_proto
 from recalld_server.domain.core.model import Principal
 from recalld_server.domain.guards.limits import RateLimiter
-from recalld_server.domain.sessions import SessionService
+from recalld_server.domain.sessions.service import SessionService
 
 
 class SessionServicer(pb_grpc.SessionServiceServicer):

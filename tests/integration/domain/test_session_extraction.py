@@ -18,8 +18,8 @@ from recalld_server.domain.guards.session_rules import NewMessage
 from recalld_server.domain.memories.service import MemoryService
 from recalld_server.domain.offline.extractive_summary import ExtractiveSummarizer
 from recalld_server.domain.offline.rule_extraction import RuleExtractor
-from recalld_server.domain.session_window import SessionPolicy
-from recalld_server.domain.sessions import SessionService
+from recalld_server.domain.sessions.service import SessionService
+from recalld_server.domain.sessions.session_window import SessionPolicy
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder

@@ -7,11 +7,11 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recalld_server.domain.context_packing import assemble
 from recalld_server.domain.core.conversation import Message, Role
 from recalld_server.domain.core.model import Memory, MemoryType, Tier
 from recalld_server.domain.core.text import token_weight
-from recalld_server.domain.session_window import (
+from recalld_server.domain.sessions.context_packing import assemble
+from recalld_server.domain.sessions.session_window import (
     SessionPolicy,
     fold_point,
     message_tokens,

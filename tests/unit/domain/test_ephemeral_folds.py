@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from recalld_server.domain.context_assembly import EphemeralFolds
 from recalld_server.domain.core.conversation import Message, Role, Session, SessionKey
 from recalld_server.domain.offline.extractive_summary import ExtractiveSummarizer
-from recalld_server.domain.session_window import message_tokens
+from recalld_server.domain.sessions.context_assembly import EphemeralFolds
+from recalld_server.domain.sessions.session_window import message_tokens
 
 KEY = SessionKey("t", "u", "s")
 

@@ -7,16 +7,16 @@ the pure rules in `session_window`, `context_packing` and `session_rules`.
 
 from __future__ import annotations
 
-from recalld_server.domain.appending import AppendMessages
-from recalld_server.domain.context_assembly import GetContext
 from recalld_server.domain.core.ports import Backends, Extractor, Summarizer
 from recalld_server.domain.core.stages import NullStages, Stages
-from recalld_server.domain.extraction import ExtractionRunner
-from recalld_server.domain.folding import Folding
 from recalld_server.domain.memories.service import MemoryService
-from recalld_server.domain.session_ending import EndSession
-from recalld_server.domain.session_reads import ReadSessions
-from recalld_server.domain.session_window import SessionPolicy
+from recalld_server.domain.sessions.appending import AppendMessages
+from recalld_server.domain.sessions.context_assembly import GetContext
+from recalld_server.domain.sessions.extraction import ExtractionRunner
+from recalld_server.domain.sessions.folding import Folding
+from recalld_server.domain.sessions.session_ending import EndSession
+from recalld_server.domain.sessions.session_reads import ReadSessions
+from recalld_server.domain.sessions.session_window import SessionPolicy
 
 
 class SessionService:

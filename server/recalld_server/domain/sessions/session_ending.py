@@ -14,7 +14,6 @@ from recalld_server.domain.core.model import (
     Principal,
 )
 from recalld_server.domain.core.ports import Clock, Conversations, LockManager, VectorStore
-from recalld_server.domain.folding import Folding
 from recalld_server.domain.guards import authorization
 from recalld_server.domain.guards.session_rules import (
     can_see,
@@ -23,6 +22,7 @@ from recalld_server.domain.guards.session_rules import (
 )
 from recalld_server.domain.guards.validation import MAX_CONTENT_CHARS
 from recalld_server.domain.memories.writing import WriteMemories
+from recalld_server.domain.sessions.folding import Folding
 
 SUMMARY_SOURCE = "session_summary"
 """The `source` of the summary memory EndSession writes."""

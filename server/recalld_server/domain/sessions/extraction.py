@@ -32,7 +32,7 @@ from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQue
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.guards import validation
 from recalld_server.domain.memories.writing import WriteMemories
-from recalld_server.domain.session_window import SessionPolicy
+from recalld_server.domain.sessions.session_window import SessionPolicy
 
 log = logging.getLogger(__name__)
 

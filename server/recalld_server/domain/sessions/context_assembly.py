@@ -15,7 +15,6 @@ import collections
 import dataclasses
 from collections.abc import Awaitable, Callable
 
-from recalld_server.domain.context_packing import Assembly, assemble
 from recalld_server.domain.core.conversation import Message, Role, Session, SessionKey
 from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.domain.core.model import (
@@ -30,7 +29,8 @@ from recalld_server.domain.core.ports import Conversations, Summarizer
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.guards import authorization
 from recalld_server.domain.guards.session_rules import can_see, validate_context
-from recalld_server.domain.session_window import SessionPolicy
+from recalld_server.domain.sessions.context_packing import Assembly, assemble
+from recalld_server.domain.sessions.session_window import SessionPolicy
 
 Recall = Callable[[Principal, RecallQuery, float | None], Awaitable[RecallResult]]
 GetProfile = Callable[[Principal, str, str], Awaitable[tuple[Profile, list[str]]]]

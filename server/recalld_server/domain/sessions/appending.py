@@ -18,8 +18,6 @@ from recalld_server.domain.core.conversation import (
 from recalld_server.domain.core.errors import FailedPreconditionError, RequestIdReusedError
 from recalld_server.domain.core.model import Principal, WriteResult
 from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, LockManager
-from recalld_server.domain.extraction import ExtractionRunner
-from recalld_server.domain.folding import Folding
 from recalld_server.domain.guards import authorization
 from recalld_server.domain.guards.session_rules import (
     NewMessage,
@@ -29,7 +27,9 @@ from recalld_server.domain.guards.session_rules import (
 )
 from recalld_server.domain.sensitive.categories import Finding
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
-from recalld_server.domain.session_window import SessionPolicy, fold_point, message_tokens
+from recalld_server.domain.sessions.extraction import ExtractionRunner
+from recalld_server.domain.sessions.folding import Folding
+from recalld_server.domain.sessions.session_window import SessionPolicy, fold_point, message_tokens
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -24,7 +24,11 @@ from recalld_server.domain.core.conversation import Message
 from recalld_server.domain.core.model import Memory
 from recalld_server.domain.core.text import token_weight
 from recalld_server.domain.ranking import packing
-from recalld_server.domain.session_window import SessionPolicy, message_line, newest_that_fit
+from recalld_server.domain.sessions.session_window import (
+    SessionPolicy,
+    message_line,
+    newest_that_fit,
+)
 
 _SUMMARY_OPEN, _SUMMARY_CLOSE = "<conversation_summary>\n", "</conversation_summary>\n"
 _MESSAGES_OPEN, _MESSAGES_CLOSE = "<recent_messages>\n", "</recent_messages>\n"

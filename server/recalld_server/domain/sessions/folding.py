@@ -9,7 +9,7 @@ from recalld_server.domain.core.conversation import Message, Session
 from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.domain.core.ports import Conversations, Summarizer
 from recalld_server.domain.core.stages import Stages
-from recalld_server.domain.session_window import SessionPolicy
+from recalld_server.domain.sessions.session_window import SessionPolicy
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""The session use cases: append, context, end, reads, and the extraction they drive."""
