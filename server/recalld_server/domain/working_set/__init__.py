@@ -1,1 +1,2 @@
-"""Users' memories as the use cases see them: in-process sets, the change writer, group commit, the cached profile."""
+"""Users' memories as the use cases see them: in-process sets, the change writer, group
+commit and the cached profile."""
