@@ -1,2 +1,4 @@
-"""Users' memories as the use cases see them: in-process sets, the change writer, group
-commit and the cached profile."""
+"""Users' memories as the use cases see them.
+
+In-process sets, the change writer, group commit and the cached profile.
+"""
