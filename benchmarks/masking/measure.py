@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from recalld_server.domain.sensitive.categories import Category
+from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.detection import Detection, Detector
 
 DATA = Path(__file__).parent / "data"
@@ -137,7 +137,9 @@ def _revision() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("dev", "test", "holdout", "final"), default="test")
+    parser.add_argument(
+        "--split", choices=("dev", "test", "holdout", "final", "fresh"), default="test"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print misses and false hits")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()

@@ -174,16 +174,16 @@ async def test_without_a_verdict_the_offline_ranking_answers(
 async def test_the_judge_reads_only_the_callers_user_and_filters(
     caller: RecalldClient, judge: OpenAICompatibleServer
 ) -> None:
-    await _write(caller, "victim", "The victim's door code is 4417")
-    await _write(caller, "u1", "The user's door code is 9902")
+    await _write(caller, "victim", "The victim's locker number is 4417")
+    await _write(caller, "u1", "The user's locker number is 9902")
     await caller.write(
-        "u1", [memory("The user's old door code was 1234", memory_pb2.MEMORY_TYPE_EVENT)]
+        "u1", [memory("The user's old locker number was 1234", memory_pb2.MEMORY_TYPE_EVENT)]
     )
-    judge.responder = picking("door code")
+    judge.responder = picking("locker number")
     response = await caller.recall(
-        "u1", "What is the door code?", types=[memory_pb2.MEMORY_TYPE_FACT]
+        "u1", "What is the locker number?", types=[memory_pb2.MEMORY_TYPE_FACT]
     )
-    assert [i.memory.content for i in response.items] == ["The user's door code is 9902"]
+    assert [i.memory.content for i in response.items] == ["The user's locker number is 9902"]
     seen = " ".join(text for r in judge.requests if r.body for text in listed(r.body))
     assert "9902" in seen
     assert "4417" not in seen  # another user's memory

@@ -10,8 +10,8 @@ from google.protobuf import struct_pb2, timestamp_pb2
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_server.domain.core import model
 from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError
+from recalld_server.domain.core.sensitive_data import Action, Category, Finding
 from recalld_server.domain.guards import validation
-from recalld_server.domain.sensitive.categories import Action, Category, Finding
 
 E = TypeVar("E", model.MemoryType, model.Tier, model.Status, model.ForgetMode, model.Resolution)
 

@@ -22,9 +22,9 @@ from recalld_server.domain.core.model import (
     WriteOutcome,
 )
 from recalld_server.domain.core.ports import HistoryStore, IdempotencyStore, VectorStore
+from recalld_server.domain.core.sensitive_data import Action, Category
 from recalld_server.domain.memories.policy import Policy
 from recalld_server.domain.memories.service import MemoryService
-from recalld_server.domain.sensitive.categories import Action, Category
 from recalld_server.domain.sensitive.policy import policy_from_json
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories

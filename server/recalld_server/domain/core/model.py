@@ -7,7 +7,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from recalld_server.domain.sensitive.categories import Finding
+from recalld_server.domain.core.sensitive_data import Finding
 
 JsonObject = dict[str, Any]
 

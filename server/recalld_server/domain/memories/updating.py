@@ -12,12 +12,12 @@ from recalld_server.domain.core.errors import (
 )
 from recalld_server.domain.core.model import Memory, MemoryPatch, Operation, Principal, Tier
 from recalld_server.domain.core.ports import Backends
+from recalld_server.domain.core.sensitive_data import Finding
 from recalld_server.domain.core.text import content_hash
 from recalld_server.domain.guards import authorization, validation
 from recalld_server.domain.memories.policy import Policy, user_lock_key
 from recalld_server.domain.memories.reading import load_visible
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy, refreshed_expiry
-from recalld_server.domain.sensitive.categories import Finding
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.working_set.changes import Change, bump
 from recalld_server.domain.working_set.user_memories import UserMemories

@@ -31,6 +31,7 @@ from recalld_server.domain.core.model import (
     WriteResult,
 )
 from recalld_server.domain.core.ports import Backends, Clock, Vectors, VectorStore
+from recalld_server.domain.core.sensitive_data import Finding
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.core.text import content_hash
 from recalld_server.domain.guards import authorization, validation
@@ -41,7 +42,6 @@ from recalld_server.domain.memories.write_planner import (
     facts_from_set,
     topics_to_hold,
 )
-from recalld_server.domain.sensitive.categories import Finding
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.domain.working_set.user_set import LIVE, UserSet

@@ -1,35 +1,8 @@
-"""The categories of sensitive data recalld recognises, and what may be done with each."""
+"""The categories of sensitive data grouped for policies, their defaults and placeholders."""
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-
-
-class Category(enum.StrEnum):
-    """A kind of sensitive value; the names appear in the API, the flags and the docs."""
-
-    CARD_NUMBER = "card_number"
-    NATIONAL_ID = "national_id"
-    PASSPORT = "passport"
-    IBAN = "iban"
-    PHONE = "phone"
-    EMAIL = "email"
-    API_KEY = "api_key"
-    PRIVATE_KEY = "private_key"
-    PASSWORD = "password"
-
-
-class Action(enum.StrEnum):
-    """What the server does with a value of a category."""
-
-    MASK = "mask"
-    """Replace it with a typed placeholder, e.g. `[CARD ••••1111]`."""
-    REJECT = "reject"
-    """Refuse the request (INVALID_ARGUMENT naming the field and the category)."""
-    ALLOW = "allow"
-    """Keep it as written."""
-
+from recalld_server.domain.core.sensitive_data import Action, Category
 
 PLACEHOLDER_LABELS: dict[Category, str] = {
     Category.CARD_NUMBER: "CARD",
@@ -63,13 +36,3 @@ DEFAULT_ACTIONS: dict[Category, Action] = {
     # A user's own e-mail address or phone number is often the memory itself.
     **{category: Action.ALLOW for category in CONTACT},
 }
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Finding:
-    """Sensitive values of one category found in one request field, and what was done."""
-
-    field: str
-    category: Category
-    action: Action
-    count: int

@@ -30,7 +30,8 @@ from stdnum import iban as stdnum_iban
 from stdnum import luhn
 from stdnum.cn import ric
 
-from recalld_server.domain.sensitive.categories import PLACEHOLDER_LABELS, Category
+from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive.categories import PLACEHOLDER_LABELS
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

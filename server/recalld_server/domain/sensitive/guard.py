@@ -12,12 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError
-from recalld_server.domain.sensitive.categories import (
-    PLACEHOLDER_LABELS,
-    Action,
-    Category,
-    Finding,
-)
+from recalld_server.domain.core.sensitive_data import Action, Category, Finding
+from recalld_server.domain.sensitive.categories import PLACEHOLDER_LABELS
 from recalld_server.domain.sensitive.detection import Detection, Detector
 from recalld_server.domain.sensitive.policy import Actions, SensitiveDataPolicy
 

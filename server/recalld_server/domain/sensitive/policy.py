@@ -8,7 +8,8 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from recalld_server.domain.sensitive.categories import DEFAULT_ACTIONS, GROUPS, Action, Category
+from recalld_server.domain.core.sensitive_data import Action, Category
+from recalld_server.domain.sensitive.categories import DEFAULT_ACTIONS, GROUPS
 
 Actions = Mapping[Category, Action]
 

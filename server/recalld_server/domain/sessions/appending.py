@@ -18,6 +18,7 @@ from recalld_server.domain.core.conversation import (
 from recalld_server.domain.core.errors import FailedPreconditionError, RequestIdReusedError
 from recalld_server.domain.core.model import Principal, WriteResult
 from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, LockManager
+from recalld_server.domain.core.sensitive_data import Finding
 from recalld_server.domain.guards import authorization
 from recalld_server.domain.guards.session_rules import (
     NewMessage,
@@ -25,7 +26,6 @@ from recalld_server.domain.guards.session_rules import (
     session_lock_key,
     validate_append,
 )
-from recalld_server.domain.sensitive.categories import Finding
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.sessions.extraction import ExtractionRunner
 from recalld_server.domain.sessions.folding import Folding

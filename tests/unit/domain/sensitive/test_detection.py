@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recalld_server.domain.sensitive.categories import Category
+from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.detection import Detector
 
 DETECTOR = Detector()

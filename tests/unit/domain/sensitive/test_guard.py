@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recalld_server.domain.core.errors import InvalidArgumentError
-from recalld_server.domain.sensitive.categories import Action, Category
+from recalld_server.domain.core.sensitive_data import Action, Category
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard, placeholder
 from recalld_server.domain.sensitive.policy import (
     SensitiveDataPolicy,
