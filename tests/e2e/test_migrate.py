@@ -40,7 +40,6 @@ from tests.unit.migrate.test_sqlite_layouts import make_agent_memories, make_kv
 ACTIVE = memory_pb2.MEMORY_STATUS_ACTIVE
 SUPERSEDED = memory_pb2.MEMORY_STATUS_SUPERSEDED
 ARCHIVED = memory_pb2.MEMORY_STATUS_ARCHIVED
-DAY_MS = 86_400_000
 
 
 def fresh(prefix: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from recalld_server.calibration.dataset import day_ms
+from recalld_server.domain.core.model import DAY_MS
 from recalld_server.domain.ranking.bm25 import Bm25Index
 from recalld_server.domain.ranking.fusion import (
     FusionPolicy,
@@ -35,7 +36,6 @@ from recalld_server.domain.ranking.fusion import (
     query_terms,
 )
 from recalld_server.domain.recall.pipeline import RecallPolicy
-from recalld_server.domain.rules.lifecycle import DAY_MS
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 
 TOP_K = 5

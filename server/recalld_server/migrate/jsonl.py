@@ -43,7 +43,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from recalld.v1 import memory_pb2
-from recalld_server.domain.core.model import MemoryType, Status, Tier
+from recalld_server.domain.core.model import DAY_MS, MemoryType, Status, Tier
 from recalld_server.migrate.records import (
     ParseResult,
     Record,
@@ -53,7 +53,6 @@ from recalld_server.migrate.records import (
 )
 
 FORMAT = "jsonl"
-DAY_MS = 86_400_000
 
 _STATUS_NAMES = {s.name.lower(): s for s in Status}
 

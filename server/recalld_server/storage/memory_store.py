@@ -29,10 +29,16 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from recalld_server.domain.core.model import HistoryEntry, Memory, MemoryFilter, StoredWrite, Upkeep
+from recalld_server.domain.core.model import (
+    LIVE,
+    HistoryEntry,
+    Memory,
+    MemoryFilter,
+    StoredWrite,
+    Upkeep,
+)
 from recalld_server.domain.core.ports import Vector, Vectors
 from recalld_server.domain.ranking.bm25 import Bm25Index
-from recalld_server.domain.working_set.user_set import LIVE
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 
 QUERY_LIMIT = 16_384

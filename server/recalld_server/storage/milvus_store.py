@@ -36,6 +36,7 @@ from pymilvus import (
 
 from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.domain.core.model import (
+    LIVE,
     PURGEABLE,
     Memory,
     MemoryFilter,
@@ -45,7 +46,6 @@ from recalld_server.domain.core.model import (
     Upkeep,
 )
 from recalld_server.domain.core.ports import Vector, Vectors
-from recalld_server.domain.working_set.user_set import LIVE
 from recalld_server.storage.expressions import quote
 from recalld_server.storage.keyword_analyzer import CONTENT_ANALYZER
 from recalld_server.storage.milvus_features import MilvusFeatures, detect

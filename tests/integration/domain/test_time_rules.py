@@ -12,6 +12,7 @@ import pytest
 
 from recalld_server.domain.core.errors import NotFoundError
 from recalld_server.domain.core.model import (
+    DAY_MS,
     ForgetMode,
     ForgetTarget,
     MemoryType,
@@ -27,7 +28,7 @@ from recalld_server.domain.memories.consolidation import FLUSH_USERS, Consolidat
 from recalld_server.domain.memories.policy import Policy
 from recalld_server.domain.memories.service import MemoryService
 from recalld_server.domain.recall.pipeline import RecallPolicy
-from recalld_server.domain.rules.lifecycle import DAY_MS, LifecyclePolicy
+from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from recalld_server.domain.core.model import Memory, MemoryType, Tier
-from recalld_server.domain.rules.lifecycle import DAY_MS, LifecyclePolicy, demoted_expiry
+from recalld_server.domain.core.model import DAY_MS, Memory, MemoryType, Tier
+from recalld_server.domain.rules.lifecycle import LifecyclePolicy, demoted_expiry
 
 
 def test_the_defaults_demote_an_unused_p1_memory_before_it_expires() -> None:

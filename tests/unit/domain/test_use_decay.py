@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from recalld_server.domain.core.model import Memory, MemoryType, Tier
+from recalld_server.domain.core.model import DAY_MS, Memory, MemoryType, Tier
 from recalld_server.domain.recall.pipeline import use_decay
-from recalld_server.domain.rules.lifecycle import DAY_MS
 
 NOW = 1_900_000_000_000
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 from recalld.v1 import memory_pb2
-from recalld_server.domain.core.model import MemoryType, Status, Tier
+from recalld_server.domain.core.model import DAY_MS, MemoryType, Status, Tier
 from recalld_server.migrate.jsonl import expiry_to_send, memory_to_line, parse_jsonl
 from recalld_server.migrate.runner import record_to_memory
 
-DAY_MS = 86_400_000
 NOW = 1_790_000_000_000
 
 

@@ -33,6 +33,10 @@ class Tier(enum.IntEnum):
     P2 = 3
 
 
+DAY_MS = 86_400_000
+"""Milliseconds in a day: timestamps are epoch milliseconds throughout."""
+
+
 class Status(enum.IntEnum):
     """Lifecycle state; only ACTIVE memories are recalled."""
 
@@ -41,6 +45,10 @@ class Status(enum.IntEnum):
     ARCHIVED = 3
     DRAFT = 4
     CONFLICT = 5
+
+
+LIVE = frozenset({Status.ACTIVE, Status.DRAFT})
+"""The statuses of memories a user holds: the write rules, quotas and working sets count these."""
 
 
 class WriteOutcome(enum.IntEnum):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -25,12 +25,24 @@ from recalld_server.domain.core.conversation import (
     SessionCursor,
     SessionKey,
 )
-from recalld_server.domain.core.model import HistoryEntry, Memory, MemoryFilter, StoredWrite, Upkeep
+from recalld_server.domain.core.model import (
+    HistoryEntry,
+    Memory,
+    MemoryFilter,
+    NewMemory,
+    Principal,
+    StoredWrite,
+    Upkeep,
+    WriteResult,
+)
 
 Vector = npt.NDArray[np.float32]
 """One embedding, shape (dim,)."""
 
 Vectors = npt.NDArray[np.float32]
+
+Write = Callable[[Principal, str, Sequence[NewMemory], str], Awaitable[list[WriteResult]]]
+"""The Write use case as the session use cases call it: (caller, user, memories, request id)."""
 """A batch of embeddings, shape (n, dim)."""
 
 

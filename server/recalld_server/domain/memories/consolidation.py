@@ -22,6 +22,7 @@ from recalld_server.domain.core.errors import (
     PermissionDeniedError,
 )
 from recalld_server.domain.core.model import (
+    DAY_MS,
     PURGEABLE,
     ConsolidationReport,
     Memory,
@@ -38,7 +39,6 @@ from recalld_server.domain.guards.validation import check_identifier
 from recalld_server.domain.memories.policy import Policy, user_lock_key
 from recalld_server.domain.rules.judging import JudgePolicy, VerdictMemory, Verdicts, judge_user
 from recalld_server.domain.rules.lifecycle import (
-    DAY_MS,
     demoted_expiry,
     near_duplicate_groups,
     possible_contradictions,

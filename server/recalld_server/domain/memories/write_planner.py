@@ -15,6 +15,7 @@ import numpy as np
 
 from recalld_server.domain.core.ids import new_id
 from recalld_server.domain.core.model import (
+    LIVE,
     Memory,
     NewMemory,
     Operation,
@@ -35,7 +36,7 @@ from recalld_server.domain.rules.lifecycle import (
     refreshed_expiry,
 )
 from recalld_server.domain.working_set.changes import Batch, Change, bump
-from recalld_server.domain.working_set.user_set import LIVE, UserSet
+from recalld_server.domain.working_set.user_set import UserSet
 
 _OUTCOMES = {
     Action.CREATE: WriteOutcome.CREATED,

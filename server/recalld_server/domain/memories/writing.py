@@ -20,6 +20,7 @@ from recalld_server.domain.core.errors import (
     TextRefusedError,
 )
 from recalld_server.domain.core.model import (
+    LIVE,
     Memory,
     MemoryFilter,
     MemoryType,
@@ -44,7 +45,7 @@ from recalld_server.domain.memories.write_planner import (
 )
 from recalld_server.domain.sensitive.guard import SensitiveDataGuard
 from recalld_server.domain.working_set.user_memories import UserMemories
-from recalld_server.domain.working_set.user_set import LIVE, UserSet
+from recalld_server.domain.working_set.user_set import UserSet
 
 PREFETCH_LIMIT = 16_384
 TENANT_COUNT_TTL_MS = 10_000

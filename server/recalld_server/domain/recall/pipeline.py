@@ -20,6 +20,7 @@ import numpy as np
 
 from recalld_server.domain.core.errors import BackendUnavailableError, TextRefusedError
 from recalld_server.domain.core.model import (
+    DAY_MS,
     Candidate,
     DropReason,
     Memory,
@@ -61,7 +62,6 @@ from recalld_server.domain.recall.retrieval import (
     WorkingSetRetrieval,
     active_filter,
 )
-from recalld_server.domain.rules.lifecycle import DAY_MS
 from recalld_server.domain.working_set.cache import WorkingSet
 from recalld_server.domain.working_set.profile import ProfileService
 

@@ -13,12 +13,10 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 
-from recalld_server.domain.core.model import Memory, NewMemory, Status, Tier
+from recalld_server.domain.core.model import DAY_MS, Memory, NewMemory, Status, Tier
 from recalld_server.domain.core.text import salient_tokens
 from recalld_server.domain.rules.constraints import affirmed, broken_by, core_rules
 from recalld_server.domain.rules.wording import differ_in_detail, script
-
-DAY_MS = 86_400_000
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -28,10 +28,9 @@ from recalld_server.domain.core.errors import (
     RequestIdReusedError,
 )
 from recalld_server.domain.core.model import NewMemory, Principal, WriteResult
-from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, Extractor
+from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, Extractor, Write
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.guards import validation
-from recalld_server.domain.memories.writing import WriteMemories
 from recalld_server.domain.sessions.session_window import SessionPolicy
 
 log = logging.getLogger(__name__)
@@ -58,7 +57,7 @@ class ExtractionRunner:
         queue: ExtractionQueue,
         extractor: Extractor,
         fallback: Extractor,
-        write: WriteMemories,
+        write: Write,
         clock: Clock,
         policy: SessionPolicy,
         stages: Stages,

@@ -13,7 +13,7 @@ from recalld_server.domain.core.model import (
     NewMemory,
     Principal,
 )
-from recalld_server.domain.core.ports import Clock, Conversations, LockManager, VectorStore
+from recalld_server.domain.core.ports import Clock, Conversations, LockManager, VectorStore, Write
 from recalld_server.domain.guards import authorization
 from recalld_server.domain.guards.session_rules import (
     can_see,
@@ -21,7 +21,6 @@ from recalld_server.domain.guards.session_rules import (
     validate_session_ref,
 )
 from recalld_server.domain.guards.validation import MAX_CONTENT_CHARS
-from recalld_server.domain.memories.writing import WriteMemories
 from recalld_server.domain.sessions.folding import Folding
 
 SUMMARY_SOURCE = "session_summary"
@@ -47,7 +46,7 @@ class EndSession:
         locks: LockManager,
         clock: Clock,
         folding: Folding,
-        write: WriteMemories,
+        write: Write,
     ) -> None:
         self._conversations = conversations
         self._store = store

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Status
+from recalld_server.domain.core.model import LIVE, Memory, MemoryFilter, MemoryType, Status
 from recalld_server.domain.core.ports import Analyzer, Vector, Vectors
 from recalld_server.domain.core.text import salient_tokens
 from recalld_server.domain.ranking.bm25 import Bm25Index
@@ -27,8 +27,6 @@ from recalld_server.domain.ranking.fusion import (
 )
 
 K = TypeVar("K")
-LIVE = frozenset({Status.ACTIVE, Status.DRAFT})
-
 VECTOR_ITEM_BYTES = 4
 MEMORY_OVERHEAD_BYTES = 1_400
 INDEX_BYTES_PER_CHAR = 20
