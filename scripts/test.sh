@@ -62,6 +62,7 @@ step "Python lint and types"
 ruff check .
 ruff format --check server clients/python/recalld_client clients/python/recalld_mcp tests benchmarks
 mypy
+lint-imports
 
 step "Python tests"
 python -m pytest -q tests
