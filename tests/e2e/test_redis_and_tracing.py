@@ -179,7 +179,13 @@ async def test_traced_recall_has_every_stage_under_the_server_span(
     [write] = [s for s in spans if s["name"] == "recalld.v1.MemoryService/Write"]
     assert write["parent_span_id"] == f"{context.span_id:016x}"
     write_stages = {s["name"]: s for s in spans if s["name"].startswith("write.")}
-    assert set(write_stages) == {"write.embed", "write.lock_wait", "write.decide", "write.store"}
+    assert set(write_stages) == {
+        "write.screen",
+        "write.embed",
+        "write.lock_wait",
+        "write.decide",
+        "write.store",
+    }
     assert all(s["parent_span_id"] == write["span_id"] for s in write_stages.values())
     assert write_stages["write.decide"]["attributes"]["recalld.created"] == 1
 

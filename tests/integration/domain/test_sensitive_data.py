@@ -4,10 +4,8 @@ adapter with the real model."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +19,7 @@ from recalld_server.domain.core.model import (
     RecallQuery,
     WriteOutcome,
 )
-from recalld_server.domain.core.ports import HistoryStore, IdempotencyStore, VectorStore
+from recalld_server.domain.core.ports import HistoryStore, VectorStore
 from recalld_server.domain.core.sensitive_data import Action, Category
 from recalld_server.domain.memories.policy import Policy
 from recalld_server.domain.memories.service import MemoryService
@@ -29,18 +27,8 @@ from recalld_server.domain.sensitive.policy import policy_from_json
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder
-from recalld_server.storage.memory_store import (
-    InMemoryHistoryStore,
-    InMemoryIdempotencyStore,
-    InMemoryVectorStore,
-)
-from recalld_server.storage.milvus_records import (
-    MilvusHistoryStore,
-    MilvusIdempotencyStore,
-    ensure_record_collections,
-)
-from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
 from tests.integration.domain.in_memory import in_memory_backends
+from tests.integration.domain.stores import BACKENDS, open_stores
 
 CARD = "4111 1111 1111 1111"
 KEY = "sk-proj-Ab3dEf9HiJkLmNoPqRsTuVwXyZ0123456789"
@@ -57,27 +45,15 @@ class World:
     history: HistoryStore
 
 
-@pytest.fixture(scope="module", params=["milvus_lite", "in_memory"])
+@pytest.fixture(scope="module", params=BACKENDS)
 async def world(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     embedder: MicroBatchingEmbedder,
 ) -> AsyncIterator[World]:
-    store: VectorStore
-    history: HistoryStore
-    requests: IdempotencyStore
-    if request.param == "milvus_lite":
-        path: Path = tmp_path_factory.mktemp("sensitive") / "milvus.db"
-        config = MilvusConfig(
-            uri=str(path), dimension=embedder.dimension, model_id=embedder.model_id
-        )
-        milvus = await MilvusVectorStore.open(config)
-        await asyncio.to_thread(ensure_record_collections, config)
-        store = milvus
-        history, requests = MilvusHistoryStore(milvus.client), MilvusIdempotencyStore(milvus.client)
-    else:
-        store = InMemoryVectorStore(embedder.dimension)
-        history, requests = InMemoryHistoryStore(), InMemoryIdempotencyStore()
+    store, history, requests = await open_stores(
+        request.param, tmp_path_factory.mktemp("sensitive"), embedder
+    )
     backends = dataclasses.replace(
         in_memory_backends(embedder), store=store, history=history, requests=requests
     )

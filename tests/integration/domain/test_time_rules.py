@@ -3,10 +3,8 @@ against a real Milvus Lite store and the in-memory adapter, with the real model.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -23,7 +21,7 @@ from recalld_server.domain.core.model import (
     Status,
     Tier,
 )
-from recalld_server.domain.core.ports import Backends, HistoryStore, IdempotencyStore, VectorStore
+from recalld_server.domain.core.ports import Backends, VectorStore
 from recalld_server.domain.memories.consolidation import FLUSH_USERS, Consolidator
 from recalld_server.domain.memories.policy import Policy
 from recalld_server.domain.memories.service import MemoryService
@@ -38,18 +36,8 @@ from recalld_server.storage.memory_conversations import (
     InMemoryConversations,
     InMemoryExtractionQueue,
 )
-from recalld_server.storage.memory_store import (
-    InMemoryHistoryStore,
-    InMemoryIdempotencyStore,
-    InMemoryVectorStore,
-)
-from recalld_server.storage.milvus_records import (
-    MilvusHistoryStore,
-    MilvusIdempotencyStore,
-    ensure_record_collections,
-)
-from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
 from recalld_server.storage.profile_cache import LocalProfileCache
+from tests.integration.domain.stores import BACKENDS, open_stores
 
 T0 = 1_800_000_000_000
 
@@ -74,28 +62,16 @@ class World:
     memories: UserMemories
 
 
-@pytest.fixture(scope="module", params=["milvus_lite", "in_memory"])
+@pytest.fixture(scope="module", params=BACKENDS)
 async def world(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     embedder: MicroBatchingEmbedder,
 ) -> AsyncIterator[World]:
     """The same rules on both adapters of the storage ports."""
-    store: VectorStore
-    history: HistoryStore
-    requests: IdempotencyStore
-    if request.param == "milvus_lite":
-        path: Path = tmp_path_factory.mktemp("time") / "milvus.db"
-        config = MilvusConfig(
-            uri=str(path), dimension=embedder.dimension, model_id=embedder.model_id
-        )
-        milvus = await MilvusVectorStore.open(config)
-        await asyncio.to_thread(ensure_record_collections, config)
-        store = milvus
-        history, requests = MilvusHistoryStore(milvus.client), MilvusIdempotencyStore(milvus.client)
-    else:
-        store = InMemoryVectorStore(embedder.dimension)
-        history, requests = InMemoryHistoryStore(), InMemoryIdempotencyStore()
+    store, history, requests = await open_stores(
+        request.param, tmp_path_factory.mktemp("time"), embedder
+    )
     clock, locks, access = ManualClock(), LocalLockManager(), LocalAccessTracker()
     cache = LocalProfileCache()
     analyzer = JiebaAnalyzer()
