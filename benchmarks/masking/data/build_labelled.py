@@ -3,11 +3,15 @@
     python benchmarks/masking/data/build_labelled.py
 
 rewrites ``dev.jsonl`` (for tuning), ``test.jsonl`` (held out, since looked at
-during tuning), ``holdout.jsonl`` (the fresh held-out split, since measured) and
-``final.jsonl`` (the last held-out measurement) beside this file. The sentences
-are hand-written in ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py`` and
-``lines_final.py``; this script fills the ``⟦...⟧`` tokens in them with values
-it generates (fixed seeds, so re-running rewrites identical files) and labels them:
+during tuning), ``holdout.jsonl`` (the fresh held-out split, since measured),
+``final.jsonl`` (the last held-out measurement, since measured),
+``fresh.jsonl`` (a further last held-out measurement, written the same way as
+final, since measured) and ``sixth.jsonl`` (one more, written the same way as
+fresh) beside this file. The sentences are hand-written in ``lines_dev.py``,
+``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``, ``lines_fresh.py``
+and ``lines_sixth.py``; this script fills the ``⟦...⟧`` tokens in them with
+values it generates (fixed seeds, so re-running rewrites identical files) and
+labels them:
 
     ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc;
                           separator s=space d=dash n=none)
@@ -35,12 +39,20 @@ share a value, a sentence or a text, and no person named in ``HOLDOUT_NAMES``
 appears in dev or test. For the final split, no person in ``FINAL_NAMES``
 appears in dev, test or holdout (case-insensitive), no holdout person appears in
 it, no sentence is a near-copy of an older one (``FINAL_MAX_SIMILARITY``), and
-every category has English, Chinese and mixed lines. The splits are built in
-the order dev, test, holdout, final from one set of used values, each with its
-own seed, so a later split (and the generator kinds added for it) leaves the
-earlier files byte-identical. Random-looking secrets use the alphabets and
-lengths of ``secrets.token_*`` but come from a seeded ``random.Random`` so the
-build is reproducible.
+every category has English, Chinese and mixed lines. The fresh split is held
+to the same rules against all four older splits: no person in ``FRESH_NAMES``
+appears in dev, test, holdout or final, no holdout or final person appears in
+it, no sentence is a near-copy of an older one (``FRESH_MAX_SIMILARITY``), and
+every category has English, Chinese and mixed lines. The sixth split is held to
+the same rules against all five older splits: no person in ``SIXTH_NAMES``
+appears in dev, test, holdout, final or fresh, no holdout, final or fresh person
+appears in it, no sentence is a near-copy of an older one
+(``SIXTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
+lines. The splits are built in the order dev, test, holdout, final, fresh,
+sixth from one set of used values, each with its own seed, so a later split
+(and the generator kinds added for it) leaves the earlier files byte-identical.
+Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
+come from a seeded ``random.Random`` so the build is reproducible.
 """
 
 from __future__ import annotations
@@ -846,6 +858,18 @@ class Gen:
             "b64_48": lambda: s(B64, 64),
             "aklt": lambda: "AKLT" + s(B64URL, 40),
             "jwt_rs": self._jwt_rs,
+            # added for the fresh split: Baidu Qianfan v2 and Baidu AI Cloud API keys
+            "qianfan": lambda: "bce-v3/ALTAK-" + s(ALNUM, 21) + "/" + s(HEX, 40),
+            "baidu_ak": lambda: s(ALNUM, 24),
+            # added for the sixth split: OpenRouter, xAI, Tavily, LangSmith, Airtable,
+            # Supabase and SiliconFlow keys
+            "openrouter": lambda: "sk-or-v1-" + s(HEX, 64),
+            "xai": lambda: "xai-" + s(ALNUM, 80),
+            "tavily": lambda: "tvly-" + s(ALNUM, 32),
+            "langsmith": lambda: "lsv2_pt_" + s(HEX, 32) + "_" + s(HEX, 10),
+            "airtable": lambda: "pat" + s(ALNUM, 14) + "." + s(HEX, 64),
+            "supabase": lambda: "sbp_" + s(HEX, 40),
+            "siliconflow": lambda: "sk-" + s(LOWER, 48),
         }
         return self.unique(table[kind])
 
@@ -1190,13 +1214,25 @@ TOKEN_CAT = {
     "iban": "iban",
 }
 TOKEN = re.compile(r"⟦([^⟧]*)⟧")
-SEEDS = {"dev": 20261204, "test": 7351902, "holdout": 91427063, "final": 60318245}
-MIN_PER_CAT = {"dev": 12, "test": 25, "holdout": 25, "final": 25}
-MIN_LINES = {"dev": 120, "test": 320, "holdout": 320, "final": 320}
-# The final split must also have English, Chinese and mixed lines in every category.
-ALL_LANGS = {"final"}
+SEEDS = {
+    "dev": 20261204,
+    "test": 7351902,
+    "holdout": 91427063,
+    "final": 60318245,
+    "fresh": 38162957,
+    "sixth": 52704619,
+}
+MIN_PER_CAT = {"dev": 12, "test": 25, "holdout": 25, "final": 25, "fresh": 25, "sixth": 25}
+MIN_LINES = {"dev": 120, "test": 320, "holdout": 320, "final": 320, "fresh": 320, "sixth": 320}
+# The final, fresh and sixth splits must also have English, Chinese and mixed
+# lines in every category.
+ALL_LANGS = {"final", "fresh", "sixth"}
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
+# Nor any fresh sentence to one of dev, test, holdout or final.
+FRESH_MAX_SIMILARITY = 0.8
+# Nor any sixth sentence to one of dev, test, holdout, final or fresh.
+SIXTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -1487,18 +1523,29 @@ def near_duplicates(
 def main() -> None:
     from benchmarks.masking.data.lines_dev import DEV
     from benchmarks.masking.data.lines_final import FINAL, FINAL_NAMES
+    from benchmarks.masking.data.lines_fresh import FRESH, FRESH_NAMES
     from benchmarks.masking.data.lines_holdout import HOLDOUT, HOLDOUT_NAMES
+    from benchmarks.masking.data.lines_sixth import SIXTH, SIXTH_NAMES
     from benchmarks.masking.data.lines_test import TEST
 
     std = _stdnum()
     used: set[str] = set()
-    # Order matters: dev, test, holdout, then final share ``used``; each has its own
-    # seed, so each later split leaves the files of the earlier ones unchanged.
+    # Order matters: dev, test, holdout, final, fresh, then sixth share ``used``; each
+    # has its own seed, so each later split leaves the files of the earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
     final, _ = build("final", FINAL, used, std)
-    splits = {"dev": dev, "test": test, "holdout": holdout, "final": final}
+    fresh, _ = build("fresh", FRESH, used, std)
+    sixth, _ = build("sixth", SIXTH, used, std)
+    older_than_sixth = {
+        "dev": dev,
+        "test": test,
+        "holdout": holdout,
+        "final": final,
+        "fresh": fresh,
+    }
+    splits = {**older_than_sixth, "sixth": sixth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -1509,9 +1556,33 @@ def main() -> None:
     errors += names_check("final", FINAL_NAMES, older, re.IGNORECASE)
     errors += names_check("holdout", HOLDOUT_NAMES, {"final": final})
     errors += names_listed("final", FINAL_NAMES, final)
+    older_than_fresh = {"dev": dev, "test": test, "holdout": holdout, "final": final}
     errors += [
         f"final sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates("final", splits, FINAL_MAX_SIMILARITY)
+        for other, ratio, old, new in near_duplicates(
+            "final", {**older, "final": final}, FINAL_MAX_SIMILARITY
+        )
+    ]
+    # The fresh split: the same rules against all four older splits.
+    errors += names_check("fresh", FRESH_NAMES, older_than_fresh, re.IGNORECASE)
+    errors += names_check("holdout", HOLDOUT_NAMES, {"fresh": fresh}, re.IGNORECASE)
+    errors += names_check("final", FINAL_NAMES, {"fresh": fresh}, re.IGNORECASE)
+    errors += names_listed("fresh", FRESH_NAMES, fresh)
+    errors += [
+        f"fresh sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
+        for other, ratio, old, new in near_duplicates(
+            "fresh", older_than_sixth, FRESH_MAX_SIMILARITY
+        )
+    ]
+    # The sixth split: the same rules against all five older splits.
+    errors += names_check("sixth", SIXTH_NAMES, older_than_sixth, re.IGNORECASE)
+    errors += names_check("holdout", HOLDOUT_NAMES, {"sixth": sixth}, re.IGNORECASE)
+    errors += names_check("final", FINAL_NAMES, {"sixth": sixth}, re.IGNORECASE)
+    errors += names_check("fresh", FRESH_NAMES, {"sixth": sixth}, re.IGNORECASE)
+    errors += names_listed("sixth", SIXTH_NAMES, sixth)
+    errors += [
+        f"sixth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
+        for other, ratio, old, new in near_duplicates("sixth", splits, SIXTH_MAX_SIMILARITY)
     ]
     for split, recs in splits.items():
         st = stats(split, recs)
