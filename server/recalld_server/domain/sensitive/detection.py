@@ -107,7 +107,9 @@ _KNOWN_KEYS = re.compile(
             r"(?<![A-Za-z0-9_])SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
             # Tencent Cloud SecretId, Telegram bot tokens, DigitalOcean, Azure-style.
             r"(?<![A-Za-z0-9])AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])",
-            r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+            # Aliyun AccessKey ids.
+            r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{12,30}(?![A-Za-z0-9])",
+            r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])",
             r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}",
             # Zhipu (BigModel) API keys: an id and a secret.
             r"(?<![A-Za-z0-9])[0-9a-f]{32}\.[A-Za-z0-9]{16}(?![A-Za-z0-9])",
@@ -127,7 +129,8 @@ _SECRET_WORD = (
     r"|密钥|秘钥|令牌|访问密钥|私钥|token值)"
 )
 _SECRET_ASSIGNMENT = re.compile(
-    rf"(?i){_SECRET_WORD}[\"']?(?:\s*[（(][^）)\n]{{0,30}}[）)])?"
+    rf"(?i){_SECRET_WORD}[\"']?(?:\s*[（(][^）)\n]{{0,30}}[）)]"
+    r"|\s+(?:for|of|on|to|at|in|from|with)\s+[^\n,;:：。=]{1,30}?(?=\s+(?:is|was)\s))?"
     r"(?:\s*(?:is|was|are|=|:|：|是|为|為|->|=>)\s*|\s+)"
     r"(?:(?:now|still|actually|just|set to)\s+)?[\"'“`]?"
     r"(?P<value>[A-Za-z0-9+/_\-.~=]{16,})"
@@ -142,7 +145,7 @@ _PASSWORD_CHARS = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e]"
 # "password", also inside a config key (DB_PASSWORD, mysql-root-pwd, "wifi_pass").
 _PASSWORD_WORD = re.compile(
     r"(?:密码|密碼|口令|PIN ?码|pin ?码)"
-    r"|(?<![A-Za-z])(?:[A-Za-z0-9]+[_-])*"
+    r"|(?<![A-Za-z0-9_/\\])(?<![A-Za-z0-9]-)(?:[A-Za-z0-9]+[_-])*"
     r"(?:password|passwd|passcode|pass ?phrase|pwd|pw|pass|pin(?: ?code)?"
     r"|(?:door|gate|alarm|lock(?:-screen)?|entry) code|keypad(?: code)?)"
     r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
@@ -179,8 +182,23 @@ _URI_PASSWORD = re.compile(
 )
 _MYSQL_PASSWORD = re.compile(
     r"(?:\bmysql(?:dump|admin)?\b[^\n]*?\s-p|\bredis-cli\b[^\n]*?\s-a\s*"
-    r"|\bsshpass\b[^\n]*?\s-p\s*)"
-    r"(?:'(?P<quoted>[^'\n]+)'|\"(?P<double>[^\"\n]+)\"|(?P<value>[^\s'\"-]\S*))"
+    r"|\bsshpass\b[^\n]*?\s-p\s*|\bdocker\s+login\b[^\n]*?\s(?:-p|--password)[\s=]"
+    r"|\bcurl\b[^\n]*?\s(?:-u|--user)\s+[^\s:'\"]+:|\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+\s+"
+    r"|\bwpa_passphrase\s+\S+\s+|\brequirepass\s+|\bnet\s+use\s+\S+\s+\S+\s+(?=\S+\s+/user:))"
+    rf"(?:'(?P<quoted>[^'\n]+)'|\"(?P<double>[^\"\n]+)\"|(?P<value>(?!-){_PASSWORD_CHARS}+))"
+)
+# The value before the word: "uses sunflower1988 as the password", "X is the wifi password".
+_PASSWORD_BEFORE_WORD = re.compile(
+    rf"(?<![^\s\"'“‘`(（:：])(?P<value>{_PASSWORD_CHARS}{{6,}})\s+(?:is|was|as)\s+"
+    r"(?:(?:the|my|his|her|our|their|its)\s+)?(?:[\w-]+\s+){0,2}?(?:password|passcode|passphrase)\b",
+    re.IGNORECASE,
+)
+# The answer to a question about a password, on the next line ("what's the password?
+# \nuser: otter-lantern-51").
+_PASSWORD_ANSWER = re.compile(
+    rf"(?i)(?:password|passcode|密码)[^\n]{{0,40}}[?？]\s*\n\s*(?:[\w ]{{1,12}}[:：]\s*)?"
+    rf"(?P<value>{_PASSWORD_CHARS}{{6,}})\s*$",
+    re.MULTILINE,
 )
 # A login written as user / password ("ops@vance-studio.io / Aws#Vance2026").
 _LOGIN_WORD = re.compile(
@@ -191,6 +209,11 @@ _LOGIN_PAIR = re.compile(rf"(?<![^\s:：(（])[^\s/:：]+\s?/\s?(?P<value>{_PASS
 _PASSWORD_BARE = re.compile(rf"(?:\s+[\"'“‘`「]?|[\"'“‘`「])(?P<value>{_PASSWORD_CHARS}{{3,}})")
 # After the Chinese word, the value may follow without a space ("无线网密码yy20180808").
 _PASSWORD_BARE_CJK = re.compile(rf"\s*[\"'“‘`「]?(?P<value>{_PASSWORD_CHARS}{{3,}})")
+_TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
+# Config keys about passwords that hold something else.
+_NOT_A_PASSWORD_FIELD = re.compile(
+    r"hash|salt|policy|reset|file|length|hint|expir|strength|min|max|rule|field|prompt|label"
+)
 _REDACTED = frozenset({"redacted", "hidden", "masked", "removed", "omitted", "null", "none"})
 # Words that follow "password is" without being one.
 _NOT_A_PASSWORD_WORDS = """
@@ -217,25 +240,30 @@ _NATIONAL_ID = re.compile(
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 _PASSPORT_WORD = re.compile(
     r"(?i)(?:passports?|reisepass|passeport|pasaporte|passaporte|passaporto|paspoort|paszport"
-    r"|hộ chiếu|(?:загран)?паспорт|διαβατήριο|护照|護照|旅券|여권)"
+    r"|reisepassnummer|passnummer|pass-nr\.?|hộ chiếu|(?:загран)?паспорт|διαβατήριο|护照|護照"
+    r"|旅券|パスポート|여권)"
 )
 # "173825112 (passport)": the number right before the word.
-_PASSPORT_BEFORE = re.compile(r"(?<![A-Za-z0-9])([A-Z0-9]{6,9})\s*[(（]?\s*$")
+_PASSPORT_BEFORE = re.compile(
+    r"(?<![A-Za-z0-9])([A-Z0-9]{6,9})\s*"
+    r"(?:[(（]|(?:is|was)\s+(?:the|my|his|her|their|our)\s+|是)?\s*$"
+)
 # Passport numbers: letters and digits (China E12345678, EA1234567, Germany C2Z2LCGKK,
 # France 87ZL44099) or digits alone (US, UK); upper case, six to nine characters.
 _PASSPORT_NUMBER = re.compile(
     r"(?<![A-Za-z0-9])(?:[0-9]{8,9}"
-    r"|(?=[A-Z0-9]*[0-9][A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6,9})(?![A-Za-z0-9])"
+    r"|(?=[A-Z0-9]*[0-9][A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6,9}"
+    r"|(?=[A-Z0-9]*[0-9])[A-Z][A-Z0-9]{8})(?![A-Za-z0-9])"
 )
-_SENTENCE_END = re.compile(r"[。；;\n]|(?<!\b[Nn]o)(?<![Nn]um)(?<![Nn]r)(?<!\b[Nn])\.\s")
+_SENTENCE_END = re.compile(r"[。；\n]|(?<!\b[Nn]o)(?<![Nn]um)(?<![Nn]r)(?<!\b[Nn])\.\s")
 _DATE_DIGITS = re.compile(r"(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])")
 # Words right before a number that make it something else.
 _NOT_A_CARD = re.compile(
     r"(?i)(?:order|invoice|tracking|shipment|parcel|transaction|txn|ticket|ref(?:erence)?"
     r"|serial|sku|part|model|imei|balance|waybill|awb|id|row|pv|uv|routing|loyalty"
-    r"|member(?:ship)?|coupon|voucher|订单|单号|流水|会员"
+    r"|coupon|voucher|student|employee|订单|单号|流水|会员"
     r"|运单|快递|发票|工单|序列号|编号|型号|货号|学号|工号|次方)"
-    r"\s*(?:(?:no|number|num|nr|code|id)\.?|号码|号|代码)?\s*[#:：是为]?\s*$"
+    r"\s*(?:(?:no|number|num|nr|code|id)\.?|号码|号|代码)?(?:\s+is)?\s*[#:：是为]?\s*$"
 )
 
 # --- contact -----------------------------------------------------------------------------
@@ -378,6 +406,10 @@ class Detector:
             if not _could_be_a_password(stripped) or not stripped.isascii():
                 continue
             name = word.group().strip("\"'").casefold()
+            if _NOT_A_PASSWORD_FIELD.search(name):
+                continue  # password_hash, POSTGRES_PASSWORD_FILE, password_min_length
+            if stripped.endswith("#") and stripped[:-1].isdigit():
+                stripped = stripped[:-1]  # "门禁密码2580#": the key pressed after it
             # A PIN ("laptop PIN 8812", "支付密码 385027", "door code is 7315") is digits.
             # Otherwise "pass" alone is too common a word ("boarding pass: NH962") to
             # trust a colon, and without "is" or ":" only a value that looks made up
@@ -387,15 +419,28 @@ class Detector:
                 and 4 <= len(stripped) <= 8
                 and any(w in name for w in ("pin", "码", "密", "口令", "code", "keypad"))
             )
-            weak = name in {"pass", "pw", "pin"} or stated is None
+            # "to" is weak too: "no password to store".
+            weak = (
+                name in {"pass", "pw", "pin"}
+                or stated is None
+                or _TO.match(text, word.end()) is not None
+            )
             if not pin and weak and not _looks_made_up(stripped):
                 continue
             if not pin and stripped.isdigit() and "code" in name:
                 continue  # "the promo code is 2024": only a PIN-length code counts
             start = match.start("value")
             yield Detection(Category.PASSWORD, start, start + len(stripped))
+        for pattern in (_PASSWORD_BEFORE_WORD, _PASSWORD_ANSWER):
+            for match in pattern.finditer(text):
+                value = match.group("value").rstrip(_TRAILING)
+                if _looks_made_up(value) and _could_be_a_password(value):
+                    start = match.start("value")
+                    yield Detection(Category.PASSWORD, start, start + len(value))
         for match in _PASSWORD_ENV.finditer(text):
             value = match.group("value").rstrip(_TRAILING)
+            if _NOT_A_PASSWORD_FIELD.search(match.group().casefold()):
+                continue
             if _could_be_a_password(value):
                 yield Detection(
                     Category.PASSWORD, match.start("value"), match.start("value") + len(value)
@@ -457,7 +502,7 @@ class Detector:
             end = _SENTENCE_END.search(reach)
             window_end = word.end() + (end.start() if end else len(reach))
             numbers = list(_PASSPORT_NUMBER.finditer(text, word.end(), window_end))
-            before = _PASSPORT_BEFORE.search(text, max(0, word.start() - 16), word.start())
+            before = _PASSPORT_BEFORE.search(text, max(0, word.start() - 28), word.start())
             if before is not None:
                 numbers.extend(_PASSPORT_NUMBER.finditer(text, before.start(1), before.end(1)))
             for number in numbers:
@@ -541,8 +586,10 @@ def _blanked(text: str, detections: Sequence[Detection]) -> str:
 def _standalone(text: str, start: int, end: int) -> bool:
     """No version dot, identifier or longer number glued to the match."""
     before = text[start - 1 : start] if start else ""
-    if text[max(0, start - 4) : start].casefold() == "tel:":
-        before = " "
+    if text[max(0, start - 4) : start].casefold() == "tel:" or (
+        text[start : start + 1] == "+" and before == ":"
+    ):
+        before = " "  # tel:+1…, TEL;TYPE=cell:+86 …
     after, next_after = text[end : end + 1], text[end + 1 : end + 2]
     # "]" and "[" too: a number glued to a masked value was glued to that value.
     if before in {".", "_", "/", "\\", "#", "-", ":", "]"} or _ascii_alnum(before):
@@ -622,6 +669,7 @@ def _grouped_like_a_card(raw: str) -> bool:
     return (all(size == 4 for size in sizes[:-1]) and 1 <= sizes[-1] <= 4) or sizes in (
         [4, 6, 5],
         [4, 6, 4],
+        [4, 4, 5],
         [6, 13],
         [6, 12],
         [4, 4, 4, 4, 3],
@@ -632,7 +680,9 @@ def _could_be_a_password(value: str) -> bool:
     """Not a word that follows "password is" in ordinary talk, a placeholder or a redaction."""
     if len(value) < 3 or value.casefold() in _NOT_A_PASSWORD:
         return False
-    if value.startswith(("${", "{{", "%(", "<", "[", "$(", "*")):  # "${DB_PASSWORD}", "[FILTERED]"
+    if value.startswith(
+        ("${", "{{", "%(", "<", "[", "$(", "*", ":")
+    ):  # "${DB_PASSWORD}", "[FILTERED]"
         return False
     if not any(c.isalnum() for c in value):  # "******"
         return False
@@ -702,8 +752,19 @@ def _decodes_to_text(value: str) -> bool:
 
 
 def _without_overlaps(found: list[Detection]) -> list[Detection]:
-    """The highest-priority (then longest) detection of every overlapping group."""
-    ranked = sorted(found, key=lambda d: (_PRIORITY[d.category], d.start - d.end, d.start))
+    """One detection per overlapping group: same-category spans join, then priority wins.
+
+    Two rules may find one value by different edges (a bot token's known shape and a
+    random-looking word ending in its URL path): masking their union hides both.
+    """
+    merged: list[Detection] = []
+    for detection in sorted(found, key=lambda d: (d.category, d.start)):
+        last = merged[-1] if merged else None
+        if last is not None and last.category is detection.category and detection.start < last.end:
+            merged[-1] = Detection(last.category, last.start, max(last.end, detection.end))
+        else:
+            merged.append(detection)
+    ranked = sorted(merged, key=lambda d: (_PRIORITY[d.category], d.start - d.end, d.start))
     kept: list[Detection] = []
     for detection in ranked:
         if all(detection.end <= k.start or detection.start >= k.end for k in kept):

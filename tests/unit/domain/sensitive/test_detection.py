@@ -224,3 +224,52 @@ def test_finds_passwords_however_they_are_stated(text: str, value: str) -> None:
 )
 def test_password_talk_without_a_password(text: str) -> None:
     test_leaves_alone(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "value"),
+    [
+        ("the old account uses sunflower1988 as the password", "password", "sunflower1988"),
+        (
+            "docker login registry.example.com -u ana -p Florian!Reg2026",
+            "password",
+            "Florian!Reg2026",
+        ),
+        (
+            "curl -u admin:Grafana#Ops21 http://grafana.local/api/health",
+            "password",
+            "Grafana#Ops21",
+        ),
+        ("requirepass r3dis-Kestrel-04 (from redis.conf)", "password", "r3dis-Kestrel-04"),
+        (
+            "assistant: what's the password for the drive?\nuser: otter-lantern-51",
+            "password",
+            "otter-lantern-51",
+        ),
+        ("门禁密码2580#，按完要听到滴一声", "password", "2580"),
+        ("Siobhan's 13-digit Visa: 4752 6117 72502", "card_number", "4752 6117 72502"),
+        ("250770892 is the passport number he gave the airline", "passport", "250770892"),
+        ("石川のパスポート番号は MH1747609 です", "passport", "MH1747609"),
+        (
+            "阿里云 AccessKey ID LTAI5txjsONNWGTAJCoeKJbC，用于备份",
+            "api_key",
+            "LTAI5txjsONNWGTAJCoeKJbC",
+        ),
+        ("TEL;TYPE=cell:+86 181 4032 3720", "phone", "+86 181 4032 3720"),
+    ],
+)
+def test_finds_the_forms_the_fresh_split_showed(text: str, category: str, value: str) -> None:
+    test_finds(text, category, value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the user logs in with a passkey, so there's no password to store",
+        "password_hash = bcrypt.hashpw(raw, bcrypt.gensalt())",
+        "docker run -e POSTGRES_PASSWORD_FILE=/run/secrets/pg_pw postgres:16",
+        "the user's daughter's student number is 2023110457",
+    ],
+)
+def test_leaves_alone_what_the_fresh_split_showed(text: str) -> None:
+    test_leaves_alone(text)
