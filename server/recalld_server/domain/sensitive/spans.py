@@ -1,0 +1,74 @@
+"""What the detectors share: a found value, digit classes, what glues a number to others."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive.categories import PLACEHOLDER_LABELS
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Detection:
+    """One sensitive value: where it is in the text (`text[start:end]`) and its kind."""
+
+    category: Category
+    start: int
+    end: int
+
+
+DIGIT = "0-9\uff10-\uff19"  # ASCII and full-width digits
+TO_ASCII = str.maketrans("０１２３４５６７８９", "0123456789")
+# A number is standalone when no ASCII letter, digit, or joining punctuation touches
+# it: "v1.4111111111111111", "SO-4111…" and "4111…abc" are identifiers, not cards.
+BEFORE = rf"(?<![A-Za-z{DIGIT}_./\\#:+-])"
+AFTER = rf"(?![A-Za-z{DIGIT}_/\\#+-]|[.:][A-Za-z{DIGIT}])"
+
+
+# Words right before a number that make it something else.
+NOT_AN_IDENTIFIER_BEFORE = re.compile(
+    r"(?i)(?:order|invoice|tracking|shipment|parcel|transaction|txn|ticket|ref(?:erence)?"
+    r"|serial|sku|part|model|imei|balance|waybill|awb|id|row|pv|uv|routing|loyalty"
+    r"|coupon|voucher|student|employee|订单|单号|流水|会员"
+    r"|运单|快递|发票|工单|序列号|编号|型号|货号|学号|工号|次方)"
+    r"\s*(?:(?:no|number|num|nr|code|id)\.?|号码|号|代码)?(?:\s+is)?\s*[#:：是为]?\s*$"
+)
+
+
+def blanked(text: str, detections: Sequence[Detection]) -> str:
+    """The text with every detection replaced by spaces (offsets unchanged)."""
+    if not detections:
+        return text
+    chars = list(text)
+    for detection in detections:
+        chars[detection.start : detection.end] = " " * (detection.end - detection.start)
+    return "".join(chars)
+
+
+def standalone(text: str, start: int, end: int) -> bool:
+    """No version dot, identifier or longer number glued to the match."""
+    before = text[start - 1 : start] if start else ""
+    if text[max(0, start - 4) : start].casefold() == "tel:" or (
+        text[start : start + 1] == "+" and before == ":"
+    ):
+        before = " "  # tel:+1…, TEL;TYPE=cell:+86 …
+    after, next_after = text[end : end + 1], text[end + 1 : end + 2]
+    # "]" and "[" too: a number glued to a masked value was glued to that value.
+    if before in {".", "_", "/", "\\", "#", "-", ":", "]"} or ascii_alnum(before):
+        return False
+    if after in {"_", "/", "\\", "-", "["} or ascii_alnum(after):
+        return False
+    return not (after in {".", ":"} and ascii_alnum(next_after))
+
+
+def ascii_alnum(char: str) -> bool:
+    """An ASCII letter or digit, or any digit (full-width digits glue numbers too)."""
+    return (char.isascii() and char.isalnum()) or char.isdigit()
+
+
+# What masking left behind is not found again ("password is [PASSWORD]").
+PLACEHOLDER = re.compile(
+    r"\[(?:" + "|".join(PLACEHOLDER_LABELS.values()) + r")(?: ••••[A-Za-z0-9]{4})?\]"
+)
