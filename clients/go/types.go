@@ -34,6 +34,10 @@ type (
 	ForgetResponse = recalldv1.ForgetResponse
 	MemorySelector = recalldv1.MemorySelector
 
+	SensitiveDataFinding  = recalldv1.SensitiveDataFinding
+	SensitiveDataCategory = recalldv1.SensitiveDataCategory
+	SensitiveDataAction   = recalldv1.SensitiveDataAction
+
 	RestoreRequest          = recalldv1.RestoreRequest
 	RestoreResponse         = recalldv1.RestoreResponse
 	ConfirmRequest          = recalldv1.ConfirmRequest
@@ -139,6 +143,25 @@ const (
 	OperationRefresh     = recalldv1.MemoryOperation_MEMORY_OPERATION_REFRESH
 	// OperationPurge is the tombstone left in history by the retention purge.
 	OperationPurge = recalldv1.MemoryOperation_MEMORY_OPERATION_PURGE
+)
+
+// Sensitive-data categories (SensitiveDataFinding.Category).
+const (
+	SensitiveCardNumber = recalldv1.SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_CARD_NUMBER
+	SensitiveNationalID = recalldv1.SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_NATIONAL_ID
+	SensitivePassport   = recalldv1.SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_PASSPORT
+	SensitiveIBAN       = recalldv1.SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_IBAN
+	SensitivePhone      = recalldv1.SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_PHONE
+	SensitiveEmail      = recalldv1.SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_EMAIL
+	SensitiveAPIKey     = recalldv1.SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_API_KEY
+	SensitivePrivateKey = recalldv1.SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_PRIVATE_KEY
+	SensitivePassword   = recalldv1.SensitiveDataCategory_SENSITIVE_DATA_CATEGORY_PASSWORD
+)
+
+// What the server did with the sensitive values it found (SensitiveDataFinding.Action).
+const (
+	SensitiveMasked  = recalldv1.SensitiveDataAction_SENSITIVE_DATA_ACTION_MASKED
+	SensitiveAllowed = recalldv1.SensitiveDataAction_SENSITIVE_DATA_ACTION_ALLOWED
 )
 
 // Why Recall with Explain dropped a candidate (RecallCandidate.DropReason).

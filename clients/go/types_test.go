@@ -39,6 +39,11 @@ var shortNames = map[string]protoreflect.Enum{
 	"ReasonBackendUnavailable": ReasonBackendUnavailable, "ReasonRequestIDReused": ReasonRequestIDReused,
 	"ReasonInvalidState": ReasonInvalidState, "ReasonSessionNotFound": ReasonSessionNotFound,
 	"RoleUser": RoleUser, "RoleAssistant": RoleAssistant, "RoleSystem": RoleSystem, "RoleTool": RoleTool,
+	"SensitiveCardNumber": SensitiveCardNumber, "SensitiveNationalID": SensitiveNationalID,
+	"SensitivePassport": SensitivePassport, "SensitiveIBAN": SensitiveIBAN, "SensitivePhone": SensitivePhone,
+	"SensitiveEmail": SensitiveEmail, "SensitiveAPIKey": SensitiveAPIKey,
+	"SensitivePrivateKey": SensitivePrivateKey, "SensitivePassword": SensitivePassword,
+	"SensitiveMasked": SensitiveMasked, "SensitiveAllowed": SensitiveAllowed,
 }
 
 // shortPrefix maps each contract enum to the prefix of its short names.
@@ -48,6 +53,7 @@ var shortPrefix = map[protoreflect.FullName]string{
 	"recalld.v1.ConflictResolution": "Resolution", "recalld.v1.MemoryOperation": "Operation",
 	"recalld.v1.DropReason": "Drop", "recalld.v1.RecallSource": "Source",
 	"recalld.v1.ExtractionState": "Extraction", "recalld.v1.ErrorReason": "Reason", "recalld.v1.MessageRole": "Role",
+	"recalld.v1.SensitiveDataCategory": "Sensitive", "recalld.v1.SensitiveDataAction": "Sensitive",
 }
 
 // TestEveryEnumValueHasAShortName fails when the contract gains an enum or a
