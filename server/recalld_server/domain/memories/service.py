@@ -57,8 +57,10 @@ class MemoryService:
             policy.recall,
             judge,
         )
-        self.write = WriteMemories(backends, memories, policy, write_stages or NullStages())
-        self.update = UpdateMemory(backends, memories, policy)
+        self.write = WriteMemories(
+            backends, memories, policy, write_stages or NullStages(), self.guard
+        )
+        self.update = UpdateMemory(backends, memories, policy, self.guard)
         self.forget = ForgetMemories(backends, memories)
         self.restore = RestoreMemories(backends, memories, policy)
         reads = ReadMemories(backends, profiles)

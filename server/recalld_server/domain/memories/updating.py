@@ -76,14 +76,20 @@ def screen_patch(
 class UpdateMemory:
     """Applies a field-masked change under the user's lock; a stale etag is refused."""
 
-    def __init__(self, backends: Backends, memories: UserMemories, policy: Policy) -> None:
+    def __init__(
+        self,
+        backends: Backends,
+        memories: UserMemories,
+        policy: Policy,
+        guard: SensitiveDataGuard,
+    ) -> None:
         self._store = backends.store
         self._embedder = backends.embedder
         self._locks = backends.locks
         self._clock = backends.clock
         self._changes = memories.changes
         self._policy = policy
-        self._guard = SensitiveDataGuard(policy.sensitive_data)
+        self._guard = guard
 
     async def __call__(
         self, principal: Principal, user_id: str, memory_id: str, etag: str, patch: MemoryPatch

@@ -119,7 +119,12 @@ class WriteMemories:
     """Stores a batch of memories for one user and says what happened to each."""
 
     def __init__(
-        self, backends: Backends, memories: UserMemories, policy: Policy, stages: Stages
+        self,
+        backends: Backends,
+        memories: UserMemories,
+        policy: Policy,
+        stages: Stages,
+        guard: SensitiveDataGuard,
     ) -> None:
         self._store = backends.store
         self._embedder = backends.embedder
@@ -130,7 +135,7 @@ class WriteMemories:
         self._policy = policy
         self._stages = stages
         self._tenant_counts = TenantCounts(self._store, self._clock)
-        self._guard = SensitiveDataGuard(policy.sensitive_data)
+        self._guard = guard
 
     async def __call__(
         self,
