@@ -115,18 +115,31 @@ DRAIN_QUIET_S = 0.3
 """On shutdown, how long no call may have run before the server stops accepting."""
 
 
+def open_call_limit(config: ServerConfig) -> int:
+    """The transport's cap on open calls: well above what admission lets run or wait."""
+    return max(config.max_concurrent_rpcs, 2 * (config.max_in_flight + config.max_queued))
+
+
 def transport_options(config: ServerConfig) -> list[tuple[str, int]]:
     """HTTP/2 limits, so idle, silent or hoarding connections cannot pile up.
 
-    Streams per connection are advertised; a connection that never completes its
-    handshake is closed after `handshake_timeout_s`, an idle one after
-    `connection_idle_s`; every connection is recycled after 30 minutes (clients
-    reconnect, possibly to another replica) with a minute for its calls to finish;
-    a peer that stops answering keepalive pings is dropped.
+    A connection may carry as many calls as the server takes at all: a burst on
+    one channel then meets admission control (RESOURCE_EXHAUSTED with RetryInfo),
+    not a stream refused mid-handshake (at 256 streams a 1,000-call burst on one
+    channel lost 640 calls as UNAVAILABLE: the client opens streams before it has
+    read the server's limit, and grpc does not retry a refused one).
+
+    A connection that never completes its handshake is closed after
+    `handshake_timeout_s`, an idle one after `connection_idle_s`; every connection
+    is recycled after 30 minutes (clients reconnect, possibly to another replica)
+    with a minute for its calls to finish; a peer that stops answering keepalive
+    pings is dropped.
     """
     return [
         ("grpc.max_receive_message_length", 16 * 1024 * 1024),
-        ("grpc.max_concurrent_streams", 256),
+        ("grpc.max_concurrent_streams", open_call_limit(config)),
+        ("grpc.server.max_pending_requests", open_call_limit(config)),
+        ("grpc.server.max_pending_requests_hard_limit", 2 * open_call_limit(config)),
         ("grpc.server_handshake_timeout_ms", round(config.handshake_timeout_s * 1000)),
         ("grpc.max_connection_idle_ms", round(config.connection_idle_s * 1000)),
         ("grpc.max_connection_age_ms", 30 * 60_000),
@@ -548,9 +561,7 @@ async def start_server(
                 else []
             ),
         ],
-        maximum_concurrent_rpcs=max(
-            config.max_concurrent_rpcs, 2 * (config.max_in_flight + config.max_queued)
-        ),
+        maximum_concurrent_rpcs=open_call_limit(config),
         options=transport_options(config),
     )
     limiter = RateLimiter(shared.rate_buckets, RateLimits(config.tenant_rate_limit))
@@ -573,6 +584,7 @@ async def start_server(
     for name in ("", SERVICE_NAME, SESSION_SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     background = _background_jobs(config, sessions, consolidator, shared.leases)
+    background.append(asyncio.create_task(admission.watch_loop(), name="admission-loop-lag"))
     log.info(
         "recalld serving on %s:%d (milvus %s, model %s)",
         config.host,

@@ -77,6 +77,56 @@ async def test_a_burst_beyond_the_queue_is_shed_with_retry_info(
     record("overload_burst", calls=40, max_in_flight=1, max_queued=2, **dict(codes))
 
 
+async def _burst(address: str, calls: int, channels: int, timeout_s: float = 60) -> Counter[str]:
+    """`calls` recalls at once over `channels` raw channels (no client retries)."""
+    opened = [grpc.aio.insecure_channel(address) for _ in range(channels)]
+    stubs = [memory_service_pb2_grpc.MemoryServiceStub(c) for c in opened]
+
+    async def recall(i: int) -> str:
+        request = memory_service_pb2.RecallRequest(user_id=f"u{i % 200}", query=f"question {i}")
+        try:
+            await stubs[i % channels].Recall(request, timeout=timeout_s, metadata=TENANT)
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                shed = RecalldError.from_rpc_error(error)
+                assert shed.shed and shed.retry_delay_s is not None, error.details()
+            return error.code().name
+        return "OK"
+
+    try:
+        return Counter(await asyncio.gather(*(recall(i) for i in range(calls))))
+    finally:
+        for channel in opened:
+            await channel.close()
+
+
+async def test_bursts_at_default_settings_are_served_or_shed_never_refused(
+    tmp_path: Path,
+) -> None:
+    """Default flags, the embedded default, bursts of 1k and 5k calls on one channel.
+
+    Before, a connection took 256 streams and gRPC kept 3,000 calls pending: a
+    1k burst on one channel lost 640 calls as UNAVAILABLE (refused streams) and a
+    5k burst 2,170 as CANCELLED, with none shed.
+    """
+    server = ServerProcess(tmp_path / "data").start()
+    try:
+        # 1k with the Python client's recall deadline; 5k with room to be served or shed.
+        for calls, deadline_s in ((1000, 5.0), (5000, 60.0)):
+            codes = await _burst(server.address, calls, channels=1, timeout_s=deadline_s)
+            assert set(codes) <= {"OK", "RESOURCE_EXHAUSTED"}, (calls, codes)
+            assert codes["OK"] > 0
+            record(f"overload_default_burst_{calls}", calls=calls, **dict(codes))
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            probe = await health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=5
+            )
+            assert probe.status == health_pb2.HealthCheckResponse.SERVING
+        assert await _burst(server.address, 20, channels=1) == Counter(OK=20)
+    finally:
+        server.terminate()
+
+
 async def test_the_client_retries_shed_calls_even_writes(
     small_server: RunningServer, user_id: str
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -99,3 +100,42 @@ async def test_the_retry_delay_grows_with_the_backlog() -> None:
         task.cancel()
     await asyncio.gather(*waiters, return_exceptions=True)
     assert admission.waiting == 0
+
+
+async def test_a_queued_call_is_shed_before_its_deadline_not_cut_by_it() -> None:
+    admission = Admission(AdmissionLimits(max_in_flight=1, max_queued=5, max_queue_wait_s=5))
+    await admission.acquire()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(ResourceExhaustedError) as caught:
+        await admission.acquire(time_left_s=0.3)
+    waited = loop.time() - started
+    assert 0.2 <= waited < 0.3  # gave up with time left to answer
+    assert caught.value.cause == "server_overloaded"
+    assert admission.waiting == 0
+    with pytest.raises(ResourceExhaustedError):
+        await admission.acquire(time_left_s=0.01)  # no time to wait at all
+    # A free slot is taken whatever the deadline.
+    admission.release(0.01)
+    await admission.acquire(time_left_s=0.01)
+    assert admission.running == 1
+
+
+async def test_while_the_loop_runs_late_new_calls_are_shed_at_once() -> None:
+    admission = Admission(AdmissionLimits(max_in_flight=4, max_queued=5, max_loop_lag_s=0.1))
+    watcher = asyncio.create_task(admission.watch_loop(period_s=0.05))
+    try:
+        await admission.acquire()
+        await asyncio.sleep(0.01)
+        time.sleep(0.3)  # noqa: ASYNC251  # the loop blocked, as under a burst
+        await asyncio.sleep(0.005)  # the watcher's late timer runs first
+        assert admission.loop_lag_s > 0.1
+        with pytest.raises(ResourceExhaustedError) as caught:
+            await admission.acquire()  # a slot is free, but the loop is behind
+        assert "behind" in str(caught.value)
+        await asyncio.sleep(0.12)  # on time again
+        assert admission.loop_lag_s < 0.1
+        await admission.acquire()
+        assert admission.running == 2
+    finally:
+        watcher.cancel()
