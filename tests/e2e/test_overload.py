@@ -97,7 +97,7 @@ async def _burst(address: str, calls: int, channels: int, timeout_s: float = 60)
         return Counter(await asyncio.gather(*(recall(i) for i in range(calls))))
     finally:
         for channel in opened:
-            await channel.close()
+            await channel.close(None)
 
 
 async def test_bursts_at_default_settings_are_served_or_shed_never_refused(
