@@ -227,7 +227,10 @@ class WriteMemories:
         replayed = []
         for memory_id, outcome, related_id in stored.results:
             memory = current.get(memory_id)
-            if memory is None:  # hard-forgotten since: report the id, not the content
+            if memory is None or not authorization.visible(principal, user_id, memory):
+                # Hard-forgotten since, or moved to a scope this caller may not read
+                # (a key of another scope can send the same shared-scope content
+                # with the same request_id): report the id, never the content.
                 memory = Memory(
                     id=memory_id,
                     tenant_id=principal.tenant_id,
