@@ -15,6 +15,10 @@ newer calls behind them expired unseen. So while the loop runs late
 (`watch_loop`) and calls already run, a new call is shed at once: a refusal
 costs a fraction of a served call, and the backlog drains.
 
+Calls that wait in the transport while the loop keeps time are found from
+their deadlines (`unseen_wait`): when every recent call reached admission with
+part of its deadline gone, a call that lost a good share of it is shed at once.
+
 Health checks and reflection are never shed: only MemoryService calls pass here.
 """
 
@@ -31,6 +35,7 @@ from typing import Any
 import grpc
 
 from recalld_server.api.status import to_status
+from recalld_server.api.unseen_wait import CallKey, UnseenWait, UnseenWaitLimits
 from recalld_server.domain.core.errors import ResourceExhaustedError
 
 SERVICE_PREFIX = "/recalld.v1.MemoryService/"
@@ -49,6 +54,7 @@ class AdmissionLimits:
     max_queue_wait_s: float = 2.0
     max_loop_lag_s: float = 0.25
     """Event-loop lateness beyond which calls that would wait are shed at once."""
+    unseen_wait: UnseenWaitLimits = dataclasses.field(default_factory=UnseenWaitLimits)
 
 
 class Admission:
@@ -61,6 +67,7 @@ class Admission:
         self._service_s = 0.01  # moving average of a call's run time, for RetryInfo
         self._last_activity = time.monotonic()
         self._loop_lag_s = 0.0
+        self._unseen = UnseenWait(limits.unseen_wait)
         self.shed = 0
 
     async def watch_loop(self, period_s: float = 0.05) -> None:
@@ -98,26 +105,36 @@ class Admission:
         estimate = backlog / max(1, self._limits.max_in_flight) * self._service_s
         return min(MAX_RETRY_S, max(MIN_RETRY_S, estimate))
 
-    def _overloaded(self, what: str) -> ResourceExhaustedError:
+    def _overloaded(self, what: str, retry_after_s: float = 0.0) -> ResourceExhaustedError:
         self.shed += 1
         return ResourceExhaustedError(
             f"the server is at capacity ({what}); retry after the advised delay",
-            retry_after_s=self.retry_after_s(),
+            retry_after_s=min(MAX_RETRY_S, max(retry_after_s, self.retry_after_s())),
             cause="server_overloaded",
         )
 
-    async def acquire(self, time_left_s: float | None = None) -> None:
+    async def acquire(
+        self, time_left_s: float | None = None, caller: CallKey | None = None
+    ) -> None:
         """Takes a slot, waiting in line if needed; raises ResourceExhaustedError when shed.
 
         `time_left_s` is what remains of the caller's deadline. A call waits no
         longer than would leave it time to run (a call's recent run time) and to
         answer, so a caller with a short deadline is told the server is
         overloaded, with a retry delay, instead of seeing DEADLINE_EXCEEDED from
-        the server's own queue.
+        the server's own queue. `caller` (peer and method) lets the wait the call
+        spent in the transport be told from its deadline.
         """
         self._last_activity = time.monotonic()
         if self._loop_lag_s > self._limits.max_loop_lag_s and self._running:
             raise self._overloaded(f"the server runs {self._loop_lag_s:.2g} s behind")
+        if time_left_s is not None and caller is not None:
+            waited_s = self._unseen.too_late(caller, time_left_s)
+            if waited_s is not None and self._running:
+                # The backlog is about as old as this call: retrying sooner meets it.
+                raise self._overloaded(
+                    f"calls wait {waited_s:.2g} s before the server reaches them", waited_s
+                )
         if self._running < self._limits.max_in_flight and not self._waiting:
             self._running += 1
             return
@@ -183,13 +200,19 @@ class AdmissionInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg
             return handler
         behavior = handler.unary_unary
         admission = self._admission
+        method = handler_call_details.method
 
         async def admitted(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             try:
-                await admission.acquire(context.time_remaining())
+                await admission.acquire(context.time_remaining(), (context.peer(), method))
             except ResourceExhaustedError as error:
+                # Answered without raising (gRPC drops the reply of a call that is not
+                # OK): in a burst a refusal must cost as little as it can.
                 status = to_status(error)
-                await context.abort(status.code, status.details, status.trailing_metadata)
+                context.set_code(status.code)
+                context.set_details(status.details)
+                context.set_trailing_metadata(status.trailing_metadata)
+                return None
             started = time.monotonic()
             try:
                 return await behavior(request, context)
