@@ -17,7 +17,7 @@ costs a fraction of a served call, and the backlog drains.
 
 Calls that wait in the transport while the loop keeps time are found from
 their deadlines (`unseen_wait`): when every recent call reached admission with
-part of its deadline gone, a call that lost a good share of it is shed at once.
+part of its deadline gone, a call that lost a large share of it (0.4) is shed at once.
 
 Health checks and reflection are never shed: only MemoryService calls pass here.
 """

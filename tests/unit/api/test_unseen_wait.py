@@ -52,12 +52,12 @@ def test_a_burst_backing_up_in_the_transport_is_refused_once_every_call_waited()
     clocks = Clocks()
     tracker = _tracker(clocks)
     verdicts = _burst(tracker, clocks, RECALL, 1500)
-    # The first calls waited less than the floor and a tenth of the deadline: served.
-    assert all(v is None for v in verdicts[:250])
+    # Calls that lost less than 0.4 of the 5 s deadline are served, in or out of a backlog.
+    assert all(v is None for v in verdicts[:990])
     assert tracker.behind
     refused = [v for v in verdicts if v is not None]
-    assert len(refused) > 1000
-    assert all(v > 0.5 for v in refused)  # a tenth of the 5 s deadline
+    assert len(refused) > 450
+    assert all(v > 2.0 for v in refused)
     # The backlog gone, calls arrive on time again and are served.
     clocks.advance(1.0)
     for _ in range(100):
