@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from recalld_client import RecalldClient
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.embedding.usem import load_usem3
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.services import MilvusServerProcess, RedisProcess, free_port, milvus_server_binary
 
 

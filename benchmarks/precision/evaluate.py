@@ -35,10 +35,10 @@ import grpc
 
 from benchmarks.precision.label_judge import LabelJudge
 from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
-from recalld_server.app import start_server
 from recalld_server.calibration.dataset import PRESENT, day_ms, load_precision
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.usem import load_usem3
+from recalld_server.wiring.server import start_server
 
 MODES = ("hybrid", "dense", "keyword")
 JUDGED = "judged"

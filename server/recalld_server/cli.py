@@ -19,7 +19,7 @@ SWITCH_INTERVAL_S = 0.0005
 
 
 async def _serve(argv: Sequence[str]) -> None:
-    from recalld_server.app import start_server
+    from recalld_server.wiring.server import start_server
 
     config = load_config(argv, os.environ)
     running = await start_server(config, environ=os.environ)

@@ -17,7 +17,7 @@ pytest.importorskip("hdrh", reason="benchmark extra not installed: pip install -
 pytest.importorskip("matplotlib", reason="benchmark extra not installed: pip install -e .[bench]")
 
 from benchmarks.recalld_bench import conversations, datasets, loader, loadgen, report, stages
-from recalld_server.app import RunningServer
+from recalld_server.wiring.server import RunningServer
 
 SPEC = datasets.DatasetSpec(memories=40, tenants=2, users_per_tenant=3, seed=7)
 

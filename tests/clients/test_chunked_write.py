@@ -11,7 +11,7 @@ import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import MAX_WRITE_BATCH, RecalldClient, RecalldError, RetryPolicy
-from recalld_server.app import RunningServer
+from recalld_server.wiring.server import RunningServer
 from tests.clients.conftest import serving
 from tests.clients.scripted import Answer, ScriptedMemoryService, fail, reply
 

@@ -24,9 +24,9 @@ from recalld_client import (
     RecalldError,
     RetryPolicy,
 )
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.clients.conftest import serving
 from tests.services import free_port
 

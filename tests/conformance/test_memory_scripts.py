@@ -16,7 +16,7 @@ import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2, session_service_pb2
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import RunningServer
+from recalld_server.wiring.server import RunningServer
 
 SCRIPTS = json.loads(
     (Path(__file__).parents[1] / "scripts" / "memory_scripts.json").read_text(encoding="utf-8")

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from recalld.v1 import memory_pb2
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import RunningServer, start_server
 
 
 def memory(

@@ -17,9 +17,9 @@ from recalld.v1 import (
 )
 from recalld.v1 import session_service_pb2 as spb
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig, load_config
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.e2e.helpers import memory
 
 KEYS = {

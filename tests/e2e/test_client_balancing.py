@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from recalld_client import RecalldClient
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import RunningServer, start_server
 
 
 @pytest.fixture

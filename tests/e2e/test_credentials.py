@@ -17,9 +17,9 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from recalld.v1 import memory_service_pb2, memory_service_pb2_grpc
 from recalld_client import RecalldClient
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig, load_config
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.e2e.helpers import memory
 
 KEYS = {

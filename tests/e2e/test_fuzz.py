@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 
 from recalld.v1 import memory_service_pb2, session_service_pb2
 from recalld_client import RecalldClient
-from recalld_server.app import RunningServer
 from recalld_server.domain.core.model import UPDATABLE_FIELDS
+from recalld_server.wiring.server import RunningServer
 from tests.e2e.helpers import memory
 
 SERVICES = {

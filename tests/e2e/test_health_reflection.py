@@ -10,7 +10,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from recalld_server.app import RunningServer
+from recalld_server.wiring.server import RunningServer
 from tests.services import free_port
 
 

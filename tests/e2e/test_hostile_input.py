@@ -19,7 +19,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from recalld.v1 import memory_pb2, memory_service_pb2, session_service_pb2
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import RunningServer
+from recalld_server.wiring.server import RunningServer
 from tests.e2e.helpers import memory
 
 METHODS = [

@@ -11,10 +11,10 @@ import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import RunningServer
 from recalld_server.storage.expressions import quote
 from recalld_server.storage.milvus_records import HISTORY, REQUESTS
 from recalld_server.storage.milvus_store import MilvusVectorStore
+from recalld_server.wiring.server import RunningServer
 from tests.e2e.helpers import memory
 
 

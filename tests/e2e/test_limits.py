@@ -10,9 +10,9 @@ import grpc
 import pytest
 
 from recalld_client import RecalldClient, RecalldError, RetryPolicy
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.e2e.helpers import memory
 
 KEYS = {

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.e2e.mcp_harness import (
     McpHttpProcess,
     data,

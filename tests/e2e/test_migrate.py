@@ -20,7 +20,6 @@ from google.protobuf import json_format
 
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient
-from recalld_server.app import RunningServer
 from recalld_server.migrate.jsonl import expiry_to_send, parse_jsonl
 from recalld_server.migrate.memory_md import parse_memory_md
 from recalld_server.migrate.records import ParseResult
@@ -32,6 +31,7 @@ from recalld_server.migrate.runner import (
     run_import,
 )
 from recalld_server.migrate.sqlite_layouts import parse_sqlite
+from recalld_server.wiring.server import RunningServer
 from tests.e2e.helpers import memory
 from tests.e2e.server_process import ServerProcess
 from tests.unit.migrate.test_memory_md import CHINESE, ENGLISH

@@ -15,11 +15,11 @@ import grpc
 import pytest
 
 from recalld_client import RecalldClient, RecalldError, RetryPolicy
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.embedding.model_process import ModelProcess
 from recalld_server.embedding.usem import USEM3_DIMENSION, USEM3_MODEL_ID
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.e2e.helpers import memory
 from tests.integration.embedding.toy_models import KILL_SWITCH_ENV
 

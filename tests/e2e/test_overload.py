@@ -17,9 +17,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from recalld.v1 import memory_service_pb2, memory_service_pb2_grpc
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.e2e.helpers import memory
 from tests.e2e.server_process import ServerProcess
 from tests.figures import record

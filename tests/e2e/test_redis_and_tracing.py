@@ -16,10 +16,10 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from recalld.v1 import memory_pb2
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.storage.profile_cache import profile_key
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.e2e.helpers import memory, shared_replicas
 from tests.figures import record
 from tests.services import RedisProcess

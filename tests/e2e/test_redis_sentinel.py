@@ -12,9 +12,9 @@ import pytest
 import redis.asyncio as redis_asyncio
 
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import start_server
 from tests.e2e.helpers import memory, shared_replicas
 from tests.figures import record
 from tests.services import SentinelProcess, free_port, primary_and_replica

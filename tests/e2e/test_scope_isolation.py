@@ -15,9 +15,9 @@ import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.e2e.helpers import memory
 
 KEYS = {

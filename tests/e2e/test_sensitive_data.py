@@ -19,9 +19,9 @@ import redis.asyncio as redis_asyncio
 
 from recalld.v1 import memory_pb2
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import RunningServer, start_server
 from recalld_server.config import ServerConfig, sensitive_data_policy
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import RunningServer, start_server
 from tests.e2e.helpers import memory
 from tests.services import RedisProcess
 

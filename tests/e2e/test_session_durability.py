@@ -15,9 +15,9 @@ from typing import Any
 import grpc
 import redis.asyncio as redis_asyncio
 
-from recalld_server.app import start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import start_server
 from tests.e2e.test_sessions import ASSISTANT, USER, Caller
 from tests.services import RedisProcess
 

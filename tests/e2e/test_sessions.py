@@ -24,7 +24,7 @@ from recalld.v1 import (
     session_service_pb2,
     session_service_pb2_grpc,
 )
-from recalld_server.app import RunningServer
+from recalld_server.wiring.server import RunningServer
 
 pb = session_service_pb2
 USER, ASSISTANT = pb.MESSAGE_ROLE_USER, pb.MESSAGE_ROLE_ASSISTANT

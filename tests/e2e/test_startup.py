@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from recalld_client import RecalldClient
-from recalld_server.app import start_server
 from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
+from recalld_server.wiring.server import start_server
 from tests.e2e.helpers import memory
 from tests.services import MilvusServerProcess, free_port
 

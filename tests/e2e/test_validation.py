@@ -9,7 +9,7 @@ import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2, memory_service_pb2_grpc
 from recalld_client import RecalldClient, RecalldError
-from recalld_server.app import RunningServer
+from recalld_server.wiring.server import RunningServer
 from tests.e2e.helpers import memory
 
 

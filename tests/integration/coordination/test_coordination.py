@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from recalld_server.config import ServerConfig
-from recalld_server.coordination import check_settings, coordination
 from recalld_server.storage.leases import LocalLeases, RedisLeases
 from recalld_server.storage.local import LocalAccessTracker, LocalGenerations, LocalLockManager
 from recalld_server.storage.profile_cache import LocalProfileCache, RedisProfileCache
@@ -15,6 +14,7 @@ from recalld_server.storage.redis_coordination import (
     RedisGenerations,
     RedisLockManager,
 )
+from recalld_server.wiring.coordination import check_settings, coordination
 from tests.services import RedisProcess
 
 

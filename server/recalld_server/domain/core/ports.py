@@ -1,7 +1,7 @@
 """Ports: the small interfaces the domain needs from the outside world.
 
 Adapters (Milvus, Redis, the embedding model) implement them and are passed in
-by the composition root (`recalld_server.app`). The domain never imports an
+by the composition root (`recalld_server.wiring.server`). The domain never imports an
 adapter.
 """
 

@@ -38,8 +38,6 @@ from recalld_server.api.servicer import MemoryServicer
 from recalld_server.api.session_servicer import SessionServicer
 from recalld_server.cancellation import cancel_and_wait
 from recalld_server.config import ServerConfig
-from recalld_server.coordination import Coordination, coordination
-from recalld_server.coordination import check_settings as check_coordination_settings
 from recalld_server.domain.core.ports import (
     Backends,
     Embedder,
@@ -69,14 +67,6 @@ from recalld_server.embedding.registry import (
     model_spec,
     remote_spec,
 )
-from recalld_server.session_backends import (
-    ClosingConversations,
-    ClosingExtractionQueue,
-    conversation_storage,
-    fact_judge,
-    language_models,
-    relevance_judge,
-)
 from recalld_server.storage.active_collection import ActivePointer, resolve_serving_model
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 from recalld_server.storage.leases import Leases
@@ -104,6 +94,16 @@ from recalld_server.telemetry.tracing import (
     build_meter_provider,
     build_tracer_provider,
     tracer_and_meter,
+)
+from recalld_server.wiring.coordination import Coordination, coordination
+from recalld_server.wiring.coordination import check_settings as check_coordination_settings
+from recalld_server.wiring.session_backends import (
+    ClosingConversations,
+    ClosingExtractionQueue,
+    conversation_storage,
+    fact_judge,
+    language_models,
+    relevance_judge,
 )
 
 log = logging.getLogger(__name__)
