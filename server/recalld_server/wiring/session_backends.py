@@ -3,7 +3,7 @@
 The summarizer, the extractor, the optional fact judge of consolidation and the
 optional relevance judge of recall.
 
-Built once at start-up by `recalld_server.wiring.server`; settings come from the ServerConfig
+Built once at start-up by the composition root; settings come from the ServerConfig
 it is given, never from the environment at import.
 """
 
