@@ -82,8 +82,8 @@ async def _main(args: argparse.Namespace) -> dict[str, object]:
         _NoEmbedder(),  # type: ignore[arg-type]
         LocalLockManager(),
         clock,
-        MilvusHistoryStore(store.client),
-        MilvusIdempotencyStore(store.client),
+        MilvusHistoryStore(store.client, newest_row_wins=store.embedded),
+        MilvusIdempotencyStore(store.client, newest_row_wins=store.embedded),
         access,
         cache,
         LocalGenerations(),

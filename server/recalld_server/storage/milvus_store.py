@@ -48,7 +48,7 @@ from recalld_server.domain.core.model import (
 from recalld_server.domain.core.ports import Vector, Vectors
 from recalld_server.storage.expressions import quote
 from recalld_server.storage.keyword_analyzer import CONTENT_ANALYZER
-from recalld_server.storage.milvus_features import MilvusFeatures, detect
+from recalld_server.storage.milvus_features import MilvusFeatures, detect, is_local_uri
 
 log = logging.getLogger(__name__)
 
@@ -267,6 +267,11 @@ class MilvusVectorStore:
     def collection(self) -> str:
         """The memories collection (named after the embedding model)."""
         return self._collection
+
+    @property
+    def embedded(self) -> bool:
+        """Whether this is Milvus Lite (a file), not a server: see `milvus_records._overwrite`."""
+        return is_local_uri(self._config.uri)
 
     @property
     def client(self) -> AsyncMilvusClient:

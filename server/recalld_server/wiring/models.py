@@ -229,7 +229,12 @@ async def _milvus_storage(config: ServerConfig, embedder: Embedder, claim_pointe
     if claim_pointer:
         await asyncio.to_thread(_point_at, config, store.collection)
     await asyncio.to_thread(ensure_record_collections, milvus_config)
-    return store, MilvusHistoryStore(store.client), MilvusIdempotencyStore(store.client)
+    lite = store.embedded
+    return (
+        store,
+        MilvusHistoryStore(store.client, newest_row_wins=lite),
+        MilvusIdempotencyStore(store.client, newest_row_wins=lite),
+    )
 
 
 def _point_at(config: ServerConfig, collection: str) -> None:

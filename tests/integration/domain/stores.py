@@ -34,7 +34,12 @@ async def open_stores(
         )
         milvus = await MilvusVectorStore.open(config)
         await asyncio.to_thread(ensure_record_collections, config)
-        return milvus, MilvusHistoryStore(milvus.client), MilvusIdempotencyStore(milvus.client)
+        lite = milvus.embedded
+        return (
+            milvus,
+            MilvusHistoryStore(milvus.client, newest_row_wins=lite),
+            MilvusIdempotencyStore(milvus.client, newest_row_wins=lite),
+        )
     return (
         InMemoryVectorStore(embedder.dimension),
         InMemoryHistoryStore(),
