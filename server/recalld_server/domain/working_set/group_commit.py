@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Sequence
 
 import numpy as np
 
@@ -83,40 +82,22 @@ class GroupCommit:
             self.requests += len(group)
 
     async def _write_group(self, group: list[_Request]) -> None:
-        # A memory and the one it supersedes change together, in one store call (a
-        # replace), so a replica killed mid-commit cannot leave a topic with two active
-        # memories. New rows tied to no changed row are inserted beside it: a replace
-        # costs more per row than an insert (on Milvus Lite about 1 ms against 0.4,
-        # besides its cost per call; benchmarks/README.md). History is written after
-        # the rows it describes when rows change, and beside them when rows are only added.
+        # A group that changes existing rows writes its new rows in the same store
+        # call (an upsert): a memory and the one it supersedes change together, so a
+        # replica killed mid-commit cannot leave a topic with two active memories.
+        # A group that only adds rows inserts them and writes history concurrently.
         inserts = [row for request in group for row in request.inserts]
         upserts = [row for request in group for row in request.upserts]
         entries = [entry for request in group for entry in request.history]
         history = [self._history.append(entries)] if entries else []
         if not upserts:
-            await asyncio.gather(*self._inserting(inserts), *history)
+            inserting = (
+                self._store.insert([m for m, _ in inserts], np.stack([v for _, v in inserts]))
+                if inserts
+                else None
+            )
+            await asyncio.gather(*(work for work in (inserting, *history) if work is not None))
             return
-        tied = tied_ids([m for m, _ in inserts], [m for m, _ in upserts])
-        together = [row for row in inserts if row[0].id in tied] + upserts
-        loose = [row for row in inserts if row[0].id not in tied]
-        replacing = self._store.replace(
-            [m for m, _ in together], np.stack([v for _, v in together])
-        )
-        await asyncio.gather(replacing, *self._inserting(loose))
+        rows = [*inserts, *upserts]
+        await self._store.replace([m for m, _ in rows], np.stack([v for _, v in rows]))
         await asyncio.gather(*history)
-
-    def _inserting(self, rows: list[tuple[Memory, Vector]]) -> list[Awaitable[None]]:
-        if not rows:
-            return []
-        return [self._store.insert([m for m, _ in rows], np.stack([v for _, v in rows]))]
-
-
-def tied_ids(new: Sequence[Memory], changed: Sequence[Memory]) -> set[str]:
-    """Ids of the new memories that a changed one names, or that name a changed one.
-
-    A new memory superseding a stored one, and the stored one marked superseded by it,
-    must be stored together.
-    """
-    changed_ids = {m.id for m in changed}
-    named = {m.superseded_by_id for m in changed if m.superseded_by_id}
-    return {m.id for m in new if m.id in named or m.supersedes_id in changed_ids}

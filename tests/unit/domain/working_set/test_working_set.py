@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -18,10 +16,9 @@ from recalld_server.domain.core.model import (
     Operation,
     Status,
 )
-from recalld_server.domain.core.ports import Vectors
 from recalld_server.domain.core.text import content_hash
 from recalld_server.domain.working_set.cache import WorkingSet, WorkingSetPolicy
-from recalld_server.domain.working_set.group_commit import GroupCommit, tied_ids
+from recalld_server.domain.working_set.group_commit import GroupCommit
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 from recalld_server.storage.local import LocalGenerations
 from recalld_server.storage.memory_store import InMemoryHistoryStore, InMemoryVectorStore
@@ -189,58 +186,3 @@ async def test_group_commit_fails_every_request_of_a_failed_group() -> None:
         return_exceptions=True,
     )
     assert all(isinstance(r, BackendUnavailableError) for r in results)
-
-
-class _RecordingStore(InMemoryVectorStore):
-    """The in-memory store, noting which ids each write call carried."""
-
-    def __init__(self, dimension: int) -> None:
-        super().__init__(dimension)
-        self.calls: list[tuple[str, set[str]]] = []
-
-    async def insert(self, memories: Sequence[Memory], vectors: Vectors) -> None:
-        self.calls.append(("insert", {m.id for m in memories}))
-        await super().insert(memories, vectors)
-
-    async def replace(self, memories: Sequence[Memory], vectors: Vectors) -> None:
-        self.calls.append(("replace", {m.id for m in memories}))
-        await super().replace(memories, vectors)
-
-
-def test_a_new_memory_is_tied_to_the_changed_one_it_supersedes_and_no_other() -> None:
-    old, holder = _memory("u", 1), _memory("u", 2)
-    successor = dataclasses.replace(_memory("u", 3), supersedes_id=old.id)
-    named = _memory("u", 4)  # named by a changed row, naming nothing itself
-    conflict = dataclasses.replace(_memory("u", 5), supersedes_id=holder.id)  # holder unchanged
-    loose = _memory("u", 6)
-    changed = [
-        dataclasses.replace(old, status=Status.SUPERSEDED, superseded_by_id=successor.id),
-        dataclasses.replace(_memory("u", 7), superseded_by_id=named.id),
-    ]
-    assert tied_ids([successor, named, conflict, loose], changed) == {successor.id, named.id}
-    assert tied_ids([successor, loose], []) == set()
-
-
-async def test_group_commit_replaces_a_superseding_pair_together_and_inserts_the_rest() -> None:
-    store, history = _RecordingStore(DIM), InMemoryHistoryStore()
-    old = _memory("u", 1)
-    await store.insert([old], _vector(1)[None, :])
-    store.calls.clear()
-    successor = dataclasses.replace(_memory("u", 2), supersedes_id=old.id)
-    superseded = dataclasses.replace(
-        old, status=Status.SUPERSEDED, superseded_by_id=successor.id, version=old.version + 1
-    )
-    others = [_memory("v", n) for n in (3, 4)]
-    await GroupCommit(store, history).write(
-        [(successor, _vector(2)), *((m, _vector(n)) for n, m in enumerate(others))],
-        [(superseded, _vector(1))],
-        [HistoryEntry(successor, Operation.WRITE, (), 1)],
-    )
-    assert sorted(store.calls) == [
-        ("insert", {m.id for m in others}),
-        ("replace", {successor.id, old.id}),
-    ]
-    stored = {m.id: m for m in await store.find(MemoryFilter("t", None), 10)}
-    assert stored[old.id].status is Status.SUPERSEDED and stored[old.id].superseded_by_id
-    assert set(stored) == {old.id, successor.id, *(m.id for m in others)}
-    assert len(await history.versions("t", successor.id)) == 1
