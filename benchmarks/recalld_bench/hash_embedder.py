@@ -4,7 +4,8 @@
 
 `POST /v1/embeddings` (and `/embeddings`) answers every text with a deterministic
 unit vector seeded by a BLAKE2b hash of the text (float32, rounded to 5 decimals),
-in input order with its `index`, as JSON lists (recalld does not ask for base64).
+in input order with its `index`, as JSON lists, or as base64 float32 when the
+request asks `encoding_format: "base64"` (recalld does, unless told otherwise).
 The vectors carry no meaning; they cost next to nothing, so a benchmark through
 this server measures recalld's own pipeline (HTTP client, batching, the answer's
 checks, storage, search) with the model "elsewhere", as in production. Each
@@ -12,8 +13,8 @@ text's answer fragment is cached (LRU), so a repeated text costs a dict lookup.
 
 `GET /health` answers 200; `GET /stats` the requests and texts served so far (a
 benchmark reads it before and after a point: texts per request is the batch size
-recalld sent). `input_type`, `encoding_format` and `user` are accepted and
-ignored; `dimensions` is honoured. The process stops by itself after
+recalld sent). `input_type` and `user` are accepted and ignored; `dimensions`
+and `encoding_format` are honoured. The process stops by itself after
 `--max-seconds`, or within a second of its parent's end (`--parent-pid`), so a
 benchmark that dies cannot leave it running.
 """
@@ -21,6 +22,7 @@ benchmark that dies cannot leave it running.
 from __future__ import annotations
 
 import argparse
+import base64
 import functools
 import hashlib
 import http.server
@@ -67,6 +69,14 @@ def vector_json(text: str, dimension: int) -> str:
     return "[" + ",".join(map(_NUMBERS.__getitem__, steps.tolist())) + "]"
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def vector_base64(text: str, dimension: int) -> str:
+    """The same rounded vector as `vector_json`, as base64 little-endian float32, quoted."""
+    steps = np.rint(vector(text, dimension) * _SCALE)
+    data = (steps / _SCALE).astype("<f4").tobytes()
+    return '"' + base64.b64encode(data).decode("ascii") + '"'
+
+
 def _texts(payload: Any) -> list[str]:
     if not isinstance(payload, dict):
         raise BadRequestError("the body is not a JSON object")
@@ -91,10 +101,14 @@ def answer(payload: Any, dimension: int = DEFAULT_DIMENSION) -> tuple[bytes, int
         if not isinstance(asked, int) or isinstance(asked, bool) or not 1 <= asked <= 8192:
             raise BadRequestError("dimensions must be an integer 1..8192")
         dimension = asked
+    encoding = payload.get("encoding_format", "float")
+    if encoding not in ("float", "base64"):
+        raise BadRequestError('encoding_format must be "float" or "base64"')
+    encoded = vector_base64 if encoding == "base64" else vector_json
     model = payload.get("model")
     name = model if isinstance(model, str) and model else MODEL
     items = ",".join(
-        f'{{"object":"embedding","index":{i},"embedding":{vector_json(t, dimension)}}}'
+        f'{{"object":"embedding","index":{i},"embedding":{encoded(t, dimension)}}}'
         for i, t in enumerate(texts)
     )
     tokens = sum(len(t) for t in texts) // 4 + len(texts)

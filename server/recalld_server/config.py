@@ -18,7 +18,7 @@ from recalld_server.domain.sensitive.policy import (
     policy_from_json,
 )
 from recalld_server.embedding.openai_http import EndpointSettings
-from recalld_server.embedding.openai_wire import Framing
+from recalld_server.embedding.openai_wire import ENCODINGS, Framing
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -486,6 +486,13 @@ def add_embedding_endpoint_flags(p: argparse.ArgumentParser, environ: Mapping[st
         default=env("EMBEDDING_MAX_INPUT_CHARS", d.max_input_chars),
         help="longer texts are cut to this many characters before they are sent",
     )
+    group.add_argument(
+        "--embedding-encoding-format",
+        choices=ENCODINGS,
+        default=env("EMBEDDING_ENCODING_FORMAT", d.encoding_format),
+        help="how vectors are asked for: base64 (compact) when the endpoint serves it, "
+        "else numbers (auto); or only one of them",
+    )
 
 
 def embedding_endpoint(
@@ -510,6 +517,7 @@ def embedding_endpoint(
             max_in_flight=int(args.embedding_max_in_flight),
             timeout_s=float(args.embedding_timeout),
             max_input_chars=int(args.embedding_max_input_chars),
+            encoding_format=str(args.embedding_encoding_format),
             startup_timeout_s=startup_timeout_s,
         )
     except ValueError as error:

@@ -18,6 +18,9 @@ speak this API. The embedder makes that service safe to depend on:
   for a cooldown instead of each waiting out the timeouts.
 * **Checked answers** (`openai_wire.parse_answer`): count, order, dimension,
   finite values; vectors are normalised here, since not every server does.
+* **Compact answers**: vectors are asked as base64 float32 (`encoding_format`)
+  unless the endpoint refuses that at the start-up probe; numbers are accepted
+  either way.
 * **Refused texts** (400, 413, 422): a batch is split until the refused text is
   alone, so one caller's text cannot fail the others; a text refused as too
   long is cut in half and sent again, down to `MIN_CUT_CHARS`.
@@ -58,6 +61,7 @@ from recalld_server.breaker import CircuitBreaker
 from recalld_server.domain.core.errors import BackendUnavailableError, TextRefusedError
 from recalld_server.domain.core.ports import Vectors
 from recalld_server.embedding.openai_wire import (
+    ENCODINGS,
     MAX_ANSWER_BYTES,
     Framing,
     MalformedAnswerError,
@@ -95,6 +99,9 @@ class EndpointSettings:
         max_in_flight: Most requests at once (one connection each).
         timeout_s: Deadline of one request, connection and answer included.
         max_input_chars: Longer texts are cut (`openai_wire.cut`) before sending.
+        encoding_format: "auto" asks for base64 vectors and falls back to numbers
+            when the probe's base64 request is refused or answered wrongly;
+            "base64" or "float" asks for that only.
         attempts: Tries per request, the first included.
         startup_timeout_s: How long the start-up probe retries an endpoint that
             cannot be reached yet (one starting beside recalld).
@@ -112,6 +119,7 @@ class EndpointSettings:
     max_in_flight: int = 4
     timeout_s: float = 30.0
     max_input_chars: int = 8192
+    encoding_format: str = "auto"
     attempts: int = 4
     startup_timeout_s: float = 30.0
     circuit_failures: int = 5
@@ -133,6 +141,8 @@ class EndpointSettings:
             problems.append(f"max input chars must be at least {MIN_CUT_CHARS}")
         if self.circuit_failures < 1:
             problems.append("circuit failures must be at least 1")
+        if self.encoding_format not in ENCODINGS:
+            problems.append(f"encoding format must be one of {', '.join(ENCODINGS)}")
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -260,6 +270,8 @@ class OpenAIEmbedder:
         if settings.api_key:
             self._headers["Authorization"] = f"Bearer {settings.api_key}"
         self._dimension: int | None = None
+        self._base64 = settings.encoding_format != "float"
+        """Whether requests ask for base64 vectors (the probe may turn it off)."""
         self._breaker = CircuitBreaker(
             f"embedding endpoint {settings.public_url}",
             failures=settings.circuit_failures,
@@ -345,7 +357,19 @@ class OpenAIEmbedder:
                 try:
                     vectors = await self._attempt([PROBE_TEXT], purpose, None)
                     break
-                except _Malformed as error:
+                except (_Malformed, _Refused) as error:
+                    if self._base64 and settings.encoding_format == "auto":
+                        # Some servers refuse or mangle `encoding_format`: ask for numbers.
+                        log.info(
+                            "embedding endpoint %s: base64 vectors not served (%s); "
+                            "asking for numbers",
+                            settings.public_url,
+                            self._redact(str(error)),
+                        )
+                        self._base64 = False
+                        continue
+                    if isinstance(error, _Refused):
+                        raise self._probe_error(f"refused the probe: {error}") from None
                     raise self._probe_error(f"answered malformed vectors: {error}") from None
                 except _Retryable as error:
                     if time.monotonic() >= give_up:
@@ -356,7 +380,7 @@ class OpenAIEmbedder:
                         self._redact(str(error)),
                     )
                     await asyncio.sleep(min(1.0, max(0.0, give_up - time.monotonic())))
-                except (_Fatal, _Refused, _DeadlinePassed) as error:
+                except (_Fatal, _DeadlinePassed) as error:
                     raise self._probe_error(f"refused the probe: {error}") from None
             dimensions.append(vectors.shape[1])
         if len(set(dimensions)) != 1:
@@ -567,6 +591,7 @@ class OpenAIEmbedder:
             self._settings.framing(purpose),
             self._settings.dimensions,
             self._max_chars,
+            self._base64,
         )
         try:
             async with asyncio.timeout(timeout):

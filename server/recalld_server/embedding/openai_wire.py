@@ -73,18 +73,30 @@ def cut(text: str, max_chars: int) -> str:
     return head
 
 
+ENCODINGS = ("auto", "base64", "float")
+"""`encoding_format` settings: base64 asked and floats accepted if refused, or one of them."""
+
+
 def request_body(
     model: str,
     texts: Sequence[str],
     framing: Framing,
     dimensions: int | None,
     max_chars: int,
+    base64_vectors: bool = False,
 ) -> bytes:
-    """The JSON body asking for one batch's vectors."""
+    """The JSON body asking for one batch's vectors.
+
+    With `base64_vectors` the answer is asked as base64 float32 (`encoding_format`),
+    as OpenAI's own client asks by default: a quarter of the bytes of JSON numbers,
+    and decoded at memory speed instead of parsed number by number.
+    """
     payload: dict[str, Any] = {
         "model": model,
         "input": [framing.prefix + cut(text, max_chars) for text in texts],
     }
+    if base64_vectors:
+        payload["encoding_format"] = "base64"
     if dimensions is not None:
         payload["dimensions"] = dimensions
     if framing.input_type:

@@ -73,6 +73,48 @@ async def test_probe_learns_the_dimension_and_names_the_model(
     assert endpoint.headers[-1]["Authorization"] == f"Bearer {KEY}"
 
 
+async def test_vectors_travel_as_base64_where_the_endpoint_serves_it(
+    embedder: OpenAIEmbedder, endpoint: FaultyEmbeddingServer
+) -> None:
+    vectors = await embedder.embed_query(["a query"])
+    np.testing.assert_allclose(vectors, expected(["a query"]), atol=1e-6)
+    assert endpoint.requests[-1]["encoding_format"] == "base64"
+    endpoint.default = "nan"  # base64 answers are checked as numbers are
+    with pytest.raises(BackendUnavailableError, match="NaN"):
+        await embedder.embed(["x"])
+
+
+@pytest.mark.parametrize("treatment", ["refuse", "mangle", "ignore"])
+async def test_an_endpoint_without_base64_is_asked_for_numbers(
+    endpoint: FaultyEmbeddingServer, treatment: str
+) -> None:
+    endpoint.base64 = treatment
+    model = await OpenAIEmbedder.connect(settings(endpoint.url))
+    try:
+        vectors = await model.embed(["a", "b"])
+        np.testing.assert_allclose(vectors, expected(["a", "b"]), atol=1e-6)
+        asked = endpoint.requests[-1].get("encoding_format")
+        assert asked == ("base64" if treatment == "ignore" else None)
+    finally:
+        await model.close()
+
+
+async def test_a_fixed_encoding_is_asked_for_as_configured(
+    endpoint: FaultyEmbeddingServer,
+) -> None:
+    model = await OpenAIEmbedder.connect(settings(endpoint.url, encoding_format="float"))
+    try:
+        await model.embed(["a"])
+        assert all("encoding_format" not in r for r in endpoint.requests)
+    finally:
+        await model.close()
+    endpoint.base64 = "refuse"
+    with pytest.raises(EndpointProbeError, match="refused the probe"):
+        await OpenAIEmbedder.connect(settings(endpoint.url, encoding_format="base64"))
+    with pytest.raises(ValueError, match="encoding format"):
+        settings(endpoint.url, encoding_format="binary")
+
+
 async def test_framing_prefixes_and_input_type_per_purpose(
     endpoint: FaultyEmbeddingServer,
 ) -> None:
@@ -241,9 +283,10 @@ async def test_probe_refuses_a_down_endpoint_a_wrong_dimension_and_a_bad_answer(
         await OpenAIEmbedder.connect(settings(f"http://127.0.0.1:{free_port()}/v1"))
     with pytest.raises(EndpointProbeError, match="48 dimensions where 64 were asked"):
         await OpenAIEmbedder.connect(settings(endpoint.url, dimensions=64))
-    endpoint.script = ["nan"]
+    endpoint.default = "nan"  # in base64 and then in numbers
     with pytest.raises(EndpointProbeError, match="malformed"):
         await OpenAIEmbedder.connect(settings(endpoint.url))
+    endpoint.default = "ok"
     endpoint.script = ["401"]
     with pytest.raises(EndpointProbeError, match="HTTP 401") as caught:
         await OpenAIEmbedder.connect(settings(endpoint.url))
