@@ -34,6 +34,7 @@ from recalld_server.domain.ranking.fusion import (
     keyword_evidence,
     passes,
     query_terms,
+    unlifted,
 )
 from recalld_server.domain.recall.pipeline import RecallPolicy
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
@@ -163,6 +164,13 @@ def fused_scores(q: Question, policy: FusionPolicy) -> np.ndarray:
     return out
 
 
+def unlifted_scores(q: Question, policy: FusionPolicy) -> np.ndarray:
+    """`fusion.unlifted` over every memory at once."""
+    score = np.maximum(q.dense, 0.0)
+    out: np.ndarray = np.where(q.identifier < 0, score * policy.identifier_miss_factor, score)
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class Choice:
     """A point of the search: the fusion policy and recall's recency knobs."""
@@ -185,14 +193,18 @@ def answer_fused(q: Question, choice: Choice) -> list[int]:
         decay = np.exp(-math.log(2) * q.age / choice.half_life_days)
     else:
         decay = q.decay
-    ranked = fused * (1.0 - choice.recency_share + choice.recency_share * decay)
+    weight = 1.0 - choice.recency_share + choice.recency_share * decay
     if choice.use_share and q.unused is not None:
         share = choice.use_share
-        ranked = ranked * (1.0 - share + share * np.power(USE_DECAY_PER_DAY, q.unused))
+        weight = weight * (1.0 - share + share * np.power(USE_DECAY_PER_DAY, q.unused))
+    ranked = fused * weight
+    base = unlifted_scores(q, policy) * weight
     best = float(ranked.max()) if len(ranked) else 0.0
-    keep = np.nonzero(
-        (fused >= floor_for(q.query_terms, policy)) & (ranked >= policy.relative_floor * best)
-    )[0]
+    best_base = float(base.max()) if len(ranked) else 0.0
+    relative = ranked >= policy.relative_floor * best
+    if best_base > 0:  # `fusion.passes`: what the cosine alone keeps is kept
+        relative |= base >= policy.relative_floor * best_base
+    keep = np.nonzero((fused >= floor_for(q.query_terms, policy)) & relative)[0]
     order = keep[np.argsort(-ranked[keep], kind="stable")]
     return [int(i) for i in order[:TOP_K]]
 
@@ -218,14 +230,19 @@ def check(questions: Sequence[Question], policy: FusionPolicy | None = None) -> 
     """Asserts that the vectorised fusion is `fusion.fuse` and `fusion.passes`."""
     policy = policy or FusionPolicy()
     for q in questions[:20]:
-        fast = fused_scores(q, policy)
-        best = float(fast.max())
+        fast, base = fused_scores(q, policy), unlifted_scores(q, policy)
+        best, best_base = float(fast.max()), float(base.max())
         for i in range(len(fast)):
             evidence = KeywordEvidence(float(q.match[i]), int(q.identifier[i]))
             slow = fuse(float(q.dense[i]), evidence, False, policy)
             assert abs(slow - fast[i]) < 1e-9, (q.id, i, slow, fast[i])
-            assert passes(slow, slow, best, q.query_terms, policy) == (
-                fast[i] >= max(floor_for(q.query_terms, policy), policy.relative_floor * best)
+            slow_base = unlifted(float(q.dense[i]), evidence, policy)
+            assert abs(slow_base - base[i]) < 1e-9, (q.id, i, slow_base, base[i])
+            relative = fast[i] >= policy.relative_floor * best or (
+                best_base > 0 and base[i] >= policy.relative_floor * best_base
+            )
+            assert passes(slow, slow, best, q.query_terms, policy, slow_base, best_base) == (
+                fast[i] >= floor_for(q.query_terms, policy) and relative
             )
 
 

@@ -12,6 +12,7 @@ from recalld_server.domain.ranking.fusion import (
     QueryTerms,
     fuse,
     passes,
+    unlifted,
 )
 from recalld_server.domain.rules.lifecycle import near_duplicate
 
@@ -30,11 +31,14 @@ def _recall(
     """Fusion, recall's ranking weights (recency x importance) and the gate, in order."""
     fused = [fuse(float(d), e, r, policy) for d, e, r in zip(dense, evidence, recent, strict=True)]
     ranked = [f * w for f, w in zip(fused, weights, strict=True)]
-    best = max(ranked)
+    base = [
+        unlifted(float(d), e, policy) * w for d, e, w in zip(dense, evidence, weights, strict=True)
+    ]
+    best, best_base = max(ranked), max(base)
     kept = [
         i
-        for i, (f, r) in enumerate(zip(fused, ranked, strict=True))
-        if passes(f, r, best, query, policy)
+        for i, (f, r, b) in enumerate(zip(fused, ranked, base, strict=True))
+        if passes(f, r, best, query, policy, b, best_base)
     ]
     return sorted(kept, key=lambda i: (-ranked[i], i))
 

@@ -242,11 +242,18 @@ class ScoreBreakdown:
     """The IDF-weighted share of the query's informative terms the memory holds."""
     use_decay: float = 1.0
     """How much disuse lowers the score (1: recalled today, or a core memory)."""
+    unlifted: float = 0.0
+    """`fused` before keyword evidence and bonuses were added (`fusion.unlifted`)."""
 
     @property
     def final(self) -> float:
         """The ranking score."""
         return self.fused * self.decay * self.use_decay * self.importance_weight
+
+    @property
+    def unlifted_final(self) -> float:
+        """The ranking score of `unlifted` (the relevance gate's other half)."""
+        return self.unlifted * self.decay * self.use_decay * self.importance_weight
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

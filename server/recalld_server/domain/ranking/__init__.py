@@ -13,6 +13,7 @@ from recalld_server.domain.ranking.fusion import (
     keyword_evidence,
     passes,
     query_terms,
+    unlifted,
 )
 from recalld_server.domain.ranking.packing import pack, render_context
 from recalld_server.domain.ranking.reranking import Judgement, RerankPolicy, judgement, passage
@@ -34,4 +35,5 @@ __all__ = [
     "passes",
     "query_terms",
     "render_context",
+    "unlifted",
 ]

@@ -226,6 +226,16 @@ def fuse(
     return score
 
 
+def unlifted(dense: float | None, evidence: KeywordEvidence, policy: FusionPolicy) -> float:
+    """What `fuse` makes of the cosine before anything is added: sunk by a missing identifier.
+
+    The relevance gate holds this to its best too (`passes`), so that what keyword
+    evidence and the other lifts add to some memories cannot gate out others.
+    """
+    score = max(0.0, dense or 0.0)
+    return score * policy.identifier_miss_factor if evidence.identifier < 0 else score
+
+
 def floor_for(query: QueryTerms, policy: FusionPolicy) -> float:
     """The gate's floor for this query."""
     if len(query.informative) <= policy.short_query_terms:
@@ -234,11 +244,27 @@ def floor_for(query: QueryTerms, policy: FusionPolicy) -> float:
 
 
 def passes(
-    fused: float, ranked: float, best: float, query: QueryTerms, policy: FusionPolicy
+    fused: float,
+    ranked: float,
+    best: float,
+    query: QueryTerms,
+    policy: FusionPolicy,
+    unlifted_ranked: float = 0.0,
+    best_unlifted: float = 0.0,
 ) -> bool:
     """Whether a memory is relevant enough to return.
 
     `fused` is its relevance, held to the floor; `ranked` its ranking score (relevance
     weighed by recency and importance), held to `relative_floor` of the best one.
+    `unlifted_ranked` is the ranking score of its `unlifted` relevance, `best_unlifted`
+    the best of those: a memory that holds `relative_floor` of the best there is kept
+    too. Keyword evidence and the "latest" lift raise some memories far above the
+    rest; they may reorder what dense search finds and add to it, but must not gate
+    out a memory the cosine alone would have kept.
     """
-    return fused >= floor_for(query, policy) and ranked >= policy.relative_floor * best
+    if fused < floor_for(query, policy):
+        return False
+    share = policy.relative_floor
+    return ranked >= share * best or (
+        best_unlifted > 0 and unlifted_ranked >= share * best_unlifted
+    )

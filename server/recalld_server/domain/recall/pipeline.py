@@ -53,6 +53,7 @@ from recalld_server.domain.ranking.fusion import (
     floor_for,
     fuse,
     passes,
+    unlifted,
 )
 from recalld_server.domain.ranking.packing import pack, render_context
 from recalld_server.domain.ranking.reranking import Judgement, RerankPolicy, judgement, passage
@@ -418,9 +419,10 @@ class RecallPipeline:
     def _score(self, hit: _Hit, evidence: KeywordEvidence, now: int) -> ScoreBreakdown:
         p = self._policy
         if p.retrieval == "keyword":  # keyword-only: the match share is all there is
-            fused = evidence.match
+            fused, base = evidence.match, 0.0
         else:
             fused = fuse(hit.dense, evidence, hit.recent_rank is not None, p.fusion)
+            base = unlifted(hit.dense, evidence, p.fusion)
         age_days = max(0.0, (now - hit.memory.occurred_at) / DAY_MS)
         decay = 2.0 ** (-age_days / p.recency_half_life_days)
         return ScoreBreakdown(
@@ -431,6 +433,7 @@ class RecallPipeline:
             importance_weight=0.75 + 0.5 * hit.memory.importance,
             keyword_match=evidence.match,
             use_decay=use_decay(hit.memory, now, p.use_share, p.use_decay_per_day),
+            unlifted=base,
         )
 
     def _prefer_latest(
@@ -516,6 +519,7 @@ class RecallPipeline:
                 gate, floor=gate.keyword_min_match, short_query_floor=gate.keyword_min_match
             )
         best = max((b.final for _, b in scored), default=0.0)
+        best_unlifted = max((b.unlifted_final for _, b in scored), default=0.0)
         candidates: list[Candidate] = []
         kept: list[tuple[Memory, ScoreBreakdown]] = []
         deduper = retrieval.deduper(self._policy.duplicate_similarity)
@@ -535,7 +539,15 @@ class RecallPipeline:
                 reason is None
                 and judged is None
                 and query.min_score is None
-                and not passes(breakdown.fused, breakdown.final, best, terms, gate)
+                and not passes(
+                    breakdown.fused,
+                    breakdown.final,
+                    best,
+                    terms,
+                    gate,
+                    breakdown.unlifted_final,
+                    best_unlifted,
+                )
             ):
                 reason = DropReason.BELOW_THRESHOLD
             if reason is None:

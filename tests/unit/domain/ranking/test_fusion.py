@@ -16,6 +16,7 @@ from recalld_server.domain.ranking.fusion import (
     keyword_evidence,
     passes,
     query_terms,
+    unlifted,
 )
 
 POLICY = FusionPolicy()
@@ -72,6 +73,33 @@ def test_short_queries_have_their_own_floor_and_the_gate_is_relative_too() -> No
     assert passes(0.12, 0.12, 0.2, short, policy)
     assert not passes(0.12, 0.12, 0.2, long, policy)
     assert not passes(0.35, 0.35, 1.0, long, policy)  # far below the best
+
+
+def test_a_keyword_lift_does_not_gate_out_what_the_cosine_alone_keeps() -> None:
+    """One memory lifted by a full keyword match must not push out a close second."""
+    policy = FusionPolicy(keyword_weight=1.0, keyword_min_match=0.5, relative_floor=0.5)
+    terms = query_terms(["emma", "eat", "meat"])
+    lifted = KeywordEvidence(match=1.0)
+    second = KeywordEvidence(match=0.4)
+    top = fuse(0.49, lifted, False, policy)  # 1.49
+    other = fuse(0.47, second, False, policy)  # 0.47: under half of 1.49
+    best_base = unlifted(0.49, lifted, policy)
+    assert not passes(other, other, top, terms, policy)  # the fused gate alone drops it
+    assert passes(other, other, top, terms, policy, unlifted(0.47, second, policy), best_base)
+    # Far below the best cosine too: dropped either way.
+    weak = fuse(0.2, NO_EVIDENCE, False, policy)
+    assert not passes(weak, weak, top, terms, policy, unlifted(0.2, NO_EVIDENCE, policy), best_base)
+
+
+def test_a_memory_lacking_the_query_identifier_stays_sunk_in_the_gate() -> None:
+    policy = FusionPolicy(identifier_miss_factor=0.2, relative_floor=0.5, floor=0.05)
+    terms = query_terms(["order", "so-88231"])
+    holds, lacks = KeywordEvidence(1.0, 1), KeywordEvidence(0.5, -1)
+    assert unlifted(0.6, lacks, policy) == pytest.approx(0.12)
+    assert unlifted(0.5, holds, policy) == 0.5 and unlifted(None, NO_EVIDENCE, policy) == 0.0
+    top, best_base = fuse(0.5, holds, False, policy), unlifted(0.5, holds, policy)
+    miss = fuse(0.6, lacks, False, policy)
+    assert not passes(miss, miss, top, terms, policy, unlifted(0.6, lacks, policy), best_base)
 
 
 @given(
