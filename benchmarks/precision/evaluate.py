@@ -49,8 +49,8 @@ TOP_K = 5
 
 
 FRESH = Path(__file__).parent / "data" / "fresh_queries.json"
-"""The `fresh` split: 160 questions on the same memories, written after the rules and
-calibrations it measures and never used to choose them (`data/check_fresh.py`)."""
+"""The `fresh` split: 160 questions on the same memories, written by someone who had
+not seen the rules, and never used to choose them (`data/check_fresh.py`)."""
 
 
 def load_data() -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
