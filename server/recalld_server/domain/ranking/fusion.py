@@ -192,7 +192,8 @@ class FusionPolicy:
             score is left out (0 keeps everything over the floor).
         latest_bonus: For a question about the present ("now", "现在"), added to a
             memory over the floor that has an older, similar memory over the floor:
-            the newer of two statements about one thing is the current one.
+            the newer of two statements about one thing is the current one. Off for
+            the default model (docs/calibration.md: its gain was within the noise).
         latest_similarity: Cosine at which two memories are about one thing here.
     """
 
@@ -205,7 +206,7 @@ class FusionPolicy:
     short_query_floor: float = 0.1
     short_query_terms: int = 2
     relative_floor: float = 0.5
-    latest_bonus: float = 0.3
+    latest_bonus: float = 0.0
     latest_similarity: float = 0.4
 
 
