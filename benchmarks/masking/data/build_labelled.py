@@ -6,24 +6,29 @@ rewrites ``dev.jsonl`` (for tuning), ``test.jsonl`` (held out, since looked at
 during tuning), ``holdout.jsonl`` (the fresh held-out split, since measured),
 ``final.jsonl`` (the last held-out measurement, since measured),
 ``fresh.jsonl`` (a further last held-out measurement, written the same way as
-final, since measured) and ``sixth.jsonl`` (one more, written the same way as
-fresh) beside this file. The sentences are hand-written in ``lines_dev.py``,
-``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``, ``lines_fresh.py``
-and ``lines_sixth.py``; this script fills the ``⟦...⟧`` tokens in them with
+final, since measured), ``sixth.jsonl`` (one more, written the same way as
+fresh) and ``seventh.jsonl`` (one more, written the same way as sixth) beside
+this file. The sentences are hand-written in ``lines_dev.py``, ``lines_test.py``,
+``lines_holdout.py``, ``lines_final.py``, ``lines_fresh.py``, ``lines_sixth.py``
+and ``lines_seventh.py``; this script fills the ``⟦...⟧`` tokens in them with
 values it generates (fixed seeds, so re-running rewrites identical files) and
 labels them:
 
-    ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc;
-                          separator s=space d=dash n=none)
+    ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc,
+                          seventh adds mir diners; separator s=space d=dash n=none,
+                          seventh adds nb=no-break space)
     ⟦id⟧ ⟦id X⟧ ⟦id x⟧ ⟦id sp⟧   national_id (X: check char X; x: lower case; sp: 6-8-4 groups)
     ⟦pp cnE⟧             passport (cnE cnEA cnG us uk de jp hk ca in fr kr es ng pt gr;
-                          holdout adds it pl ie au br mx ru tw sg ch vn nl)
+                          holdout adds it pl ie au br mx ru tw sg ch vn nl; seventh adds
+                          se cz il dk fi th pk at id be ua nz tr my za ar ph hu kz)
     ⟦ph cn sp⟧           phone (kind cn|land|us|ca|uk|de|jp|fr|sg|hk|au|kr|pt|cz, then a format;
-                          holdout adds formats and the kinds in ``more`` in Gen._phone_once)
+                          holdout, then seventh, add formats and the kinds in ``more`` in
+                          Gen._phone_once)
     ⟦key openai⟧         api_key (see Gen.key for the kinds)
     ⟦pem rsa⟧            private_key (rsa ec pkcs8 enc openssh pgp, holdout adds dsa ec8
-                          opensshenc ed25519 rsaenc; _esc _flat _indent _indent4 _indent6 _crlf)
-    ⟦iban DE s⟧          iban (country, s = groups of 4, n = compact)
+                          opensshenc ed25519 rsaenc, seventh adds ppk, a PuTTY key file;
+                          _esc _flat _indent _indent4 _indent6 _crlf, seventh adds _quote)
+    ⟦iban DE s⟧          iban (country, see IBAN_LEN; s = groups of 4, n = compact)
     ⟦email=a@b.com⟧      email, written literally
     ⟦pw=Secret1⟧         password, written literally (only the password is the value)
     ⟦neg sha1⟧           a generated look-alike that is NOT labelled (hashes, UUIDs, bad
@@ -48,9 +53,14 @@ the same rules against all five older splits: no person in ``SIXTH_NAMES``
 appears in dev, test, holdout, final or fresh, no holdout, final or fresh person
 appears in it, no sentence is a near-copy of an older one
 (``SIXTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The splits are built in the order dev, test, holdout, final, fresh,
-sixth from one set of used values, each with its own seed, so a later split
-(and the generator kinds added for it) leaves the earlier files byte-identical.
+lines. The seventh split is held to the same rules against all six older
+splits: no person in ``SEVENTH_NAMES`` appears in dev, test, holdout, final,
+fresh or sixth, no holdout, final, fresh or sixth person appears in it, no
+sentence is a near-copy of an older one (``SEVENTH_MAX_SIMILARITY``), and every
+category has English, Chinese and mixed lines. The splits are built in the
+order dev, test, holdout, final, fresh, sixth, seventh from one set of used
+values, each with its own seed, so a later split (and the generator kinds added
+for it) leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
 """
@@ -163,6 +173,25 @@ IBAN_LEN = {
     "HR": 21,
     "LT": 20,
     "SK": 24,
+    # added for the seventh split
+    "MT": 31,
+    "CY": 28,
+    "EE": 20,
+    "LV": 21,
+    "SI": 19,
+    "HU": 28,
+    "BG": 22,
+    "IS": 26,
+    "LI": 21,
+    "UA": 29,
+    "IL": 23,
+    "QA": 29,
+    "RS": 22,
+    "BR": 29,
+    "GE": 22,
+    "KZ": 20,
+    "PK": 24,
+    "MC": 27,
 }
 
 
@@ -441,14 +470,26 @@ class Gen:
             return luhn_complete(str(r.randint(3528, 3589)) + self.d(11))
         if brand == "disc":
             return luhn_complete("6011" + self.d(11))
+        # added for the seventh split: Mir (2200-2204) and 14-digit Diners Club
+        if brand == "mir":
+            return luhn_complete("220" + r.choice("01234") + self.d(11))
+        if brand == "diners":
+            return luhn_complete("36" + self.d(11))
         raise ValueError(brand)
 
     def card(self, brand: str, fmt: str) -> str:
-        sep = {"s": " ", "d": "-", "n": ""}[fmt]
+        # nb (no-break spaces) and the 14-digit 4-6-4 grouping were added for the seventh split
+        sep = {"s": " ", "d": "-", "n": "", "nb": "\u00a0"}[fmt]
 
         def one() -> str:
             num = self.card_digits(brand)
-            sizes = {13: [4, 4, 5], 15: [4, 6, 5], 16: [4, 4, 4, 4], 19: [4, 4, 4, 4, 3]}[len(num)]
+            sizes = {
+                13: [4, 4, 5],
+                14: [4, 6, 4],
+                15: [4, 6, 5],
+                16: [4, 4, 4, 4],
+                19: [4, 4, 4, 4, 3],
+            }[len(num)]
             return self.group(num, sizes, sep) if sep else num
 
         return self.unique(one)
@@ -575,6 +616,29 @@ class Gen:
             if kind == "nl":
                 nl = "ABCDEFGHIJKLMNPQRSTUVWXYZ"
                 return self.s(nl, 2) + self.s(nl + DIGITS, 6) + self.d(1)
+            # added for the seventh split
+            if kind in ("se", "cz", "il"):
+                return r.choice("123456789") + self.d(7)
+            if kind == "dk":
+                return r.choice("12") + self.d(8)
+            if kind in ("fi", "th", "pk"):
+                return self.s(L, 2) + self.d(7)
+            if kind in ("at", "id"):
+                return r.choice("PUXC" if kind == "at" else "ABCX") + self.d(7)
+            if kind in ("be", "ua", "nz"):
+                return self.s(L, 2) + self.d(6)
+            if kind == "tr":
+                return "U" + self.d(8)
+            if kind in ("my", "za"):
+                return "A" + self.d(8)
+            if kind == "ar":
+                return "AA" + r.choice("ABCDEFG") + self.d(6)
+            if kind == "ph":
+                return "P" + self.d(7) + r.choice(L)
+            if kind == "hu":
+                return self.s(L, 2) + self.d(r.choice([6, 7]))
+            if kind == "kz":
+                return "N" + self.d(8)
             raise ValueError(kind)
 
         return self.unique(one)
@@ -624,6 +688,8 @@ class Gen:
                 "paren86": f"(+86) {p}-{a}-{b}",
                 "s38": f"{p} {a}{b}",
                 "p86nb": f"+86\u00a0{p}\u00a0{a}\u00a0{b}",
+                # added for the seventh split
+                "p86s": f"+86 {p}{a}{b}",
             }[fmt], "CN"
         if kind == "land":
             fmt, _, area = fmt.partition(":")
@@ -673,6 +739,8 @@ class Gen:
                 return f"0{r.choice(['90', '80', '70'])}-{d(4)}-{d(4)}", "JP"
             if fmt == "land":
                 return f"+81 3-{d(4)}-{d(4)}", "JP"
+            if fmt == "land0":  # added for the seventh split
+                return f"03-{d(4)}-{d(4)}", "JP"
             return f"+81 {r.choice(['90', '80', '70'])}-{d(4)}-{d(4)}", "JP"
         if kind == "fr":
             if fmt == "dot":  # added for the holdout split
@@ -731,6 +799,35 @@ class Gen:
             "id": lambda: (f"+62 812-{d(4)}-{d(4)}", "ID"),
             "ph": lambda: (f"+63 917 {d(3)} {d(4)}", "PH"),
             "00": lambda: (f"0049 {r.choice(['151', '160', '176'])} {d(8)}", "CH"),
+            # added for the seventh split
+            "vn": lambda: (f"+84 9{d(2)} {d(3)} {d(3)}", "VN"),
+            "tr": lambda: (f"+90 5{r.choice('0345')}{d(1)} {d(3)} {d(2)} {d(2)}", "TR"),
+            "tr0": lambda: (f"0 5{r.choice('0345')}{d(1)} {d(3)} {d(2)} {d(2)}", "TR"),
+            "ar": lambda: (f"+54 9 11 {d(4)}-{d(4)}", "AR"),
+            "cl": lambda: (f"+56 9 {d(4)} {d(4)}", "CL"),
+            "co": lambda: (f"+57 3{d(2)} {d(3)} {d(4)}", "CO"),
+            "nz": lambda: (f"+64 21 {d(3)} {d(4)}", "NZ"),
+            "nz0": lambda: (f"021 {d(3)} {d(4)}", "NZ"),
+            "ke": lambda: (f"+254 7{d(2)} {d(3)} {d(3)}", "KE"),
+            "il": lambda: (f"+972 5{r.choice('0234')}-{d(3)}-{d(4)}", "IL"),
+            "ua": lambda: (
+                f"+380 {r.choice(['50', '67', '68', '96', '97', '98', '63', '73', '93'])}"
+                f" {d(3)} {d(2)} {d(2)}",
+                "UA",
+            ),
+            "at": lambda: (f"+43 664 {d(7)}", "AT"),
+            "be": lambda: (f"+32 4{r.choice('789')}{d(1)} {d(2)} {d(2)} {d(2)}", "BE"),
+            "dk": lambda: (f"+45 {r.choice('2345')}{d(1)} {d(2)} {d(2)} {d(2)}", "DK"),
+            "no": lambda: (f"+47 {r.choice('49')}{d(2)} {d(2)} {d(3)}", "NO"),
+            "fi": lambda: (f"+358 40 {d(3)} {d(4)}", "FI"),
+            "pk": lambda: (f"+92 3{d(2)} {d(7)}", "PK"),
+            "hu": lambda: (f"+36 {r.choice(['20', '30', '70'])} {d(3)} {d(4)}", "HU"),
+            "ro": lambda: (f"+40 7{r.choice('2345')}{d(1)} {d(3)} {d(3)}", "RO"),
+            "kz": lambda: (f"+7 70{r.choice('0157')} {d(3)} {d(2)} {d(2)}", "KZ"),
+            "gr": lambda: (f"+30 69{d(1)} {d(3)} {d(4)}", "GR"),
+            "sn": lambda: (f"+221 7{r.choice('0678')} {d(3)} {d(2)} {d(2)}", "SN"),
+            "gh": lambda: (f"+233 {r.choice(['24', '54', '55', '20', '50'])} {d(3)} {d(4)}", "GH"),
+            "rs": lambda: (f"+381 6{r.choice('01234')} {d(3)} {d(4)}", "RS"),
         }
         if kind in more:
             return more[kind]()
@@ -870,6 +967,46 @@ class Gen:
             "airtable": lambda: "pat" + s(ALNUM, 14) + "." + s(HEX, 64),
             "supabase": lambda: "sbp_" + s(HEX, 40),
             "siliconflow": lambda: "sk-" + s(LOWER, 48),
+            # added for the seventh split: ElevenLabs, Resend, Pinecone, Firecrawl, E2B,
+            # Grafana, New Relic, Figma, HashiCorp Vault, Doppler, Postman, Neon, Paystack,
+            # Flutterwave, Square, Atlassian, Mapbox (secret), Jina, Voyage, Brave Search,
+            # Fireworks, Sentry, Netlify, Render, RubyGems, crates.io, HubSpot, Okta, FCM,
+            # UUID-shaped keys (Volcengine Ark, WeCom and Feishu webhooks) and 24 letters
+            "elevenlabs": lambda: "sk_" + s(HEX, 48),
+            "resend": lambda: "re_" + s(ALNUM, 8) + "_" + s(ALNUM, 24),
+            "pinecone": lambda: "pcsk_" + s(ALNUM, 6) + "_" + s(ALNUM, 63),
+            "firecrawl": lambda: "fc-" + s(HEX, 32),
+            "e2b": lambda: "e2b_" + s(HEX, 40),
+            "grafana": lambda: "glsa_" + s(ALNUM, 32) + "_" + s(HEX, 8),
+            "newrelic": lambda: "NRAK-" + s(UPPER + DIGITS, 27),
+            "figma": lambda: "figd_" + s(B64URL, 40),
+            "vault": lambda: "hvs." + s(ALNUM, 24),
+            "doppler": lambda: "dp.st." + r.choice(["prd", "dev", "stg"]) + "." + s(ALNUM, 40),
+            "postman": lambda: "PMAK-" + s(HEX, 24) + "-" + s(HEX, 34),
+            "neon": lambda: "napi_" + s(LOWER + DIGITS, 64),
+            "paystack": lambda: "sk_live_" + s(HEX, 40),
+            "flutterwave": lambda: "FLWSECK-" + s(HEX, 32) + "-X",
+            "square": lambda: "EAAA" + s(B64URL, 60),
+            "atlassian": lambda: "ATATT3xFfGF0" + s(B64URL, 180) + "=" + s("0123456789ABCDEF", 8),
+            "mapbox_sk": lambda: "sk.eyJ1Ijoi" + s(B64URL, 60) + "." + s(B64URL, 22),
+            "jina": lambda: "jina_" + s(HEX, 32) + s(ALNUM, 28),
+            "voyage": lambda: "pa-" + s(B64URL, 43),
+            "brave": lambda: "BSA" + s(ALNUM, 28),
+            "fireworks": lambda: "fw_" + s(ALNUM, 24),
+            "sentry": lambda: "sntryu_" + s(HEX, 64),
+            "netlify": lambda: "nfp_" + s(ALNUM, 40),
+            "render": lambda: "rnd_" + s(ALNUM, 32),
+            "rubygems": lambda: "rubygems_" + s(HEX, 48),
+            "cratesio": lambda: "cio" + s(ALNUM, 32),
+            "hubspot": lambda: (
+                "pat-na1-" + "-".join([s(HEX, 8), s(HEX, 4), s(HEX, 4), s(HEX, 4), s(HEX, 12)])
+            ),
+            "okta": lambda: "00" + s(B64URL, 40),
+            "fcm": lambda: "AAAA" + s(B64URL, 7) + ":APA91b" + s(B64URL, 134),
+            "uuidkey": lambda: "-".join(
+                [s(HEX, 8), s(HEX, 4), "4" + s(HEX, 3), r.choice("89ab") + s(HEX, 3), s(HEX, 12)]
+            ),
+            "alnum24": lambda: s(ALNUM, 24),
         }
         return self.unique(table[kind])
 
@@ -922,6 +1059,26 @@ class Gen:
                 return "-----BEGIN PRIVATE KEY-----\n" + body + "\n-----END PRIVATE KEY-----"
 
             return self.unique(one_ed)
+        if base == "ppk":  # added for the seventh split: a PuTTY key file (not PEM)
+
+            def one_ppk() -> str:
+                pub = "AAAAC3NzaC1lZDI1NTE5AAAAI" + self.s(B64, 43)
+                return (
+                    "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: eddsa-key-"
+                    + dt.date.fromordinal(
+                        dt.date(2025, 1, 1).toordinal() + self.r.randint(0, 500)
+                    ).strftime("%Y%m%d")
+                    + "\nPublic-Lines: 2\n"
+                    + pub[:64]
+                    + "\n"
+                    + pub[64:]
+                    + "\nPrivate-Lines: 1\nAAAAI"
+                    + self.s(B64, 43)
+                    + "\nPrivate-MAC: "
+                    + self.s(HEX, 64)
+                )
+
+            return self.unique(one_ppk)
         if base == "rsaenc":  # added for the holdout split: legacy OpenSSL-encrypted RSA
 
             def one_rsaenc() -> str:
@@ -954,6 +1111,7 @@ class Gen:
                 "indent4": "\n    ",
                 "crlf": "\r\n",  # added for the holdout split
                 "indent6": "\n      ",
+                "quote": "\n> ",  # added for the seventh split: a quoted e-mail reply
             }[style]
             return (
                 f"-----BEGIN {label}-----" + sep + sep.join(lines) + sep + f"-----END {label}-----"
@@ -1025,6 +1183,44 @@ class Gen:
             return d(17)
         if cc == "SK":
             return d(20)
+        # added for the seventh split
+        if cc == "MT":
+            return r.choice(["MALT", "VALL", "APSB"]) + d(5) + d(18)
+        if cc == "CY":
+            return d(3) + d(5) + d(16)
+        if cc == "EE":
+            return d(2) + d(14)
+        if cc == "LV":
+            return r.choice(["HABA", "UNLA", "RIKO"]) + d(13)
+        if cc == "SI":
+            return d(5) + d(8) + d(2)
+        if cc == "HU":
+            return d(3) + d(4) + d(1) + d(15) + d(1)
+        if cc == "BG":
+            return r.choice(["BNBG", "UNCR", "STSA"]) + d(4) + d(2) + d(8)
+        if cc == "IS":
+            return d(4) + d(2) + d(6) + d(10)
+        if cc == "LI":
+            return d(5) + d(12)
+        if cc == "UA":
+            return d(6) + d(19)
+        if cc == "IL":
+            return d(3) + d(3) + d(13)
+        if cc == "QA":
+            return r.choice(["QNBA", "DOHB", "CBQA"]) + d(21)
+        if cc == "RS":
+            return d(3) + d(13) + d(2)
+        if cc == "BR":
+            return d(8) + d(5) + d(10) + "C" + "1"
+        if cc == "GE":
+            return r.choice(["TB", "BG"]) + d(16)
+        if cc == "KZ":
+            return d(3) + d(13)
+        if cc == "PK":
+            return r.choice(["HABB", "MEZN", "UNIL"]) + d(16)
+        if cc == "MC":
+            bank, branch, acct = d(5), d(5), d(11)
+            return bank + branch + acct + _fr_rib_key(bank, branch, acct)
         raise ValueError(cc)
 
     def iban(self, cc: str, fmt: str, bad: bool = False) -> str:
@@ -1131,6 +1327,20 @@ class Gen:
             "sshpub": lambda: (
                 "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + s(B64, 43) + " ci@build-" + self.d(2)
             ),
+            # added for the seventh split
+            "bcrypt": lambda: "$2b$12$" + s("./" + ALNUM, 53),
+            "argon2": lambda: "$argon2id$v=19$m=65536,t=3,p=4$" + s(B64, 22) + "$" + s(B64, 43),
+            "ksuid": lambda: s(ALNUM, 27),
+            "ethtx": lambda: "0x" + s(HEX, 64),
+            "wgpub": lambda: s(B64, 42) + self.r.choice("AEIMQUYcgkosw048") + "=",
+            "ecdsapub": lambda: (
+                "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBB"
+                + s(B64, 88)
+                + "= "
+                + s(LOWER, 5)
+                + "@laptop"
+            ),
+            "nanoid": lambda: s(B64URL, 21),
         }
         if kind.startswith("cardfail"):
             _, brand, fmt = kind.split(":")
@@ -1221,18 +1431,37 @@ SEEDS = {
     "final": 60318245,
     "fresh": 38162957,
     "sixth": 52704619,
+    "seventh": 83190457,
 }
-MIN_PER_CAT = {"dev": 12, "test": 25, "holdout": 25, "final": 25, "fresh": 25, "sixth": 25}
-MIN_LINES = {"dev": 120, "test": 320, "holdout": 320, "final": 320, "fresh": 320, "sixth": 320}
-# The final, fresh and sixth splits must also have English, Chinese and mixed
-# lines in every category.
-ALL_LANGS = {"final", "fresh", "sixth"}
+MIN_PER_CAT = {
+    "dev": 12,
+    "test": 25,
+    "holdout": 25,
+    "final": 25,
+    "fresh": 25,
+    "sixth": 25,
+    "seventh": 25,
+}
+MIN_LINES = {
+    "dev": 120,
+    "test": 320,
+    "holdout": 320,
+    "final": 320,
+    "fresh": 320,
+    "sixth": 320,
+    "seventh": 320,
+}
+# The final, fresh, sixth and seventh splits must also have English, Chinese and
+# mixed lines in every category.
+ALL_LANGS = {"final", "fresh", "sixth", "seventh"}
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
 # Nor any fresh sentence to one of dev, test, holdout or final.
 FRESH_MAX_SIMILARITY = 0.8
 # Nor any sixth sentence to one of dev, test, holdout, final or fresh.
 SIXTH_MAX_SIMILARITY = 0.8
+# Nor any seventh sentence to one of dev, test, holdout, final, fresh or sixth.
+SEVENTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -1310,8 +1539,11 @@ PASSPORT_RE = re.compile(
     r"E\d{8}|E[A-HJ-NP-Z]\d{7}|G\d{8}|\d{9}|[A-Z]\d{7,8}|[A-Z]{2}\d{6,7}|[A-Z]{3}\d{6}"
     r"|\d{2}[A-Z]{2}\d{5}|[CFGHJK][CFGHJKLMNPRTVWXYZ0-9]{8}|[CNP]\d{6}"
     r"|[EK]\d{7}[A-Z]|[A-NP-Z]{2}[A-NP-Z0-9]{6}\d"  # SG, NL (holdout split)
+    r"|\d{8}|P\d{7}[A-Z]"  # SE, CZ, IL, PH (seventh split)
 )
 PEM_RE = re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----.+-----END \1-----", re.S)
+# a PuTTY key file (seventh split)
+PPK_RE = re.compile(r"PuTTY-User-Key-File-\d: \S+\n.+\nPrivate-MAC: [0-9a-f]{64}", re.S)
 DIGIT_RUN = re.compile(r"\d(?:[ -]?\d)*")
 IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}")
 CN_MOBILE_LIKE = re.compile(r"(?<!\d)1[3-9]\d(?:[ -]?\d){8}(?!\d)")
@@ -1333,9 +1565,9 @@ def _stdnum() -> StdChecks | None:
 def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
     assert v == v.strip() and v, (cat, v)
     if cat == "card_number":
-        digits = re.sub(r"[ -]", "", v)
+        digits = re.sub(r"[ \u00a0-]", "", v)  # no-break spaces: seventh split
         assert digits.isdigit() and 13 <= len(digits) <= 19 and luhn_ok(digits), v
-        assert re.match(r"4|5[1-5]|2[2-7]|3[47]|62|35|6011", digits), v
+        assert re.match(r"4|5[1-5]|2[2-7]|3[47]|62|35|6011|36", digits), v
         if std:
             assert std.luhn(digits), v
     elif cat == "national_id":
@@ -1357,7 +1589,7 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
     elif cat == "passport":
         assert PASSPORT_RE.fullmatch(v), v
     elif cat == "private_key":
-        assert PEM_RE.fullmatch(v), v
+        assert PEM_RE.fullmatch(v) or PPK_RE.fullmatch(v), v
     elif cat == "api_key":
         assert len(v) >= 20 and not re.search(r"\s", v), v
     elif cat == "password":
@@ -1525,19 +1757,22 @@ def main() -> None:
     from benchmarks.masking.data.lines_final import FINAL, FINAL_NAMES
     from benchmarks.masking.data.lines_fresh import FRESH, FRESH_NAMES
     from benchmarks.masking.data.lines_holdout import HOLDOUT, HOLDOUT_NAMES
+    from benchmarks.masking.data.lines_seventh import SEVENTH, SEVENTH_NAMES
     from benchmarks.masking.data.lines_sixth import SIXTH, SIXTH_NAMES
     from benchmarks.masking.data.lines_test import TEST
 
     std = _stdnum()
     used: set[str] = set()
-    # Order matters: dev, test, holdout, final, fresh, then sixth share ``used``; each
-    # has its own seed, so each later split leaves the files of the earlier ones unchanged.
+    # Order matters: dev, test, holdout, final, fresh, sixth, then seventh share ``used``;
+    # each has its own seed, so each later split leaves the files of the earlier ones
+    # unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
     final, _ = build("final", FINAL, used, std)
     fresh, _ = build("fresh", FRESH, used, std)
     sixth, _ = build("sixth", SIXTH, used, std)
+    seventh, _ = build("seventh", SEVENTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -1545,7 +1780,8 @@ def main() -> None:
         "final": final,
         "fresh": fresh,
     }
-    splits = {**older_than_sixth, "sixth": sixth}
+    older_than_seventh = {**older_than_sixth, "sixth": sixth}
+    splits = {**older_than_seventh, "seventh": seventh}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -1582,7 +1818,20 @@ def main() -> None:
     errors += names_listed("sixth", SIXTH_NAMES, sixth)
     errors += [
         f"sixth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates("sixth", splits, SIXTH_MAX_SIMILARITY)
+        for other, ratio, old, new in near_duplicates(
+            "sixth", older_than_seventh, SIXTH_MAX_SIMILARITY
+        )
+    ]
+    # The seventh split: the same rules against all six older splits.
+    errors += names_check("seventh", SEVENTH_NAMES, older_than_seventh, re.IGNORECASE)
+    errors += names_check("holdout", HOLDOUT_NAMES, {"seventh": seventh}, re.IGNORECASE)
+    errors += names_check("final", FINAL_NAMES, {"seventh": seventh}, re.IGNORECASE)
+    errors += names_check("fresh", FRESH_NAMES, {"seventh": seventh}, re.IGNORECASE)
+    errors += names_check("sixth", SIXTH_NAMES, {"seventh": seventh}, re.IGNORECASE)
+    errors += names_listed("seventh", SEVENTH_NAMES, seventh)
+    errors += [
+        f"seventh sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
+        for other, ratio, old, new in near_duplicates("seventh", splits, SEVENTH_MAX_SIMILARITY)
     ]
     for split, recs in splits.items():
         st = stats(split, recs)
