@@ -27,7 +27,8 @@ _EMAIL = re.compile(
 # Units right after a number that make it a count ("15873920461 字节", "13800 rows").
 _UNIT_AFTER = re.compile(
     r"\s?(?:字节|个|次|元|块|条|行|件|人|张|位|字|秒|毫秒|bytes?|items?|rows?|times|yuan|words"
-    r"|files?|records?|users?|ms|seconds?)(?![A-Za-z])",
+    r"|files?|records?|users?|ms|seconds?|embeddings|vectors|tokens|requests|queries|documents"
+    r"|chunks|entries|events|views|clicks|downloads|visits)(?![A-Za-z])",
     re.IGNORECASE,
 )
 
@@ -39,11 +40,15 @@ _PHONE_REGIONS = ("CN", "US")
 _PHONE_CUE = re.compile(
     r"(?i)(?:phone|mobile|cell|tel|call|text me|number|desk|office|landline|whatsapp|handy"
     r"|büro|telefon|portable|móvil|telemóvel|celular|werk|mobiel|携帯|電話|番号|手机|电话"
-    r"|号码|座机|联系|手機|電話|휴대폰|전화|телефон|моб)"
+    r"|号码|座机|联系|手機|電話|휴대폰|전화|телефон|моб"
+    # "Aroha is on 027 555 0142", "ring her on 0412 …": how British, Irish, Australian and
+    # New Zealand English give a phone number.
+    r"|\b(?:is|are|am|'m|'s|ring \w+|reach \w+) on(?=\s+[+(0-9]))"
 )
 _CUED_REGIONS = (
     "GB", "DE", "FR", "JP", "AU", "SG", "HK", "TW", "IN", "NL", "RU", "IT", "ES", "KR",
-    "BR", "CA", "PT", "CH", "SE", "MY", "TH", "VN", "PH", "ID", "MX", "AE",
+    "BR", "CA", "PT", "CH", "SE", "MY", "TH", "VN", "PH", "ID", "MX", "AE", "NZ", "IE",
+    "ZA",
 )  # fmt: skip
 """Regions numbers without a country code are read in: mainland China, then NANP."""
 # Dots separate phone groups only as 415.555.0199 (or +1.415.555.0199), never as versions.

@@ -18,7 +18,7 @@ digits glued to letters, dots or more digits are never a card, an ID or a phone.
 from __future__ import annotations
 
 from recalld_server.domain.core.sensitive_data import Category
-from recalld_server.domain.sensitive import contact, identifiers, secrets
+from recalld_server.domain.sensitive import contact, identifiers, passwords, secrets
 from recalld_server.domain.sensitive.spans import PLACEHOLDER, Detection, blanked
 
 __all__ = ["Detection", "Detector"]
@@ -53,7 +53,7 @@ class Detector:
         found = [
             *secrets.private_keys(text),
             *secrets.api_keys(text),
-            *secrets.passwords(text),
+            *passwords.passwords(text),
             *identifiers.national_ids(text),
             *identifiers.cards(text),
             *identifiers.ibans(text),

@@ -32,12 +32,18 @@ IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]){11,30
 _PASSPORT_WORD = re.compile(
     r"(?i)(?:passports?|reisepass|passeport|pasaporte|passaporte|passaporto|paspoort|paszport"
     r"|reisepassnummer|passnummer|pass-nr\.?|hộ chiếu|(?:загран)?паспорт|διαβατήριο|护照|護照"
-    r"|旅券|パスポート|여권)"
+    r"|旅券|パスポート|여권"
+    # Indonesian/Malay, Turkish, Finnish, Hungarian, Czech/Slovak, Danish/Norwegian.
+    r"|\bpaspor\b|\bpasaport\w*|\bpassi\b|útlevél\w*|cestovní pas\b|\bpas\s?nr\.?)"
 )
-# "173825112 (passport)": the number right before the word.
+# What every word above holds (lower-cased): without one, no word is looked for.
+_PASSPORT_STEMS = (
+    "pas", "útlev", "hộ chiếu", "паспорт", "διαβατ", "护照", "護照", "旅券", "パスポート", "여권",
+)  # fmt: skip
+# "173825112 (passport)", "E12345678 就是他现在的护照号": the number right before the word.
 _PASSPORT_BEFORE = re.compile(
     r"(?<![A-Za-z0-9])([A-Z0-9]{6,9})\s*"
-    r"(?:[(（]|(?:is|was)\s+(?:the|my|his|her|their|our)\s+|是)?\s*$"
+    r"(?:[(（]|(?:is|was)\s+(?:the|my|his|her|their|our)\s+|就?是(?:[\u4e00-\u9fff]{1,8}的)?)?\s*$"
 )
 # Passport numbers: letters and digits (China E12345678, EA1234567, Germany C2Z2LCGKK,
 # France 87ZL44099) or digits alone (US, UK); upper case, six to nine characters.
@@ -60,10 +66,18 @@ def national_ids(text: str) -> Iterator[Detection]:
 
 def cards(text: str) -> Iterator[Detection]:
     """Every payment card number (issuer range, length, Luhn) not named as something else."""
+    # Copied from web pages, numbers come with no-break spaces (same length).
+    text = text.replace("\xa0", " ").replace("\u202f", " ")
+    ibans: list[tuple[int, int]] | None = None  # found once, when a card needs it
     for run in _DIGIT_RUN.finditer(text):
         groups = [(g.start(), g.end()) for g in _GROUP.finditer(text, run.start(), run.end())]
         for start, end in _card_spans(text, groups):
             if NOT_AN_IDENTIFIER_BEFORE.search(text, max(0, start - 24), start):
+                continue
+            # Digits inside an IBAN-shaped string (valid or not) are its account number.
+            if ibans is None:
+                ibans = [(m.start(), m.end()) for m in IBAN_SHAPE.finditer(text)]
+            if any(s < start and end <= e for s, e in ibans):
                 continue
             yield Detection(Category.CARD_NUMBER, start, end)
 
@@ -87,22 +101,55 @@ def ibans(text: str) -> Iterator[Detection]:
 
 
 def passports(text: str) -> Iterator[Detection]:
-    """Every passport number near a word that says it is one."""
+    """Every passport number near a word that says it is one, or in a passport column."""
+    lowered = text.lower()
+    if not any(stem in lowered for stem in _PASSPORT_STEMS):
+        return
     for word in _PASSPORT_WORD.finditer(text):
         # The numbers that follow the word in its sentence ("passports E29799765 and
         # G88040687"), within a short reach, or the one right before it.
-        reach = text[word.end() : word.end() + 64]
+        reach = text[word.end() : word.end() + 80]
         end = _SENTENCE_END.search(reach)
         window_end = word.end() + (end.start() if end else len(reach))
         numbers = list(_PASSPORT_NUMBER.finditer(text, word.end(), window_end))
         before = _PASSPORT_BEFORE.search(text, max(0, word.start() - 28), word.start())
         if before is not None:
             numbers.extend(_PASSPORT_NUMBER.finditer(text, before.start(1), before.end(1)))
+        numbers.extend(_in_its_column(text, word))
         for number in numbers:
             value = number.group()
             if value.isdigit() and (len(set(value)) < 3 or _DATE_DIGITS.fullmatch(value)):
                 continue
             yield Detection(Category.PASSPORT, number.start(), number.end())
+
+
+def _in_its_column(text: str, word: re.Match[str]) -> Iterator[re.Match[str]]:
+    """The passport numbers under a header cell that names them (CSV, TSV, a table)."""
+    line_start = text.rfind("\n", 0, word.start()) + 1
+    line_end = text.find("\n", word.end())
+    if line_end < 0:
+        return
+    header = text[line_start:line_end]
+    delimiter = next((d for d in ",\t;|" if d in header), None)
+    if delimiter is None:
+        return
+    cells = header.split(delimiter)
+    column = header[: word.start() - line_start].count(delimiter)
+    if not _PASSPORT_WORD.search(cells[column]) or len(cells[column].strip()) > 24:
+        return  # the word in a cell of prose, not a header
+    position = line_end + 1
+    for row in text[position:].split("\n"):
+        row_cells = row.split(delimiter)
+        if len(row_cells) != len(cells):
+            break  # the table ends
+        cell_start = position + sum(len(c) + 1 for c in row_cells[:column])
+        cell = row_cells[column]
+        stripped = cell.strip().strip("\"'")
+        offset = cell_start + cell.index(stripped) if stripped else cell_start
+        number = _PASSPORT_NUMBER.fullmatch(text, offset, offset + len(stripped))
+        if stripped and number is not None:
+            yield number
+        position += len(row) + 1
 
 
 _CARD_BRANDS: tuple[tuple[tuple[int, int], int, frozenset[int]], ...] = (
@@ -144,7 +191,9 @@ def _card_spans(text: str, groups: list[tuple[int, int]]) -> Iterator[tuple[int,
             number = raw.replace(" ", "").replace("-", "").translate(TO_ASCII)
             if not (_is_card_number(number) and _grouped_like_a_card(raw)):
                 continue
-            if all(end <= s or start >= e for s, e in taken):
+            if taken and taken[-1][0] == start:
+                taken[-1] = (start, end)  # the longest card from the same first group
+            elif all(end <= s or start >= e for s, e in taken):
                 taken.append((start, end))
     yield from sorted(taken, key=lambda span: span[0])
 

@@ -1,4 +1,4 @@
-"""Secrets: private keys, API keys and tokens, and passwords stated in text."""
+"""Secrets: private keys, API keys and tokens (passwords are in passwords.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,13 @@ _PRIVATE_KEY = re.compile(
 )
 # A block is a key only with a body: "-----BEGIN … KEY----- [REDACTED] -----END …" is not.
 _KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{16,}")
+# A PuTTY key file (.ppk): headers, the public and private lines, up to its MAC.
+_PUTTY_KEY = re.compile(
+    r"PuTTY-User-Key-File-[0-9]+:[^\n]*"
+    r"(?:\n[ \t]*(?!Private-MAC:)(?:[A-Za-z0-9-]+:[^\n]*|[A-Za-z0-9+/=]+))*"
+    r"(?:\n[ \t]*Private-MAC:[^\n]*)?"
+)
+_PUTTY_PRIVATE = re.compile(r"Private-Lines:[^\n]*\n[ \t]*[A-Za-z0-9+/=]{16,}")
 
 # --- keys and tokens with a known shape ---------------------------------------------
 
@@ -58,9 +65,49 @@ _KNOWN_KEYS = re.compile(
             r"(?<![A-Za-z0-9])[0-9a-f]{32}\.[A-Za-z0-9]{16}(?![A-Za-z0-9])",
             # JSON Web Tokens: a base64url JSON header ("{" encodes as "ey").
             r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+            # Mapbox secret tokens (a JWT-like body after "sk."; "pk." ones are public).
+            r"(?<![A-Za-z0-9_.-])sk\.eyJ[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+            # Airtable personal access tokens, Mailgun, LangSmith, ElevenLabs, E2B.
+            r"(?<![A-Za-z0-9])pat[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_-])key-[0-9a-f]{32}(?![A-Za-z0-9_-])",
+            r"(?<![A-Za-z0-9_])lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_])sk_[0-9a-f]{48}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_])e2b_[0-9a-f]{40}(?![A-Za-z0-9])",
+            # Discord bot tokens: the bot's id in base64, a timestamp, an HMAC.
+            r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}"
+            r"(?![A-Za-z0-9_.-])",
+            # HashiCorp Vault service, batch and recovery tokens.
+            r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])",
+            # New Relic user keys, insert keys, browser tokens.
+            r"(?<![A-Za-z0-9])(?:NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19})"
+            r"(?![A-Za-z0-9])",
+            # Firebase Cloud Messaging legacy server keys.
+            r"(?<![A-Za-z0-9_-])AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}",
+            # Fireworks AI, Firecrawl, Postman, Doppler.
+            r"(?<![A-Za-z0-9_])fw_(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{20,}"
+            r"(?![A-Za-z0-9_])",
+            r"(?<![A-Za-z0-9_-])fc-[0-9a-f]{32}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9])PMAK-[0-9a-f]{24}-[0-9a-f]{34}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_.])dp\.(?:st|sa|ct|pt|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?"
+            r"[A-Za-z0-9]{40,44}(?![A-Za-z0-9])",
         )
     )
 )
+# Chat-bot webhooks whose URL holds the secret: WeCom (企业微信) and DingTalk (钉钉) as
+# a query parameter, Feishu/Lark and Discord in the path. The secret part is masked.
+_WEBHOOK = re.compile(
+    r"qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=(?P<key>[0-9A-Za-z-]{20,})"
+    r"|oapi\.dingtalk\.com/robot/send\?access_token=(?P<token>[0-9A-Za-z]{32,})"
+    r"|open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/(?P<hook>[0-9A-Za-z-]{20,})"
+    r"|discord(?:app)?\.com/api/webhooks/[0-9]+/(?P<discord>[A-Za-z0-9_-]{40,})"
+)
+# The Heroku CLI keeps its API key (a UUID) as the password of api.heroku.com in ~/.netrc.
+_HEROKU_NETRC = re.compile(
+    r"machine\s+(?:api|git)\.heroku\.com\b(?:\s+(?!machine\b)\S+){0,4}?\s+password\s+"
+    r"(?P<value>[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})(?![A-Za-z0-9-])"
+)
+# Every known shape is one run of these characters, 15 or more ("xoxb-" and ten).
+_KEY_RUN = re.compile(r"(?<![A-Za-z0-9_.:/-])[A-Za-z0-9_.:/-]{15,}")
 _BEARER = re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)")
 
 # --- generic secrets: a keyword, then a random-looking value ----------------------------
@@ -81,103 +128,22 @@ _SECRET_ASSIGNMENT = re.compile(
 _RANDOM_WORD = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
 _HEX = re.compile(r"[0-9a-fA-F-]+")
 
-# --- passwords ---------------------------------------------------------------------------
-
-# Printable ASCII but quotes: passwords are typed on keyboards; CJK after one ends it.
-_PASSWORD_CHARS = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e]"
-# "password", also inside a config key (DB_PASSWORD, mysql-root-pwd, "wifi_pass").
-_PASSWORD_WORD = re.compile(
-    r"(?:密码|密碼|口令|PIN ?码|pin ?码)"
-    r"|(?<![A-Za-z0-9_/\\])(?<![A-Za-z0-9]-)(?:[A-Za-z0-9]+[_-])*"
-    r"(?:password|passwd|passcode|pass ?phrase|pwd|pw|pass|pin(?: ?code)?"
-    r"|(?:door|gate|alarm|lock(?:-screen)?|entry) code|keypad(?: code)?)"
-    r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
-    re.IGNORECASE,
-)
-# An environment variable: PGPASSWORD=…, MYSQL_ROOT_PASSWORD=….
-_PASSWORD_ENV = re.compile(
-    rf"(?<![A-Za-z0-9_])[A-Z0-9_]*(?:PASSWORD|PASSWD|PWD)[A-Z0-9_]*="
-    rf"[\"']?(?P<value>{_PASSWORD_CHARS}{{3,}})"
-)
-# After the word: "is", ":", "=" (with what it is for in between: "password for the
-# portal: …", "密码（新）是 …"), or "set/changed to".
-_PASSWORD_STATED = re.compile(
-    r"(?i)(?:\s+(?:for|of|on|to|at|in|from|with|the|that|which|we|i|you|he|she|they|my|his"
-    r"|her|our)\s+[^\n,;:：。=—]{0,30}?|[（(][^）)\n]{0,20}[）)]"
-    r"|[^\s，。,；;！!？?：:=\x21-\x7e]{1,6}?)?"
-    r"(?:\s*(?:is|was|will be|are|=|:|：|->"
-    r"|是|为|為|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
-    r"|\s+(?:(?:set|changed|reset|updated)\s+)?to\s+|\s+[—–]\s*|\s+--?\s+)"
-    r"(?:(?:now|still|actually|just|simply|it's|it is)\s+)?"
-    # Quoted, a password may hold spaces or any script ("velvet moth", “晴天2025”).
-    r"(?:[\"“「'‘](?P<quoted>[^\"”」'’\n]{3,64})[\"”」'’]"
-    # After the Chinese word, Chinese characters with digits or letters (晓峰2025).
-    r"|(?P<mixed>[\u4e00-\u9fff]{1,8}[0-9A-Za-z!@#$%^&*_.-]{2,})"
-    rf"|[\"'“‘`「]?(?P<value>{_PASSWORD_CHARS}{{3,}}))"
-)
-# "her password's just sunshine88".
-_PASSWORD_POSSESSIVE = re.compile(
-    rf"'s\s+(?:(?:just|simply|still|now)\s+)?(?P<value>{_PASSWORD_CHARS}{{3,}})"
-)
-# Credentials in a URI (postgres://user:password@host) and on a mysql command line.
-_URI_PASSWORD = re.compile(
-    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s@/]{3,})@"
-)
-_MYSQL_PASSWORD = re.compile(
-    r"(?:\bmysql(?:dump|admin)?\b[^\n]*?\s-p|\bredis-cli\b[^\n]*?\s-a\s*"
-    r"|\bsshpass\b[^\n]*?\s-p\s*|\bdocker\s+login\b[^\n]*?\s(?:-p|--password)[\s=]"
-    r"|\bcurl\b[^\n]*?\s(?:-u|--user)\s+[^\s:'\"]+:|\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+\s+"
-    r"|\bwpa_passphrase\s+\S+\s+|\brequirepass\s+|\bnet\s+use\s+\S+\s+\S+\s+(?=\S+\s+/user:))"
-    rf"(?:'(?P<quoted>[^'\n]+)'|\"(?P<double>[^\"\n]+)\"|(?P<value>(?!-){_PASSWORD_CHARS}+))"
-)
-# The value before the word: "uses sunflower1988 as the password", "X is the wifi password".
-_PASSWORD_BEFORE_WORD = re.compile(
-    rf"(?<![^\s\"'“‘`(（:：])(?P<value>{_PASSWORD_CHARS}{{6,}})\s+(?:is|was|as)\s+"
-    r"(?:(?:the|my|his|her|our|their|its)\s+)?(?:[\w-]+\s+){0,2}?(?:password|passcode|passphrase)\b",
-    re.IGNORECASE,
-)
-# The answer to a question about a password, on the next line ("what's the password?
-# \nuser: otter-lantern-51").
-_PASSWORD_ANSWER = re.compile(
-    rf"(?i)(?:password|passcode|密码)[^\n]{{0,40}}[?？]\s*\n\s*(?:[\w ]{{1,12}}[:：]\s*)?"
-    rf"(?P<value>{_PASSWORD_CHARS}{{6,}})\s*$",
-    re.MULTILINE,
-)
-# A login written as user / password ("ops@vance-studio.io / Aws#Vance2026").
-_LOGIN_WORD = re.compile(
-    r"(?i)\b(?:login|log-in|credentials?|creds)\b|账号密码|账号和密码|用户名和密码|账密"
-)
-_LOGIN_PAIR = re.compile(rf"(?<![^\s:：(（])[^\s/:：]+\s?/\s?(?P<value>{_PASSWORD_CHARS}{{6,}})")
-# Or the value right after the word: "console password Stg-Console!88", "密码 147258".
-_PASSWORD_BARE = re.compile(rf"(?:\s+[\"'“‘`「]?|[\"'“‘`「])(?P<value>{_PASSWORD_CHARS}{{3,}})")
-# After the Chinese word, the value may follow without a space ("无线网密码yy20180808").
-_PASSWORD_BARE_CJK = re.compile(rf"\s*[\"'“‘`「]?(?P<value>{_PASSWORD_CHARS}{{3,}})")
-_TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
-# Config keys about passwords that hold something else.
-_NOT_A_PASSWORD_FIELD = re.compile(
-    r"hash|salt|policy|reset|file|length|hint|expir|strength|min|max|rule|field|prompt|label"
-)
-_REDACTED = frozenset({"redacted", "hidden", "masked", "removed", "omitted", "null", "none"})
-# Words that follow "password is" without being one.
-_NOT_A_PASSWORD_WORDS = """
-    a an the my your his her our their its this that not no none empty blank wrong
-    incorrect correct invalid valid expired weak strong long short secure insecure same
-    different required missing needed saved stored written changed reset set updated
-    too very really still now being also in on at of for to and or but same old new
-    unknown forgotten lost hidden encrypted hashed case-sensitive sensitive ok fine good
-    bad simple complex easy hard known unchanged temporary
-    str string int bytes bool text varchar char optional field hash policy manager
-"""
-_NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
-_TRAILING = ".,;:!?)]}>”’\"'`。，；：！？）」"
-
-
 # Public keys and certificates are random-looking but not secret.
 _PUBLIC_MATERIAL = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----.*?"
     r"(?:-----END (?:[A-Z0-9]+ )*(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----|$)"
     r"|(?i:sha1|sha256|sha384|sha512|md5|nonce)[-:][A-Za-z0-9+/=_-]+"
     r"|\"(?:n|x|y|x5c|modulus)\"\s*:\s*\"[A-Za-z0-9+/=_-]+"
+    r"|(?<![A-Za-z0-9_])n\s*[=:]\s*[A-Za-z0-9+/_-]{200,}"  # an RSA modulus, unquoted
+    # Mapbox public tokens ("pk.eyJ…", meant for the browser).
+    r"|(?<![A-Za-z0-9_.-])pk\.eyJ[A-Za-z0-9_.-]+"
+    # WireGuard's "PublicKey = …", a public key given by name.
+    r"|(?i:public[ _-]?key|pubkey)\s*[=:]\s*[\"']?[A-Za-z0-9+/=_-]+"
+    # Password hashes in modular crypt format: $2b$12$…, $argon2id$v=19$…, $6$….
+    r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567]|y|gy|sha1|pbkdf2(?:-sha[0-9]+)?|scrypt)\$"
+    r"[A-Za-z0-9./+=$,:-]+"
+    # An identifier named as one: "segment id Y3Bqc4lea…", "trace ID: …".
+    r"|(?i:\b(?:id|uuid|guid|identifier)\b(?:\s+is)?)\s*[:=#]?\s*[A-Za-z0-9_-]+"
     r"|(?<![A-Za-z0-9_])(?:pi|ch|cus|in|sub|evt|txn|prod|price|pm|seti|acct)_[A-Za-z0-9]{14,}"
     r"|data:[A-Za-z0-9.+/-]+;base64,[A-Za-z0-9+/=]+"
     r"|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)"
@@ -187,19 +153,31 @@ _PUBLIC_MATERIAL = re.compile(
 
 
 def private_keys(text: str) -> Iterator[Detection]:
-    """Every PEM private key block with a body."""
-    if "PRIVATE KEY" not in text:
-        return
-    for match in _PRIVATE_KEY.finditer(text):
-        if _KEY_BODY.search(match.group()):
-            yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
+    """Every PEM private key block with a body, and every PuTTY key file with its private part."""
+    if "PRIVATE KEY" in text:
+        for match in _PRIVATE_KEY.finditer(text):
+            if _KEY_BODY.search(match.group()):
+                yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
+    if "PuTTY-User-Key-File" in text:
+        for match in _PUTTY_KEY.finditer(text):
+            if _PUTTY_PRIVATE.search(match.group()):
+                yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
 
 
 def api_keys(text: str) -> Iterator[Detection]:
     """Every key or token: vendor formats, bearer tokens, random values given as secrets."""
-    for match in _KNOWN_KEYS.finditer(text):
-        if len(set(match.group())) >= 10:  # not a placeholder like sk-xxxxxxxxxxxxxxxx
-            yield Detection(Category.API_KEY, match.start(), match.end())
+    # Known shapes are looked for only in long runs of the characters keys are made of.
+    for run in _KEY_RUN.finditer(text):
+        for match in _KNOWN_KEYS.finditer(text, run.start(), run.end()):
+            if len(set(match.group())) >= 10:  # not a placeholder like sk-xxxxxxxxxxxxxxxx
+                yield Detection(Category.API_KEY, match.start(), match.end())
+    if "hook" in text or "robot/send" in text:
+        for match in _WEBHOOK.finditer(text):
+            group = next(g for g in ("key", "token", "hook", "discord") if match.group(g))
+            yield Detection(Category.API_KEY, match.start(group), match.end(group))
+    if "heroku" in text:
+        for match in _HEROKU_NETRC.finditer(text):
+            yield Detection(Category.API_KEY, match.start("value"), match.end("value"))
     for match in _BEARER.finditer(text):
         yield Detection(Category.API_KEY, match.start("value"), match.end("value"))
     for match in _SECRET_ASSIGNMENT.finditer(text):
@@ -207,126 +185,14 @@ def api_keys(text: str) -> Iterator[Detection]:
         if _random_enough(value, min_length=16, keyword=True):
             start = match.start("value")
             yield Detection(Category.API_KEY, start, start + len(value))
-    public = [(m.start(), m.end()) for m in _PUBLIC_MATERIAL.finditer(text)]
+    public: list[tuple[int, int]] | None = None  # found once, when a random word needs it
     for match in _RANDOM_WORD.finditer(text):
-        if any(start <= match.start() < end for start, end in public):
+        if not _random_enough(match.group(), min_length=24, keyword=False):
             continue
-        if _random_enough(match.group(), min_length=24, keyword=False):
+        if public is None:
+            public = [(m.start(), m.end()) for m in _PUBLIC_MATERIAL.finditer(text)]
+        if not any(start <= match.start() < end for start, end in public):
             yield Detection(Category.API_KEY, match.start(), match.end())
-
-
-def passwords(text: str) -> Iterator[Detection]:
-    """Every password the text states, in a sentence, a config line or a command."""
-    for word in _PASSWORD_WORD.finditer(text):
-        if text[max(0, word.start() - 2) : word.start()] == "${":
-            continue  # "${DB_PASSWORD:?missing}" names a variable
-        chinese = not word.group()[0].isascii()
-        stated = _PASSWORD_POSSESSIVE.match(text, word.end()) or _PASSWORD_STATED.match(
-            text, word.end()
-        )
-        named = stated.groupdict() if stated is not None else {}
-        if stated is not None and (named.get("quoted") or (chinese and named.get("mixed"))):
-            group = "quoted" if named.get("quoted") else "mixed"
-            value = stated.group(group).strip().rstrip(_TRAILING)
-            if _could_be_a_password(value):
-                start = stated.start(group) + stated.group(group).index(value[0])
-                yield Detection(Category.PASSWORD, start, start + len(value))
-            continue
-        if stated is not None and not named.get("value"):
-            stated = None
-        bare = _PASSWORD_BARE_CJK if chinese else _PASSWORD_BARE
-        match = stated or bare.match(text, word.end())
-        if match is None:
-            continue
-        value = match.group("value")
-        stripped = value.rstrip(_TRAILING)
-        # "hunter2!" keeps its "!" only when a sentence does not end there.
-        if stripped != value and value[-1] in "!?" and match.end() < len(text):
-            stripped = value.rstrip(_TRAILING.replace("!", "").replace("?", ""))
-        if not _could_be_a_password(stripped) or not stripped.isascii():
-            continue
-        name = word.group().strip("\"'").casefold()
-        if _NOT_A_PASSWORD_FIELD.search(name):
-            continue  # password_hash, POSTGRES_PASSWORD_FILE, password_min_length
-        if stripped.endswith("#") and stripped[:-1].isdigit():
-            stripped = stripped[:-1]  # "门禁密码2580#": the key pressed after it
-        # A PIN ("laptop PIN 8812", "支付密码 385027", "door code is 7315") is digits.
-        # Otherwise "pass" alone is too common a word ("boarding pass: NH962") to
-        # trust a colon, and without "is" or ":" only a value that looks made up
-        # counts.
-        pin = (
-            stripped.isdigit()
-            and 4 <= len(stripped) <= 8
-            and any(w in name for w in ("pin", "码", "密", "口令", "code", "keypad"))
-        )
-        # "to" is weak too: "no password to store".
-        weak = (
-            name in {"pass", "pw", "pin"}
-            or stated is None
-            or _TO.match(text, word.end()) is not None
-        )
-        if not pin and weak and not _looks_made_up(stripped):
-            continue
-        if not pin and stripped.isdigit() and "code" in name:
-            continue  # "the promo code is 2024": only a PIN-length code counts
-        start = match.start("value")
-        yield Detection(Category.PASSWORD, start, start + len(stripped))
-    yield from _passwords_elsewhere(text)
-
-
-def _passwords_elsewhere(text: str) -> Iterator[Detection]:
-    """Passwords not stated after their word.
-
-    Before it, as an answer, in environment variables, URIs and command lines, and
-    in user / password pairs.
-    """
-    for pattern in (_PASSWORD_BEFORE_WORD, _PASSWORD_ANSWER):
-        for match in pattern.finditer(text):
-            value = match.group("value").rstrip(_TRAILING)
-            if _looks_made_up(value) and _could_be_a_password(value):
-                start = match.start("value")
-                yield Detection(Category.PASSWORD, start, start + len(value))
-    for match in _PASSWORD_ENV.finditer(text):
-        value = match.group("value").rstrip(_TRAILING)
-        if _NOT_A_PASSWORD_FIELD.search(match.group().casefold()):
-            continue
-        if _could_be_a_password(value):
-            yield Detection(
-                Category.PASSWORD, match.start("value"), match.start("value") + len(value)
-            )
-    for pattern in (_URI_PASSWORD, _MYSQL_PASSWORD):
-        for match in pattern.finditer(text):
-            group = next(g for g in ("quoted", "double", "value") if match.groupdict().get(g))
-            value = match.group(group)
-            if _could_be_a_password(value):
-                start = match.start(group)
-                yield Detection(Category.PASSWORD, start, start + len(value))
-    for word in _LOGIN_WORD.finditer(text):
-        for pair in _LOGIN_PAIR.finditer(text, word.end(), min(len(text), word.end() + 80)):
-            value = pair.group("value").rstrip(_TRAILING)
-            if _looks_made_up(value) and _could_be_a_password(value):
-                start = pair.start("value")
-                yield Detection(Category.PASSWORD, start, start + len(value))
-                break
-
-
-def _could_be_a_password(value: str) -> bool:
-    """Not a word that follows "password is" in ordinary talk, a placeholder or a redaction."""
-    if len(value) < 3 or value.casefold() in _NOT_A_PASSWORD:
-        return False
-    # Variables and redactions: "${DB_PASSWORD}", "[FILTERED]", ":'new_pw'".
-    if value.startswith(("${", "{{", "%(", "<", "[", "$(", "*", ":")):
-        return False
-    if not any(c.isalnum() for c in value):  # "******"
-        return False
-    return value.strip("<>[](){}*").casefold() not in _REDACTED
-
-
-def _looks_made_up(value: str) -> bool:
-    """Letters mixed with digits or symbols, as passwords are and words are not."""
-    letters = any(c.isalpha() for c in value)
-    others = any(c.isdigit() or not c.isalnum() for c in value)
-    return len(value) >= 6 and letters and others
 
 
 def _entropy(value: str) -> float:

@@ -31,8 +31,8 @@ AFTER = rf"(?![A-Za-z{DIGIT}_/\\#+-]|[.:][A-Za-z{DIGIT}])"
 NOT_AN_IDENTIFIER_BEFORE = re.compile(
     r"(?i)(?:order|invoice|tracking|shipment|parcel|transaction|txn|ticket|ref(?:erence)?"
     r"|serial|sku|part|model|imei|balance|waybill|awb|id|row|pv|uv|routing|loyalty"
-    r"|coupon|voucher|student|employee|订单|单号|流水|会员"
-    r"|运单|快递|发票|工单|序列号|编号|型号|货号|学号|工号|次方)"
+    r"|coupon|voucher|student|employee|meeting|(?<![a-z])count|订单|单号|流水|会员"
+    r"|运单|快递|发票|工单|序列号|编号|型号|货号|学号|工号|次方|会议|次数|调用量)"
     r"\s*(?:(?:no|number|num|nr|code|id)\.?|号码|号|代码)?(?:\s+is)?\s*[#:：是为]?\s*$"
 )
 

@@ -1,0 +1,111 @@
+"""Passwords written in a tool's syntax: environment variables, URIs, command lines, configs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive.password_values import (
+    NOT_A_PASSWORD_FIELD,
+    PASSWORD_CHARS,
+    TRAILING,
+    could_be_a_password,
+    looks_made_up,
+)
+from recalld_server.domain.sensitive.spans import Detection
+
+# An environment variable: PGPASSWORD=…, MYSQL_ROOT_PASSWORD=….
+_PASSWORD_ENV = re.compile(
+    rf"(?<![A-Za-z0-9_])[A-Z0-9_]*(?:PASSWORD|PASSWD|PWD)[A-Z0-9_]*="
+    rf"[\"']?(?P<value>{PASSWORD_CHARS}{{3,}})"
+)
+# Credentials in a URI (postgres://user:password@host).
+_URI_PASSWORD = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s@/]{3,})@"
+)
+# The password argument of command lines: what comes before the value.
+_COMMAND_OPTIONS = (
+    r"\bmysql(?:dump|admin)?\b[^\n]*?\s-p",
+    r"\bredis-cli\b[^\n]*?\s-a\s*",
+    r"\bsshpass\b[^\n]*?\s-p\s*",
+    r"\bdocker\s+login\b[^\n]*?\s(?:-p|--password)[\s=]",
+    r"\bcurl\b[^\n]*?\s(?:-u|--user)\s+[^\s:'\"]+:",
+    r"\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+\s+",
+    r"\bwpa_passphrase\s+\S+\s+",
+    r"\brequirepass\s+",
+    # Windows: "net use Z: \\nas\share PASSWORD /user:NAME", "… /user:NAME PASSWORD",
+    # "net user NAME PASSWORD /add".
+    r"\bnet\s+use\s+\S+\s+\S+\s+(?=\S+\s+/user:)",
+    r"\bnet\s+use\b[^\n]*?\s/user:\S+\s+",
+    r"\bnet\s+user\s+[^\s/]+\s+(?=\S+(?:\s+/|[ \t]*(?:\n|$)))",
+    # Java keytool and jarsigner (-storepass, -srcstorepass, -keypass …), OpenSSL
+    # ("-passout pass:…"), Caddy ("caddy hash-password --plaintext …").
+    r"(?<!\S)-(?:src|dest)?(?:store|key)pass\s+",
+    r"(?<!\S)-pass(?:in|out)?\s+pass:",
+    r"\bcaddy\s+hash-password\b[^\n]*?\s--plaintext[\s=]",
+)
+# A literal word of each command above: without one, the commands are not looked for.
+_COMMAND_WORDS = (
+    "mysql", "redis-cli", "sshpass", "docker", "curl", "htpasswd", "wpa_passphrase",
+    "requirepass", "net", "pass", "caddy",
+)  # fmt: skip
+_COMMAND_PASSWORD = re.compile(
+    "(?:" + "|".join(_COMMAND_OPTIONS) + ")"
+    rf"(?:'(?P<quoted>[^'\n]+)'|\"(?P<double>[^\"\n]+)\"|(?P<value>(?![-/]){PASSWORD_CHARS}+))"
+)
+# A line of ~/.pgpass: hostname:port:database:username:password.
+_PGPASS = re.compile(
+    r"(?m)^[ \t]*(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+|localhost|\*):(?:[0-9]{2,5}|\*)"
+    r":[^\s:]+:[^\s:]+:(?P<value>\S{3,})[ \t]*$"
+)
+# A quoted key and value in code: PHP's define('DB_PASSWORD', '…') and
+# 'password' => '…', Python's ("password", "…").
+_QUOTED_PAIR = re.compile(
+    r"(?i)[\"'](?P<name>[A-Za-z0-9_.-]*(?:password|passwd|pwd|pass|passphrase)"
+    r"(?:[_.-][A-Za-z0-9_.-]*)?)[\"']\]?\s*(?:,|=>?)\s*"
+    r"[\"'](?P<value>[^\"'\s|]{6,64})[\"']"
+)
+
+
+def passwords_in_syntax(text: str) -> Iterator[Detection]:
+    """Passwords in environment variables, URIs, command lines, .pgpass lines and code."""
+    # Each rule runs only where its literal words are (most memories have none).
+    if "PASSW" in text or "PWD" in text:
+        for match in _PASSWORD_ENV.finditer(text):
+            value = match.group("value").rstrip(TRAILING)
+            if NOT_A_PASSWORD_FIELD.search(match.group().casefold()):
+                continue
+            if could_be_a_password(value):
+                end = match.start("value") + len(value)
+                yield Detection(Category.PASSWORD, match.start("value"), end)
+    patterns = [_URI_PASSWORD] if "://" in text else []
+    if any(word in text for word in _COMMAND_WORDS):
+        patterns.append(_COMMAND_PASSWORD)
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            group = next(g for g in ("quoted", "double", "value") if match.groupdict().get(g))
+            value = match.group(group)
+            if could_be_a_password(value):
+                start = match.start(group)
+                yield Detection(Category.PASSWORD, start, start + len(value))
+    if text.count(":") >= 4:
+        for match in _PGPASS.finditer(text):
+            if could_be_a_password(match.group("value")):
+                yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+    lowered = text.lower()
+    if "pass" in lowered or "pwd" in lowered:
+        yield from _quoted_pairs(text)
+
+
+def _quoted_pairs(text: str) -> Iterator[Detection]:
+    for match in _QUOTED_PAIR.finditer(text):
+        value = match.group("value")
+        name = match.group("name").casefold()
+        if NOT_A_PASSWORD_FIELD.search(name) or not looks_made_up(value):
+            continue
+        # A validation rule ('same:password') or another field ('password2'), not a value.
+        if ":" in value or "pass" in value.casefold() or "pwd" in value.casefold():
+            continue
+        if could_be_a_password(value):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))

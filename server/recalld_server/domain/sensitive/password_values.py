@@ -1,0 +1,50 @@
+"""What a password looks like, shared by the rules that find them in sentences and in syntax."""
+
+from __future__ import annotations
+
+import re
+
+# Printable ASCII but quotes: passwords are typed on keyboards; CJK after one ends it.
+PASSWORD_CHARS = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e]"
+# Config keys about passwords that hold something else.
+NOT_A_PASSWORD_FIELD = re.compile(
+    r"hash|salt|policy|reset|file|length|hint|expir|strength|min|max|rule|field|prompt|label"
+)
+TRAILING = ".,;:!?)]}>”’\"'`。，；：！？）」"
+_REDACTED = frozenset({"redacted", "hidden", "masked", "removed", "omitted", "null", "none"})
+# Words that follow "password is" without being one.
+_NOT_A_PASSWORD_WORDS = """
+    a an the my your his her our their its this that not no none empty blank wrong
+    incorrect correct invalid valid expired weak strong long short secure insecure same
+    different required missing needed saved stored written changed reset set updated
+    too very really still now being also in on at of for to and or but same old new
+    unknown forgotten lost hidden encrypted hashed case-sensitive sensitive ok fine good
+    bad simple complex easy hard known unchanged temporary
+    str string int bytes bool text varchar char optional field hash policy manager
+    what which never one something anything nothing whatever generated
+"""
+NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
+# Code on the right of "password =": a call ("getpass.getpass()", "input("), not a value.
+_VARIABLE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%")
+_CALL = re.compile(r"[A-Za-z_][\w.]*\(\)?$|[A-Za-z_]\w*\.[A-Za-z_][\w.]*\(")
+
+
+def could_be_a_password(value: str) -> bool:
+    """Not a word that follows "password is" in ordinary talk, a placeholder or a redaction."""
+    if len(value) < 3 or value.casefold() in NOT_A_PASSWORD:
+        return False
+    # Variables and redactions: "${DB_PASSWORD}", "[FILTERED]", ":'new_pw'".
+    if value.startswith(("${", "{{", "%(", "<", "[", "$(", "*", ":")):
+        return False
+    if not any(c.isalnum() for c in value) or _CALL.match(value):  # "******", "getpass("
+        return False
+    if _VARIABLE.fullmatch(value):  # "$DB_PASS", "%PGPASSWORD%"
+        return False
+    return value.strip("<>[](){}*").casefold() not in _REDACTED
+
+
+def looks_made_up(value: str) -> bool:
+    """Letters mixed with digits or symbols, as passwords are and words are not."""
+    letters = any(c.isalpha() for c in value)
+    others = any(c.isdigit() or not c.isalnum() for c in value)
+    return len(value) >= 6 and letters and others

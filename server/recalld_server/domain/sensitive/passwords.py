@@ -1,0 +1,264 @@
+"""Passwords stated in text: after their word, before it, as an answer, as a lock's code."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive.password_syntax import passwords_in_syntax
+from recalld_server.domain.sensitive.password_values import (
+    NOT_A_PASSWORD_FIELD,
+    PASSWORD_CHARS,
+    TRAILING,
+    could_be_a_password,
+    looks_made_up,
+)
+from recalld_server.domain.sensitive.spans import Detection
+
+# "password", also inside a config key (DB_PASSWORD, mysql-root-pwd, "wifi_pass", psk=).
+_PASSWORD_WORD = re.compile(
+    r"(?:密码|密碼|口令|PIN ?码|pin ?码)"
+    r"|(?<![A-Za-z0-9_/\\])(?<![A-Za-z0-9]-)(?:[A-Za-z0-9]+[_-])*"
+    r"(?:password|passwd|passcode|pass ?phrase|pwd|pw|pass|psk|pin(?: ?code)?"
+    r"|(?:door|gate|alarm|lock(?:-screen)?|entry) code|keypad(?: code)?)"
+    r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
+    re.IGNORECASE,
+)
+# After the word: "is", ":", "=" (with what it is for in between: "password for the
+# portal: …", "密码（新）是 …", "password (she asked me to keep it): …"), "set/changed
+# to", or a dash.
+_PASSWORD_STATED = re.compile(
+    r"(?i)(?:\s+(?:for|of|on|to|at|in|from|with|the|that|which|we|i|you|he|she|they|my|his"
+    r"|her|our)\s+[^\n,;:：。=—]{0,40}?|\s*[（(][^）)\n]{0,80}[）)]"
+    r"|[^\s，。,；;！!？?：:=\x21-\x7e]{1,6}?)?"
+    r"(?:\s*(?:\b(?:is|was|will be|are)\b|=|:|：|->"
+    # "密码还是 root 的": 还是 and 或是 ask "or", they do not state.
+    r"|(?<![还或])是|为|為|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
+    # "to", but not "read it to me: …".
+    r"|\s+(?:(?:set|changed|reset|updated)\s+)?to\s+(?!(?:me|him|her|them|us|you)\b)"
+    r"|\s+(?P<dash>[—–]\s*|--?\s+))"
+    r"(?:(?:now|still|actually|just|simply|it's|it is)\s+)?"
+    # Quoted, a password may hold spaces or any script ("velvet moth", “晴天2025”).
+    r"(?:[\"“「'‘](?P<quoted>[^\"”」'’\n]{3,64})[\"”」'’]"
+    # After the Chinese word, Chinese characters with digits or letters (晓峰2025).
+    r"|(?P<mixed>[\u4e00-\u9fff]{1,8}[0-9A-Za-z!@#$%^&*_.-]{2,})"
+    rf"|[\"'“‘`「]?(?P<value>{PASSWORD_CHARS}{{3,}}))"
+)
+# "her password's just sunshine88".
+_PASSWORD_POSSESSIVE = re.compile(
+    rf"'s\s+(?:(?:just|simply|still|now)\s+)?(?P<value>{PASSWORD_CHARS}{{3,}})"
+)
+# Or the value right after the word: "console password Stg-Console!88", "密码 147258".
+_PASSWORD_BARE = re.compile(rf"(?:\s+[\"'“‘`「]?|[\"'“‘`「])(?P<value>{PASSWORD_CHARS}{{3,}})")
+# After the Chinese word, the value may follow without a space ("无线网密码yy20180808"),
+# or be a name with digits after a space ("密码 李春燕1990"), as a whole word.
+_PASSWORD_BARE_CJK = re.compile(
+    r"\s+(?P<mixed>[\u4e00-\u9fff]{2,4}(?=[A-Za-z!#$%^&*_.-]*[0-9])[0-9A-Za-z!#$%^&*_.-]{2,})"
+    r"(?=[\s，。,；;！!？?）)]|$)"
+    rf"|\s*[\"'“‘`「]?(?P<value>{PASSWORD_CHARS}{{3,}})"
+)
+_TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
+_PIN_WORDS = ("pin", "码", "密", "口令", "code", "keypad")
+
+
+def passwords(text: str) -> Iterator[Detection]:
+    """Every password the text states, in a sentence, a config line or a command."""
+    for word in _PASSWORD_WORD.finditer(text):
+        if text[max(0, word.start() - 2) : word.start()] == "${":
+            continue  # "${DB_PASSWORD:?missing}" names a variable
+        found = _after_the_word(text, word)
+        if found is not None:
+            yield found
+    yield from _passwords_elsewhere(text)
+    yield from passwords_in_syntax(text)
+
+
+def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
+    """The password stated right after one of its words, if any."""
+    chinese = not word.group()[0].isascii()
+    stated = _PASSWORD_POSSESSIVE.match(text, word.end()) or _PASSWORD_STATED.match(
+        text, word.end()
+    )
+    if stated is None and chinese:
+        spaced = _PASSWORD_BARE_CJK.match(text, word.end())
+        stated = spaced if spaced is not None and spaced.group("mixed") else None
+    named = stated.groupdict() if stated is not None else {}
+    if stated is not None and (named.get("quoted") or (chinese and named.get("mixed"))):
+        group = "quoted" if named.get("quoted") else "mixed"
+        value = stated.group(group).strip().rstrip(TRAILING)
+        if not could_be_a_password(value):
+            return None
+        start = stated.start(group) + stated.group(group).index(value[0])
+        return Detection(Category.PASSWORD, start, start + len(value))
+    if stated is not None and not named.get("value"):
+        stated = None
+    bare = _PASSWORD_BARE_CJK if chinese else _PASSWORD_BARE
+    match = stated or bare.match(text, word.end())
+    if match is None or not match.group("value"):
+        return None
+    value = match.group("value")
+    stripped = value.rstrip(TRAILING)
+    # "hunter2!" keeps its "!" only when a sentence does not end there.
+    if stripped != value and value[-1] in "!?" and match.end() < len(text):
+        stripped = value.rstrip(TRAILING.replace("!", "").replace("?", ""))
+    if not could_be_a_password(stripped) or not stripped.isascii():
+        return None
+    name = word.group().strip("\"'").casefold()
+    if NOT_A_PASSWORD_FIELD.search(name):
+        return None  # password_hash, POSTGRES_PASSWORD_FILE, password_min_length
+    if stripped.endswith("#") and stripped[:-1].isdigit():
+        stripped = stripped[:-1]  # "门禁密码2580#": the key pressed after it
+    # A PIN ("laptop PIN 8812", "支付密码 385027", "door code is 7315") is digits.
+    # Otherwise "pass" alone is too common a word ("boarding pass: NH962") to trust
+    # a colon, and without "is" or ":" only a value that looks made up counts; nor
+    # does "to" ("no password to store") or a dash ("password on the card — Maren
+    # didn't type it").
+    pin = stripped.isdigit() and 4 <= len(stripped) <= 8 and any(w in name for w in _PIN_WORDS)
+    weak = (
+        name in {"pass", "pw", "pin", "psk"}
+        or stated is None
+        or bool(named.get("dash"))
+        or _TO.match(text, word.end()) is not None
+    )
+    if not pin and weak and not looks_made_up(stripped):
+        return None
+    if not pin and stripped.isdigit() and "code" in name:
+        return None  # "the promo code is 2024": only a PIN-length code counts
+    start = match.start("value")
+    return Detection(Category.PASSWORD, start, start + len(stripped))
+
+
+# The value before the word: "uses sunflower1988 as the password", "X is the wifi password".
+_PASSWORD_BEFORE_WORD = re.compile(
+    rf"(?<![^\s\"'“‘`(（:：])(?P<value>{PASSWORD_CHARS}{{6,}})\s+(?:is|was|as)\s+"
+    r"(?:(?:the|my|his|her|our|their|its)\s+)?(?:[\w-]+\s+){0,2}?(?:password|passcode|passphrase)\b",
+    re.IGNORECASE,
+)
+# The answer to a question about a password, on the next line ("what's the password?
+# \nuser: otter-lantern-51").
+_PASSWORD_ANSWER = re.compile(
+    rf"(?i)(?:password|passcode|密码)[^\n]{{0,40}}[?？]\s*\n\s*(?:[\w ]{{1,12}}[:：]\s*)?"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})\s*$",
+    re.MULTILINE,
+)
+# A login written as user / password ("ops@vance-studio.io / Aws#Vance2026"), after a
+# word that says so or with a default administrator's name ("admin/Fuwu2024x").
+_LOGIN_WORD = re.compile(
+    r"(?i)\b(?:login|log-in|credentials?|creds)\b|账号密码|账号和密码|用户名和密码|账密"
+)
+_LOGIN_PAIR = re.compile(rf"(?<![^\s:：(（])[^\s/:：]+\s?/\s?(?P<value>{PASSWORD_CHARS}{{6,}})")
+_ADMIN_PAIR = re.compile(
+    r"(?i)(?<![\w/.:@-])(?:admin|administrator|root)(?:/| / )"
+    r"(?P<value>[\x21\x23-\x26\x28-\x2e\x30-\x5f\x61-\x7e]{6,})(?![/\w])"
+)
+# A lock's code: "the code for the garage door is 5512", "the safe combination:
+# 12-34-56", "her locker opens with 3391", "the archive unlocks with Tax2024!Rivera".
+_LOCK = r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault)s?"
+_LOCK_VALUE = r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[\x21\x23-\x26\x28-\x7e]{3,})"
+_LOCK_CODES = (
+    re.compile(
+        rf"(?i)\b(?:code|combination|combo)\s+(?:for|to|of|on)\s+(?:[\w'-]+\s+){{0,3}}?{_LOCK}\b"
+        rf"\s*(?:\b(?:is|was)\b|:|=|[—–])\s*{_LOCK_VALUE}"
+    ),
+    re.compile(
+        rf"(?i)\b{_LOCK}\s+(?:combination|combo)\b\s*(?:\b(?:is|was)\b|:|=)\s*{_LOCK_VALUE}"
+    ),
+    re.compile(
+        rf"(?i)\b(?:{_LOCK}|zip|archive|pdf|rar|7z)\b[^.\n;]{{0,40}}?\b(?:opens|unlocks)\s+with"
+        rf"\s+(?:the\s+(?:code|combination|password)\s+)?{_LOCK_VALUE}"
+    ),
+)
+_COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
+# A passphrase of plain words: "the passphrase for the drive is purple monkey
+# dishwasher.", "his master password is Lisbon tram at dusk 1998."; to the sentence end.
+_PASSPHRASE = re.compile(
+    r"(?i)\b(?:pass ?phrase|master password)\b[^\n.;:]{0,50}?\s(?:is|was)\s+"
+    r"(?P<value>[\w'-]+(?:[ ][\w'-]+){2,5})(?=[.;!?,]?\s*$|[.;!?,]\s|\s[—–]\s)"
+)
+_NOT_A_PHRASE_START_WORDS = """
+    a an the my your his her our their its this that not no in on at of for to with from
+    by stored saved written kept sent still now also being too very really same different
+    long short hard easy empty blank required needed missing unknown hidden encrypted
+    somewhere something what why how one
+"""
+_NOT_A_PHRASE_START = frozenset(_NOT_A_PHRASE_START_WORDS.split())
+_NOT_IN_A_PHRASE_WORDS = """
+    i you he she it we they me him them is was are be been will would should could can
+    can't won't don't didn't doesn't isn't wasn't has have had do does did never but so
+    because if when then which who what where words characters chars letters digits long
+    key manager vault app file
+"""
+_NOT_IN_A_PHRASE = frozenset(_NOT_IN_A_PHRASE_WORDS.split())
+# A Chinese passphrase (口令, a spoken password) may be Chinese words alone: 口令是山高月小.
+_CHINESE_PASSPHRASE = re.compile(
+    r"口令\s*(?:是|为|為|：|:)\s*(?P<value>[\u4e00-\u9fff]{3,12})(?=[\s，。,；;！!？?）)、]|$)"
+)
+# Where it is or what it is like, not what it is: 口令：见群公告, 口令是什么, 口令已经改了.
+_NOT_A_CHINESE_PASSPHRASE = re.compile(
+    r"[见在的了是有没不请问找发给用和或吗呢啥哪什么多少忘错已另同]"
+)
+# A Wi-Fi network's key: "wifi Tallinn-5G, key kohvik-2024", "WLAN key: …".
+_WIFI_KEY = re.compile(
+    r"(?i)\b(?:wi-?fi|wlan|ssid)\b[^\n]{0,60}?\b(?:network |wpa2? |wi-?fi )?key\b"
+    r"(?:\s*(?:\bis\b|:|=))?\s+(?P<value>[^\s\"'`]{6,64})"
+)
+
+
+def _passwords_elsewhere(text: str) -> Iterator[Detection]:
+    """Passwords not stated after their word: before it, as an answer, as a pair, a lock code."""
+    # Each rule runs only where its literal words are (most memories have none).
+    lowered = text.lower()
+    patterns = []
+    if "pass" in lowered or "密码" in text:
+        patterns += [_PASSWORD_BEFORE_WORD, _PASSWORD_ANSWER]
+    if "/" in text and ("admin" in lowered or "root" in lowered):
+        patterns.append(_ADMIN_PAIR)
+    if "key" in lowered and any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid")):
+        patterns.append(_WIFI_KEY)
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            value = match.group("value").rstrip(TRAILING)
+            if not (looks_made_up(value) and could_be_a_password(value)):
+                continue
+            if "://" not in value and not value.upper().startswith(("WPA", "WEP")):
+                start = match.start("value")
+                yield Detection(Category.PASSWORD, start, start + len(value))
+    for word in _LOGIN_WORD.finditer(text):
+        for pair in _LOGIN_PAIR.finditer(text, word.end(), min(len(text), word.end() + 80)):
+            value = pair.group("value").rstrip(TRAILING)
+            if looks_made_up(value) and could_be_a_password(value):
+                start = pair.start("value")
+                yield Detection(Category.PASSWORD, start, start + len(value))
+                break
+    if any(w in lowered for w in ("code", "combination", "combo", "opens", "unlocks")):
+        yield from _lock_codes(text)
+    if "phrase" in lowered or "master password" in lowered or "口令" in text:
+        yield from _passphrases(text)
+
+
+def _lock_codes(text: str) -> Iterator[Detection]:
+    """The code, combination or password that opens a lock, a safe or an archive."""
+    for pattern in _LOCK_CODES:
+        for match in pattern.finditer(text):
+            value = match.group("value").rstrip(TRAILING)
+            # Digits ("3391", "12-34-56"), or a made-up word with digits in it; not a
+            # date ("2024-05-01") or a program ("opens with Adobe-Reader").
+            made_up = looks_made_up(value) and any(c.isdigit() for c in value)
+            if _COMBINATION.fullmatch(value) or (made_up and could_be_a_password(value)):
+                start = match.start("value")
+                yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+def _passphrases(text: str) -> Iterator[Detection]:
+    """Passphrases of plain words, in English or in Chinese."""
+    for match in _PASSPHRASE.finditer(text):
+        words = match.group("value").casefold().split()
+        if words[0] in _NOT_A_PHRASE_START or any(w in _NOT_IN_A_PHRASE for w in words):
+            continue
+        if words[0].endswith("ed"):
+            continue  # "the passphrase was generated by diceware"
+        yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+    for match in _CHINESE_PASSPHRASE.finditer(text):
+        if not _NOT_A_CHINESE_PASSPHRASE.search(match.group("value")):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
