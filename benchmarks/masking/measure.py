@@ -138,7 +138,9 @@ def _revision() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--split", choices=("dev", "test", "holdout", "final", "fresh", "sixth", "seventh"), default="test"
+        "--split",
+        choices=("dev", "test", "holdout", "final", "fresh", "sixth", "seventh", "eighth"),
+        default="test",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="print misses and false hits")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")

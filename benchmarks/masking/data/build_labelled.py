@@ -7,27 +7,35 @@ during tuning), ``holdout.jsonl`` (the fresh held-out split, since measured),
 ``final.jsonl`` (the last held-out measurement, since measured),
 ``fresh.jsonl`` (a further last held-out measurement, written the same way as
 final, since measured), ``sixth.jsonl`` (one more, written the same way as
-fresh) and ``seventh.jsonl`` (one more, written the same way as sixth) beside
-this file. The sentences are hand-written in ``lines_dev.py``, ``lines_test.py``,
-``lines_holdout.py``, ``lines_final.py``, ``lines_fresh.py``, ``lines_sixth.py``
-and ``lines_seventh.py``; this script fills the ``⟦...⟧`` tokens in them with
-values it generates (fixed seeds, so re-running rewrites identical files) and
-labels them:
+fresh), ``seventh.jsonl`` (one more, written the same way as sixth) and
+``eighth.jsonl`` (one more, written the same way as seventh) beside this file.
+The sentences are hand-written in ``lines_dev.py``, ``lines_test.py``,
+``lines_holdout.py``, ``lines_final.py``, ``lines_fresh.py``, ``lines_sixth.py``,
+``lines_seventh.py`` and ``lines_eighth.py``; this script fills the ``⟦...⟧``
+tokens in them with values it generates (fixed seeds, so re-running rewrites
+identical files) and labels them:
 
     ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc,
-                          seventh adds mir diners; separator s=space d=dash n=none,
-                          seventh adds nb=no-break space)
-    ⟦id⟧ ⟦id X⟧ ⟦id x⟧ ⟦id sp⟧   national_id (X: check char X; x: lower case; sp: 6-8-4 groups)
+                          seventh adds mir diners, eighth adds disc65 maestro rupay troy;
+                          separator s=space d=dash n=none, seventh adds nb=no-break space,
+                          eighth adds s4=spaces every four digits whatever the brand)
+    ⟦id⟧ ⟦id X⟧ ⟦id x⟧ ⟦id sp⟧   national_id (X: check char X; x: lower case; sp: 6-8-4 groups;
+                          eighth adds kid: born 2010-2022)
     ⟦pp cnE⟧             passport (cnE cnEA cnG us uk de jp hk ca in fr kr es ng pt gr;
                           holdout adds it pl ie au br mx ru tw sg ch vn nl; seventh adds
-                          se cz il dk fi th pk at id be ua nz tr my za ar ph hu kz)
+                          se cz il dk fi th pk at id be ua nz tr my za ar ph hu kz; eighth
+                          adds cnP lt lv ro hr si bg eg ir bd lk ke gh ma cl co pe mn is
+                          lu mo sa ee)
     ⟦ph cn sp⟧           phone (kind cn|land|us|ca|uk|de|jp|fr|sg|hk|au|kr|pt|cz, then a format;
-                          holdout, then seventh, add formats and the kinds in ``more`` in
-                          Gen._phone_once)
+                          holdout, then seventh, then eighth add formats and the kinds in
+                          ``more`` in Gen._phone_once)
     ⟦key openai⟧         api_key (see Gen.key for the kinds)
     ⟦pem rsa⟧            private_key (rsa ec pkcs8 enc openssh pgp, holdout adds dsa ec8
-                          opensshenc ed25519 rsaenc, seventh adds ppk, a PuTTY key file;
-                          _esc _flat _indent _indent4 _indent6 _crlf, seventh adds _quote)
+                          opensshenc ed25519 rsaenc, seventh adds ppk, a PuTTY key file,
+                          eighth adds ppk2 (PuTTY v2, RSA), age, wgpriv (a WireGuard
+                          private key), ethpriv (64 hex), ethpriv0x and wif (a Bitcoin
+                          key); _esc _flat _indent _indent4 _indent6 _crlf, seventh adds
+                          _quote, eighth adds _join (no separator), _br and _tab)
     ⟦iban DE s⟧          iban (country, see IBAN_LEN; s = groups of 4, n = compact)
     ⟦email=a@b.com⟧      email, written literally
     ⟦pw=Secret1⟧         password, written literally (only the password is the value)
@@ -57,10 +65,15 @@ lines. The seventh split is held to the same rules against all six older
 splits: no person in ``SEVENTH_NAMES`` appears in dev, test, holdout, final,
 fresh or sixth, no holdout, final, fresh or sixth person appears in it, no
 sentence is a near-copy of an older one (``SEVENTH_MAX_SIMILARITY``), and every
-category has English, Chinese and mixed lines. The splits are built in the
-order dev, test, holdout, final, fresh, sixth, seventh from one set of used
-values, each with its own seed, so a later split (and the generator kinds added
-for it) leaves the earlier files byte-identical.
+category has English, Chinese and mixed lines. The eighth split is held to the
+same rules against all seven older splits: no person in ``EIGHTH_NAMES``
+appears in dev, test, holdout, final, fresh, sixth or seventh, no holdout,
+final, fresh, sixth or seventh person appears in it, no sentence is a near-copy
+of an older one (``EIGHTH_MAX_SIMILARITY``), and every category has English,
+Chinese and mixed lines. The splits are built in the order dev, test, holdout,
+final, fresh, sixth, seventh, eighth from one set of used values, each with its
+own seed, so a later split (and the generator kinds added for it) leaves the
+earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
 """
@@ -192,6 +205,31 @@ IBAN_LEN = {
     "KZ": 20,
     "PK": 24,
     "MC": 27,
+    # added for the eighth split
+    "AD": 24,
+    "SM": 27,
+    "JO": 30,
+    "KW": 30,
+    "BH": 22,
+    "LB": 28,
+    "EG": 29,
+    "TN": 24,
+    "MU": 30,
+    "MD": 24,
+    "AL": 28,
+    "BA": 20,
+    "ME": 22,
+    "MK": 19,
+    "AZ": 28,
+    "GI": 23,
+    "CR": 22,
+    "DO": 28,
+    "FO": 18,
+    "XK": 20,
+    "VG": 24,
+    "OM": 23,
+    "SC": 31,
+    "VA": 22,
 }
 
 
@@ -475,11 +513,21 @@ class Gen:
             return luhn_complete("220" + r.choice("01234") + self.d(11))
         if brand == "diners":
             return luhn_complete("36" + self.d(11))
+        # added for the eighth split: Discover 65, Maestro, RuPay and Troy, 16 digits each
+        if brand == "disc65":
+            return luhn_complete("65" + self.d(13))
+        if brand == "maestro":
+            return luhn_complete(r.choice(["5018", "5020", "5038", "6759"]) + self.d(11))
+        if brand == "rupay":
+            return luhn_complete(r.choice(["6521", "6522", "6070", "6080"]) + self.d(11))
+        if brand == "troy":
+            return luhn_complete("9792" + self.d(11))
         raise ValueError(brand)
 
     def card(self, brand: str, fmt: str) -> str:
         # nb (no-break spaces) and the 14-digit 4-6-4 grouping were added for the seventh split
-        sep = {"s": " ", "d": "-", "n": "", "nb": "\u00a0"}[fmt]
+        # s4 (spaces every four digits, whatever the brand) was added for the eighth split
+        sep = {"s": " ", "d": "-", "n": "", "nb": "\u00a0", "s4": " "}[fmt]
 
         def one() -> str:
             num = self.card_digits(brand)
@@ -490,6 +538,8 @@ class Gen:
                 16: [4, 4, 4, 4],
                 19: [4, 4, 4, 4, 3],
             }[len(num)]
+            if fmt == "s4":
+                sizes = [4] * (len(num) // 4) + ([len(num) % 4] if len(num) % 4 else [])
             return self.group(num, sizes, sep) if sep else num
 
         return self.unique(one)
@@ -513,20 +563,22 @@ class Gen:
         )
 
     # ------------------------------------------------------------ Chinese resident ID
-    def _region_birth(self) -> str:
+    def _region_birth(self, kid: bool = False) -> str:
         region = self.r.choice(sorted(RIC_REGIONS))
         start = dt.date(RIC_REGIONS[region], 1, 1).toordinal()
         end = dt.date(2006, 12, 31).toordinal()
+        if kid:  # added for the eighth split: children born 2010-2022
+            start, end = dt.date(2010, 1, 1).toordinal(), dt.date(2022, 12, 31).toordinal()
         return region + dt.date.fromordinal(self.r.randint(start, end)).strftime("%Y%m%d")
 
     def ric(self, mode: str = "") -> str:
         def one() -> str:
             for _ in range(500):
-                first = self._region_birth() + self.d(3)
+                first = self._region_birth(kid=mode == "kid") + self.d(3)
                 c = ric_check_char(first)
                 if mode.upper() == "X" and c != "X":
                     continue
-                if mode == "" and c == "X":
+                if mode in ("", "kid") and c == "X":
                     # keep X for the explicit cases
                     continue
                 v = first + c
@@ -639,6 +691,35 @@ class Gen:
                 return self.s(L, 2) + self.d(r.choice([6, 7]))
             if kind == "kz":
                 return "N" + self.d(8)
+            # added for the eighth split
+            if kind == "cnP":  # Chinese service and public-affairs passports
+                return r.choice(["PE", "SE"]) + self.d(7)
+            if kind in ("lt", "ro"):
+                return self.d(8)
+            if kind in ("hr", "bg", "pe"):
+                return r.choice("123456789") + self.d(8)
+            if kind in ("lv", "bd", "ma"):
+                return self.s(L, 2) + self.d(7)
+            if kind == "si":
+                return "P" + r.choice("ABC") + self.d(7)
+            if kind == "eg":
+                return "A" + self.d(8)
+            if kind == "ir":
+                return r.choice("KXY") + self.d(8)
+            if kind in ("lk", "mn", "is", "ee"):
+                return {"lk": "N", "mn": "E", "is": "A", "ee": "K"}[kind] + self.d(7)
+            if kind == "sa":
+                return r.choice(L) + self.d(7)
+            if kind == "ke":
+                return "AK" + self.d(7)
+            if kind == "gh":
+                return "G" + self.d(7)
+            if kind == "cl":
+                return r.choice("FP") + self.d(8)
+            if kind in ("co", "lu"):
+                return self.s(L, 2) + self.d(6)
+            if kind == "mo":
+                return "M" + r.choice("AB") + self.d(7)
             raise ValueError(kind)
 
         return self.unique(one)
@@ -690,6 +771,9 @@ class Gen:
                 "p86nb": f"+86\u00a0{p}\u00a0{a}\u00a0{b}",
                 # added for the seventh split
                 "p86s": f"+86 {p}{a}{b}",
+                # added for the eighth split
+                "dot": f"{p}.{a}.{b}",
+                "p86sd": f"+86 {p}-{a}-{b}",
             }[fmt], "CN"
         if kind == "land":
             fmt, _, area = fmt.partition(":")
@@ -703,6 +787,8 @@ class Gen:
                 # added for the holdout split
                 "p86dash": f"+86-{area[1:]}-{sub}",
                 "plain": f"{area}{sub}",
+                # added for the eighth split
+                "paren0": f"({area}){sub}",
             }[fmt], "CN"
         if kind in ("us", "ca"):
             area = r.choice(US_AREAS if kind == "us" else CA_AREAS)
@@ -717,6 +803,8 @@ class Gen:
                 # added for the holdout split
                 "plain": f"+1{area}555{line}",
                 "nat1": f"1 ({area}) 555-{line}",
+                # added for the eighth split
+                "p1paren": f"+1 ({area}) 555-{line}",
             }[fmt], "US"
         if kind == "uk":
             if fmt == "land":
@@ -725,6 +813,8 @@ class Gen:
                 return f"020 7946 0{d(3)}", "GB"
             if fmt == "mob0":  # added for the holdout split
                 return f"07{r.choice(['911', '700', '400', '823', '412', '956'])} {d(6)}", "GB"
+            if fmt == "p0":  # added for the eighth split
+                return f"+44 (0)7{r.choice(['911', '700', '400', '823', '412'])} {d(6)}", "GB"
             return f"+44 7{r.choice(['911', '700', '400', '823', '412', '956'])} {d(6)}", "GB"
         if kind == "de":
             if fmt == "mob0":  # added for the holdout split
@@ -733,6 +823,8 @@ class Gen:
                 return f"030 {r.choice('2345678')}{d(7)}", "DE"
             if fmt == "land":
                 return f"+49 30 {d(8)}", "DE"
+            if fmt == "p0":  # added for the eighth split
+                return f"+49 (0){r.choice(['151', '160', '170', '176'])} {d(8)}", "DE"
             return f"+49 {r.choice(['151', '152', '160', '170', '176'])} {d(8)}", "DE"
         if kind == "jp":
             if fmt == "nat":  # added for the holdout split
@@ -749,6 +841,8 @@ class Gen:
                 return "+33 1 " + " ".join(d(2) for _ in range(4)), "FR"
             if fmt == "nat":
                 return "06 " + " ".join(d(2) for _ in range(4)), "FR"
+            if fmt == "p0":  # added for the eighth split
+                return "+33 (0)6 " + " ".join(d(2) for _ in range(4)), "FR"
             return "+33 " + r.choice("67") + " " + " ".join(d(2) for _ in range(4)), "FR"
         if kind == "sg":
             if fmt == "nat":  # added for the holdout split
@@ -828,6 +922,34 @@ class Gen:
             "sn": lambda: (f"+221 7{r.choice('0678')} {d(3)} {d(2)} {d(2)}", "SN"),
             "gh": lambda: (f"+233 {r.choice(['24', '54', '55', '20', '50'])} {d(3)} {d(4)}", "GH"),
             "rs": lambda: (f"+381 6{r.choice('01234')} {d(3)} {d(4)}", "RS"),
+            # added for the eighth split
+            "eg": lambda: (f"+20 1{r.choice('0125')} {d(4)} {d(4)}", "EG"),
+            "sa": lambda: (f"+966 5{r.choice('03456')} {d(3)} {d(4)}", "SA"),
+            "ma": lambda: (f"+212 6{d(2)}-{d(6)}", "MA"),
+            "pe": lambda: (f"+51 9{d(2)} {d(3)} {d(3)}", "PE"),
+            "bd": lambda: (f"+880 1{r.choice('3789')}{d(2)}-{d(6)}", "BD"),
+            "lk": lambda: (f"+94 7{r.choice('0125678')} {d(3)} {d(4)}", "LK"),
+            "np": lambda: (f"+977 98{r.choice('0456')}-{d(7)}", "NP"),
+            "lt": lambda: (f"+370 6{d(2)} {d(5)}", "LT"),
+            "lv": lambda: (f"+371 2{d(3)} {d(4)}", "LV"),
+            "ee": lambda: (f"+372 5{d(3)} {d(4)}", "EE"),
+            "hr": lambda: (f"+385 9{r.choice('1258')} {d(3)} {d(4)}", "HR"),
+            "si": lambda: (f"+386 {r.choice(['31', '40', '41', '51', '70'])} {d(3)} {d(3)}", "SI"),
+            "bg": lambda: (f"+359 8{r.choice('789')} {d(3)} {d(4)}", "BG"),
+            "is": lambda: (f"+354 {r.choice('678')}{d(2)} {d(4)}", "IS"),
+            "lu": lambda: (f"+352 621 {d(3)} {d(3)}", "LU"),
+            "mt": lambda: (f"+356 79{d(2)} {d(4)}", "MT"),
+            "cy": lambda: (f"+357 9{r.choice('679')} {d(6)}", "CY"),
+            "qa": lambda: (f"+974 {r.choice('3567')}{d(3)} {d(4)}", "QA"),
+            "tz": lambda: (f"+255 7{r.choice('1345678')}{d(1)} {d(3)} {d(3)}", "TZ"),
+            "ug": lambda: (f"+256 7{r.choice('0578')}{d(1)} {d(6)}", "UG"),
+            "et": lambda: (f"+251 9{r.choice('123456789')} {d(3)} {d(4)}", "ET"),
+            "uy": lambda: (f"+598 9{r.choice('1234589')} {d(3)} {d(3)}", "UY"),
+            "ec": lambda: (f"+593 9{r.choice('6789')} {d(3)} {d(4)}", "EC"),
+            "ir": lambda: (f"+98 91{d(1)} {d(3)} {d(4)}", "IR"),
+            "mn": lambda: (f"+976 {r.choice('89')}{d(3)} {d(4)}", "MN"),
+            "kh": lambda: (f"+855 {r.choice(['12', '17', '92', '96'])} {d(3)} {d(3)}", "KH"),
+            "kr82": lambda: (f"+82-10-{r.choice('2345678')}{d(3)}-{d(4)}", "KR"),
         }
         if kind in more:
             return more[kind]()
@@ -1007,6 +1129,71 @@ class Gen:
                 [s(HEX, 8), s(HEX, 4), "4" + s(HEX, 3), r.choice("89ab") + s(HEX, 3), s(HEX, 12)]
             ),
             "alnum24": lambda: s(ALNUM, 24),
+            # added for the eighth split: Together, Cloudflare (origin CA key, tunnel token),
+            # Shopify shared secret, Stripe test keys, Discord webhook tokens, Mailchimp,
+            # PagerDuty, Terraform Cloud, Fly.io, Notion (old), Asana, Trello, Dropbox,
+            # stream keys (Twitch, YouTube), Steam, Riot, 64 letters and digits (exchange
+            # keys), Etherscan, Tailscale, ngrok, Huawei Cloud AK, Bitbucket, Azure DevOps,
+            # Langfuse, Modal, Mollie, PayPal, Shippo, EasyPost, Tencent Maps, 56 base64
+            # (Kraken), 32 lower case (Tuya), OpenAI admin keys and Google refresh tokens
+            "together": lambda: "tgp_v1_" + s(B64URL, 43),
+            "cf_origin": lambda: "v1.0-" + s(HEX, 24) + "-" + s(HEX, 146),
+            "shpss": lambda: "shpss_" + s(HEX, 32),
+            "stripe_test": lambda: "sk_test_" + s(ALNUM, r.choice([24, 99])),
+            "discordhook": lambda: s(B64URL, 68),
+            "mailchimp": lambda: s(HEX, 32) + "-us" + str(r.randint(2, 21)),
+            "pagerduty": lambda: "u+" + s(ALNUM + "_-", 18),
+            "tfc": lambda: s(ALNUM, 14) + ".atlasv1." + s(ALNUM, 67),
+            "flyio": lambda: "fm2_lJPE" + s(B64, 180),
+            "notion_old": lambda: "secret_" + s(ALNUM, 43),
+            "asana": lambda: "2/" + d(16) + "/" + d(16) + ":" + s(HEX, 32),
+            "trello": lambda: "ATTA" + s(HEX, 64) + s("0123456789ABCDEF", 8),
+            "dropbox": lambda: "sl.B" + s(B64URL, 134),
+            "twitch_stream": lambda: "live_" + d(9) + "_" + s(ALNUM, 30),
+            "ytstream": lambda: "-".join(s(LOWER + DIGITS, 4) for _ in range(5)),
+            "steam": lambda: s("0123456789ABCDEF", 32),
+            "riot": lambda: (
+                "RGAPI-"
+                + "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+            ),
+            "alnum64": lambda: s(ALNUM, 64),
+            "etherscan": lambda: s(UPPER + DIGITS, 34),
+            "tailscale": lambda: "tskey-auth-" + s(ALNUM, 17) + "-" + s(ALNUM, 33),
+            "ngrok": lambda: "2" + s(ALNUM, 26) + "_" + s(ALNUM, 21),
+            "cftunnel": lambda: "eyJhIjoi" + s(B64, 180),
+            "hwak": lambda: s(UPPER + DIGITS, 20),
+            "atbb": lambda: "ATBB" + s(ALNUM, 28) + s("0123456789ABCDEF", 8),
+            "azdo": lambda: s(LOWER + "234567", 52),
+            "langfuse": lambda: (
+                "sk-lf-"
+                + "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+            ),
+            "modal": lambda: "as-" + s(ALNUM, 22),
+            "mollie": lambda: "live_" + s(ALNUM, 30),
+            "paypal": lambda: "E" + s(B64URL, 79),
+            "shippo": lambda: "shippo_live_" + s(HEX, 40),
+            "easypost": lambda: "EZAK" + s(HEX, 54),
+            "qqmap": lambda: "-".join(s(UPPER + DIGITS, 5) for _ in range(6)),
+            "b64_56": lambda: s(B64, 56),
+            "lower32": lambda: s(LOWER + DIGITS, 32),
+            "openai_admin": lambda: "sk-admin-" + s(B64URL, 64) + "T3BlbkFJ" + s(B64URL, 64),
+            "grefresh": lambda: "1//0" + s(B64URL, 99),
         }
         return self.unique(table[kind])
 
@@ -1079,6 +1266,39 @@ class Gen:
                 )
 
             return self.unique(one_ppk)
+        if base == "ppk2":  # added for the eighth split: a PuTTY v2 RSA key file
+
+            def one_ppk2() -> str:
+                pub = "AAAAB3NzaC1yc2EAAAADAQABAAABAQ" + self.s(B64, 342)
+                priv = "AAABAQ" + self.s(B64, 854)
+                pub_lines = [pub[i : i + 64] for i in range(0, len(pub), 64)]
+                priv_lines = [priv[i : i + 64] for i in range(0, len(priv), 64)]
+                return (
+                    "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: rsa-key-"
+                    + dt.date.fromordinal(
+                        dt.date(2019, 1, 1).toordinal() + self.r.randint(0, 1500)
+                    ).strftime("%Y%m%d")
+                    + f"\nPublic-Lines: {len(pub_lines)}\n"
+                    + "\n".join(pub_lines)
+                    + f"\nPrivate-Lines: {len(priv_lines)}\n"
+                    + "\n".join(priv_lines)
+                    + "\nPrivate-MAC: "
+                    + self.s(HEX, 40)
+                )
+
+            return self.unique(one_ppk2)
+        # added for the eighth split: keys that are not PEM blocks
+        if base == "age":
+            return self.unique(
+                lambda: "AGE-SECRET-KEY-1" + self.s("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)
+            )
+        if base == "wgpriv":
+            return self.unique(lambda: self.s(B64, 42) + self.r.choice("AEIMQUYcgkosw048") + "=")
+        if base in ("ethpriv", "ethpriv0x"):
+            return self.unique(lambda: ("0x" if base == "ethpriv0x" else "") + self.s(HEX, 64))
+        if base == "wif":
+            b58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+            return self.unique(lambda: self.r.choice("KL") + self.s(b58, 51))
         if base == "rsaenc":  # added for the holdout split: legacy OpenSSL-encrypted RSA
 
             def one_rsaenc() -> str:
@@ -1112,6 +1332,10 @@ class Gen:
                 "crlf": "\r\n",  # added for the holdout split
                 "indent6": "\n      ",
                 "quote": "\n> ",  # added for the seventh split: a quoted e-mail reply
+                # added for the eighth split: newlines lost, HTML line breaks, tabs
+                "join": "",
+                "br": "<br>",
+                "tab": "\n\t",
             }[style]
             return (
                 f"-----BEGIN {label}-----" + sep + sep.join(lines) + sep + f"-----END {label}-----"
@@ -1221,6 +1445,36 @@ class Gen:
         if cc == "MC":
             bank, branch, acct = d(5), d(5), d(11)
             return bank + branch + acct + _fr_rib_key(bank, branch, acct)
+        # added for the eighth split
+        if cc in ("AD", "LB"):
+            return d(24 if cc == "LB" else 20)
+        if cc == "SM":
+            rest = d(5) + d(5) + d(12)
+            return _it_cin(rest) + rest
+        if cc in ("JO", "KW", "BH", "AZ", "GI", "VG"):
+            banks = {
+                "JO": ["ARAB", "CBJO", "HBHO"],
+                "KW": ["NBOK", "CBKU", "GULB"],
+                "BH": ["NBOB", "BBKU", "AUBB"],
+                "AZ": ["NABZ", "IBAZ", "AIIB"],
+                "GI": ["NWBK", "GIBK"],
+                "VG": ["VPVG"],
+            }[cc]
+            return r.choice(banks) + d(IBAN_LEN[cc] - 8)
+        if cc in ("EG", "TN", "AL", "BA", "ME", "MK", "FO", "XK", "OM"):
+            return d(IBAN_LEN[cc] - 4)
+        if cc == "MU":
+            return r.choice(["MCBL", "SBMM", "BOMM"]) + d(2) + d(2) + d(12) + "000MUR"
+        if cc == "MD":
+            return r.choice(["AG", "ML", "VI"]) + d(18)
+        if cc == "CR":
+            return "0" + d(17)
+        if cc == "DO":
+            return r.choice(["BAGR", "BPDO"]) + d(20)
+        if cc == "SC":
+            return r.choice(["SSCB", "MCBL"]) + d(2) + d(2) + d(16) + "SCR"
+        if cc == "VA":
+            return "001" + d(15)
         raise ValueError(cc)
 
     def iban(self, cc: str, fmt: str, bad: bool = False) -> str:
@@ -1341,6 +1595,34 @@ class Gen:
                 + "@laptop"
             ),
             "nanoid": lambda: s(B64URL, 21),
+            # added for the eighth split
+            "pklive": lambda: "pk_live_" + s(ALNUM, 24),
+            "lfpub": lambda: (
+                "pk-lf-"
+                + "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        self.r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+            ),
+            "wxappid": lambda: "wx" + s(HEX, 16),
+            "twsid": lambda: "AC" + s(HEX, 32),
+            "btcaddr": lambda: "bc1q" + s("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 38),
+            "xpub": lambda: (
+                "xpub6" + s("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 106)
+            ),
+            "npub": lambda: "npub1" + s("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 58),
+            "vin": lambda: s("ABCDEFGHJKLMNPRSTUVWXYZ0123456789", 17),
+            "iccid": lambda: "8986" + self.d(16),
+            "md5crypt": lambda: "$1$" + s(ALNUM, 8) + "$" + s("./" + ALNUM, 22),
+            "sha512crypt": lambda: "$6$" + s(ALNUM, 16) + "$" + s("./" + ALNUM, 86),
+            "pbkdf2": lambda: "pbkdf2_sha256$870000$" + s(ALNUM, 22) + "$" + s(B64, 43) + "=",
+            "recaptcha": lambda: "6L" + s(B64URL, 38),
+            "mapboxpk": lambda: "pk.eyJ1Ijoi" + s(B64URL, 60) + "." + s(B64URL, 22),
         }
         if kind.startswith("cardfail"):
             _, brand, fmt = kind.split(":")
@@ -1432,6 +1714,7 @@ SEEDS = {
     "fresh": 38162957,
     "sixth": 52704619,
     "seventh": 83190457,
+    "eighth": 29584731,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -1441,6 +1724,7 @@ MIN_PER_CAT = {
     "fresh": 25,
     "sixth": 25,
     "seventh": 25,
+    "eighth": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -1450,10 +1734,11 @@ MIN_LINES = {
     "fresh": 320,
     "sixth": 320,
     "seventh": 320,
+    "eighth": 320,
 }
-# The final, fresh, sixth and seventh splits must also have English, Chinese and
-# mixed lines in every category.
-ALL_LANGS = {"final", "fresh", "sixth", "seventh"}
+# The final, fresh, sixth, seventh and eighth splits must also have English,
+# Chinese and mixed lines in every category.
+ALL_LANGS = {"final", "fresh", "sixth", "seventh", "eighth"}
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
 # Nor any fresh sentence to one of dev, test, holdout or final.
@@ -1462,6 +1747,8 @@ FRESH_MAX_SIMILARITY = 0.8
 SIXTH_MAX_SIMILARITY = 0.8
 # Nor any seventh sentence to one of dev, test, holdout, final, fresh or sixth.
 SEVENTH_MAX_SIMILARITY = 0.8
+# Nor any eighth sentence to one of dev, test, holdout, final, fresh, sixth or seventh.
+EIGHTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -1542,8 +1829,17 @@ PASSPORT_RE = re.compile(
     r"|\d{8}|P\d{7}[A-Z]"  # SE, CZ, IL, PH (seventh split)
 )
 PEM_RE = re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----.+-----END \1-----", re.S)
-# a PuTTY key file (seventh split)
-PPK_RE = re.compile(r"PuTTY-User-Key-File-\d: \S+\n.+\nPrivate-MAC: [0-9a-f]{64}", re.S)
+# a PuTTY key file (seventh split; the eighth adds version 2, with a 40-hex MAC)
+PPK_RE = re.compile(
+    r"PuTTY-User-Key-File-\d: \S+\n.+\nPrivate-MAC: (?:[0-9a-f]{64}|[0-9a-f]{40})", re.S
+)
+# keys that are not PEM blocks (eighth split): age, WireGuard, Ethereum (hex), Bitcoin (WIF)
+RAW_KEY_RE = re.compile(
+    r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"
+    r"|[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]="
+    r"|(?:0x)?[0-9a-f]{64}"
+    r"|[KL][1-9A-HJ-NP-Za-km-z]{51}"
+)
 DIGIT_RUN = re.compile(r"\d(?:[ -]?\d)*")
 IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}")
 CN_MOBILE_LIKE = re.compile(r"(?<!\d)1[3-9]\d(?:[ -]?\d){8}(?!\d)")
@@ -1567,7 +1863,8 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
     if cat == "card_number":
         digits = re.sub(r"[ \u00a0-]", "", v)  # no-break spaces: seventh split
         assert digits.isdigit() and 13 <= len(digits) <= 19 and luhn_ok(digits), v
-        assert re.match(r"4|5[1-5]|2[2-7]|3[47]|62|35|6011|36", digits), v
+        # 65, 60, Maestro and Troy prefixes: eighth split
+        assert re.match(r"4|5[1-5]|2[2-7]|3[47]|62|35|6011|36|65|60|50[123]|6759|9792", digits), v
         if std:
             assert std.luhn(digits), v
     elif cat == "national_id":
@@ -1589,7 +1886,7 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
     elif cat == "passport":
         assert PASSPORT_RE.fullmatch(v), v
     elif cat == "private_key":
-        assert PEM_RE.fullmatch(v) or PPK_RE.fullmatch(v), v
+        assert PEM_RE.fullmatch(v) or PPK_RE.fullmatch(v) or RAW_KEY_RE.fullmatch(v), v
     elif cat == "api_key":
         assert len(v) >= 20 and not re.search(r"\s", v), v
     elif cat == "password":
@@ -1754,6 +2051,7 @@ def near_duplicates(
 
 def main() -> None:
     from benchmarks.masking.data.lines_dev import DEV
+    from benchmarks.masking.data.lines_eighth import EIGHTH, EIGHTH_NAMES
     from benchmarks.masking.data.lines_final import FINAL, FINAL_NAMES
     from benchmarks.masking.data.lines_fresh import FRESH, FRESH_NAMES
     from benchmarks.masking.data.lines_holdout import HOLDOUT, HOLDOUT_NAMES
@@ -1763,9 +2061,9 @@ def main() -> None:
 
     std = _stdnum()
     used: set[str] = set()
-    # Order matters: dev, test, holdout, final, fresh, sixth, then seventh share ``used``;
-    # each has its own seed, so each later split leaves the files of the earlier ones
-    # unchanged.
+    # Order matters: dev, test, holdout, final, fresh, sixth, seventh, then eighth share
+    # ``used``; each has its own seed, so each later split leaves the files of the earlier
+    # ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -1773,6 +2071,7 @@ def main() -> None:
     fresh, _ = build("fresh", FRESH, used, std)
     sixth, _ = build("sixth", SIXTH, used, std)
     seventh, _ = build("seventh", SEVENTH, used, std)
+    eighth, _ = build("eighth", EIGHTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -1781,7 +2080,8 @@ def main() -> None:
         "fresh": fresh,
     }
     older_than_seventh = {**older_than_sixth, "sixth": sixth}
-    splits = {**older_than_seventh, "seventh": seventh}
+    older_than_eighth = {**older_than_seventh, "seventh": seventh}
+    splits = {**older_than_eighth, "eighth": eighth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -1831,7 +2131,21 @@ def main() -> None:
     errors += names_listed("seventh", SEVENTH_NAMES, seventh)
     errors += [
         f"seventh sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates("seventh", splits, SEVENTH_MAX_SIMILARITY)
+        for other, ratio, old, new in near_duplicates(
+            "seventh", older_than_eighth, SEVENTH_MAX_SIMILARITY
+        )
+    ]
+    # The eighth split: the same rules against all seven older splits.
+    errors += names_check("eighth", EIGHTH_NAMES, older_than_eighth, re.IGNORECASE)
+    errors += names_check("holdout", HOLDOUT_NAMES, {"eighth": eighth}, re.IGNORECASE)
+    errors += names_check("final", FINAL_NAMES, {"eighth": eighth}, re.IGNORECASE)
+    errors += names_check("fresh", FRESH_NAMES, {"eighth": eighth}, re.IGNORECASE)
+    errors += names_check("sixth", SIXTH_NAMES, {"eighth": eighth}, re.IGNORECASE)
+    errors += names_check("seventh", SEVENTH_NAMES, {"eighth": eighth}, re.IGNORECASE)
+    errors += names_listed("eighth", EIGHTH_NAMES, eighth)
+    errors += [
+        f"eighth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
+        for other, ratio, old, new in near_duplicates("eighth", splits, EIGHTH_MAX_SIMILARITY)
     ]
     for split, recs in splits.items():
         st = stats(split, recs)
