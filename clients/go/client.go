@@ -1,3 +1,7 @@
+// The Client: New, which configures and opens its connection, and the
+// MemoryService calls. Options are in options.go, how one call is made in
+// call.go, the SessionService calls in sessions.go, Write in write.go.
+
 package recalld
 
 import (
@@ -8,105 +12,14 @@ import (
 	"iter"
 	"net"
 	"os"
-	"strings"
-	"time"
 
-	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/status"
 
 	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
-
-// Default deadlines, applied when the caller's context has none.
-const (
-	DefaultTimeout       = 10 * time.Second
-	DefaultRecallTimeout = 5 * time.Second // Recall sits on an agent's reply path
-	// Consolidate works through the user's whole memory set.
-	DefaultConsolidateTimeout = 120 * time.Second
-)
-
-// Configuration New reads from the environment when the caller passes none.
-const (
-	// EnvAddress is the target used when New gets "".
-	EnvAddress = "RECALLD_ADDR"
-	// EnvAPIKey is the API key used when neither WithAPIKey nor WithTenant is given.
-	EnvAPIKey = "RECALLD_API_KEY"
-	// DefaultAddress is the target without an argument or RECALLD_ADDR: the
-	// server's default port on loopback.
-	DefaultAddress = "127.0.0.1:50051"
-)
-
-// Option configures a Client.
-type Option func(*config)
-
-type config struct {
-	apiKey, tenant     string
-	apiKeySet          bool
-	tls                *tls.Config
-	tlsSet             bool
-	timeout            time.Duration
-	recallTimeout      time.Duration
-	consolidateTimeout time.Duration
-	retry              RetryPolicy
-	propagator         propagation.TextMapPropagator
-	dialOptions        []grpc.DialOption
-}
-
-// WithAPIKey sends key as "authorization: Bearer <key>"; the server derives
-// the tenant from it. Without it, New uses RECALLD_API_KEY unless WithTenant
-// is given; WithAPIKey("") sends no key whatever the environment says.
-func WithAPIKey(key string) Option { return func(c *config) { c.apiKey, c.apiKeySet = key, true } }
-
-// WithTenant selects the tenant on a server running without keys (loopback
-// development), sent as "x-recalld-tenant". Not allowed with WithAPIKey.
-func WithTenant(tenant string) Option { return func(c *config) { c.tenant = tenant } }
-
-// WithTLS uses TLS with cfg (nil: the system roots). By default loopback
-// addresses use plaintext and every other address TLS with the system roots.
-func WithTLS(cfg *tls.Config) Option {
-	return func(c *config) {
-		if cfg == nil {
-			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
-		}
-		c.tls, c.tlsSet = cfg, true
-	}
-}
-
-// WithInsecure uses plaintext even for a non-loopback address (for example
-// behind a service mesh that adds TLS).
-func WithInsecure() Option { return func(c *config) { c.tls, c.tlsSet = nil, true } }
-
-// WithTimeout sets the default deadline of every call but Recall and
-// Consolidate (retries included), used when the context has none. Default 10 s.
-func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
-
-// WithRecallTimeout sets the default deadline of Recall. Default 5 s.
-func WithRecallTimeout(d time.Duration) Option { return func(c *config) { c.recallTimeout = d } }
-
-// WithConsolidateTimeout sets the default deadline of Consolidate. Default 120 s.
-func WithConsolidateTimeout(d time.Duration) Option {
-	return func(c *config) { c.consolidateTimeout = d }
-}
-
-// WithRetryPolicy replaces DefaultRetryPolicy; MaxAttempts 1 disables retries.
-func WithRetryPolicy(p RetryPolicy) Option { return func(c *config) { c.retry = p } }
-
-// WithPropagator sets the OpenTelemetry propagator used for outgoing calls
-// (default: the global one, with W3C TraceContext as a fallback).
-func WithPropagator(p propagation.TextMapPropagator) Option {
-	return func(c *config) { c.propagator = p }
-}
-
-// WithDialOptions appends gRPC dial options, for example
-// grpc.WithStatsHandler(otelgrpc.NewClientHandler()) for client spans.
-func WithDialOptions(opts ...grpc.DialOption) Option {
-	return func(c *config) { c.dialOptions = append(c.dialOptions, opts...) }
-}
 
 // Client talks to recalld.v1.MemoryService and recalld.v1.SessionService over
 // one connection. It is safe for concurrent use.
@@ -213,31 +126,6 @@ func (c *Client) RawSessions() recalldv1.SessionServiceClient { return c.session
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
-
-// HealthStatus is the serving status of grpc.health.v1.
-type HealthStatus = grpc_health_v1.HealthCheckResponse_ServingStatus
-
-// Serving statuses Health returns.
-const (
-	HealthUnknown    = grpc_health_v1.HealthCheckResponse_UNKNOWN
-	HealthServing    = grpc_health_v1.HealthCheckResponse_SERVING
-	HealthNotServing = grpc_health_v1.HealthCheckResponse_NOT_SERVING
-)
-
-// Health asks the server's standard gRPC health service
-// (grpc.health.v1.Health/Check, service "": the whole server) on the client's
-// connection. NOT_SERVING and UNKNOWN are answers, returned without an error;
-// a call that fails (server down, wrong credentials, deadline) returns an
-// *Error. Retried on UNAVAILABLE like the other reads.
-func (c *Client) Health(ctx context.Context, opts ...grpc.CallOption) (HealthStatus, error) {
-	res, err := invoke(ctx, c, MethodHealth, false, func(ctx context.Context) (*grpc_health_v1.HealthCheckResponse, error) {
-		return c.health.Check(ctx, &grpc_health_v1.HealthCheckRequest{}, opts...)
-	})
-	if err != nil {
-		return HealthUnknown, err
-	}
-	return res.GetStatus(), nil
-}
 
 // Recall returns the user's memories most relevant to a query, with the
 // user's profile (unless req.SkipProfile), a Context block ready for a prompt
@@ -358,145 +246,4 @@ func (c *Client) Consolidate(ctx context.Context, req *ConsolidateRequest, opts 
 	return invoke(ctx, c, MethodConsolidate, false, func(ctx context.Context) (*ConsolidateResponse, error) {
 		return c.raw.Consolidate(ctx, req, opts...)
 	})
-}
-
-// AppendMessages appends messages to a session, creating it on first use
-// (see NewMessage). With req.Extract, user messages also become memories
-// through the write rules (Extracted says what each became; with
-// req.ExtractAsync, later Session.Extraction). Retried on UNAVAILABLE only
-// when req.RequestId is set.
-func (c *Client) AppendMessages(ctx context.Context, req *AppendMessagesRequest, opts ...grpc.CallOption) (*AppendMessagesResponse, error) {
-	return invoke(ctx, c, MethodAppendMessages, req.GetRequestId() != "", func(ctx context.Context) (*AppendMessagesResponse, error) {
-		return c.sessions.AppendMessages(ctx, req, opts...)
-	})
-}
-
-// GetContext returns everything the next model turn needs, within
-// req.TokenBudget (0: the server's 4000): the newest messages that fit
-// (oldest first), the running summary, the memories recalled for req.Query
-// (default: the last user message) and the profile, with one rendered
-// Context block.
-func (c *Client) GetContext(ctx context.Context, req *GetContextRequest, opts ...grpc.CallOption) (*GetContextResponse, error) {
-	return invoke(ctx, c, MethodGetContext, false, func(ctx context.Context) (*GetContextResponse, error) {
-		return c.sessions.GetContext(ctx, req, opts...)
-	})
-}
-
-// GetSession returns a session's counters, summary and extraction status
-// (NOT_FOUND if there is none).
-func (c *Client) GetSession(ctx context.Context, req *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error) {
-	return invoke(ctx, c, MethodGetSession, false, func(ctx context.Context) (*GetSessionResponse, error) {
-		return c.sessions.GetSession(ctx, req, opts...)
-	})
-}
-
-// ListSessions returns one page of the user's sessions, newest first.
-func (c *Client) ListSessions(ctx context.Context, req *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error) {
-	return invoke(ctx, c, MethodListSessions, false, func(ctx context.Context) (*ListSessionsResponse, error) {
-		return c.sessions.ListSessions(ctx, req, opts...)
-	})
-}
-
-// ListAllSessions iterates over every session of the user, newest first,
-// fetching pages as needed (each page with its own default deadline).
-// Iteration stops at the first error.
-func (c *Client) ListAllSessions(ctx context.Context, req *ListSessionsRequest, opts ...grpc.CallOption) iter.Seq2[*Session, error] {
-	return func(yield func(*Session, error) bool) {
-		page := &ListSessionsRequest{UserId: req.GetUserId(), PageSize: req.GetPageSize(), PageToken: req.GetPageToken()}
-		for {
-			res, err := c.ListSessions(ctx, page, opts...)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for _, s := range res.GetSessions() {
-				if !yield(s, nil) {
-					return
-				}
-			}
-			if res.GetNextPageToken() == "" {
-				return
-			}
-			page.PageToken = res.GetNextPageToken()
-		}
-	}
-}
-
-// EndSession folds the remaining messages into the summary, stores it as a
-// SUMMARY memory linked to the session and closes the session. Never retried.
-func (c *Client) EndSession(ctx context.Context, req *EndSessionRequest, opts ...grpc.CallOption) (*EndSessionResponse, error) {
-	return invoke(ctx, c, MethodEndSession, false, func(ctx context.Context) (*EndSessionResponse, error) {
-		return c.sessions.EndSession(ctx, req, opts...)
-	})
-}
-
-func invoke[T any](ctx context.Context, c *Client, m Method, hasRequestID bool, call func(context.Context) (T, error)) (T, error) {
-	var zero T
-	if _, ok := ctx.Deadline(); !ok {
-		d := c.cfg.timeout
-		switch m {
-		case MethodRecall:
-			d = c.cfg.recallTimeout
-		case MethodConsolidate:
-			d = c.cfg.consolidateTimeout
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	deadline, _ := ctx.Deadline()
-	for attempt := 1; ; attempt++ {
-		res, err := call(ctx)
-		if err == nil {
-			return res, nil
-		}
-		rerr := FromError(err)
-		hint, final := tlsMismatchHint(c.cfg.tls != nil, rerr)
-		if hint != "" {
-			rerr = rerr.withMessage(rerr.Message + hint)
-		}
-		if final {
-			return zero, rerr
-		}
-		delay := c.cfg.retry.Backoff(attempt, nil)
-		if !c.cfg.retry.ShouldRetry(m, hasRequestID, rerr.Code, attempt) || time.Until(deadline) <= delay {
-			return zero, rerr
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return zero, interrupted(ctx, rerr)
-		case <-t.C:
-		}
-	}
-}
-
-// interrupted is the error of a call whose context ended while it waited to
-// retry: the context's code, so that errors.Is(err, context.Canceled) or
-// context.DeadlineExceeded holds, with the last attempt's error in the message.
-func interrupted(ctx context.Context, last *Error) *Error {
-	code := status.FromContextError(ctx.Err()).Code()
-	st := status.New(code, fmt.Sprintf("%v while waiting to retry after %s", ctx.Err(), last.Error()))
-	return &Error{Code: code, Message: st.Message(), status: st, cause: ctx.Err()}
-}
-
-// tlsMismatchHint explains an UNAVAILABLE that grpc-go reports when one side
-// speaks TLS and the other does not; the messages are grpc-go's, seen against
-// both the recalld server and a grpc-go server. final says that no retry can
-// help: a plaintext answer to a TLS handshake is certain, while a connection
-// closed before the HTTP/2 preface (what a TLS server does to a plaintext
-// client) may also be a proxy or a restarting server, so that one is retried
-// and keeps its hint if it is the last.
-func tlsMismatchHint(clientTLS bool, e *Error) (hint string, final bool) {
-	if e.Code != codes.Unavailable {
-		return "", false
-	}
-	switch {
-	case clientTLS && strings.Contains(e.Message, "first record does not look like a TLS handshake"):
-		return " (TLS mismatch? the client uses TLS and the server may be plaintext; pass WithInsecure() for a plaintext server)", true
-	case !clientTLS && strings.Contains(e.Message, "server preface"):
-		return " (TLS mismatch? the client uses plaintext and the server may use TLS; pass WithTLS(cfg) for a TLS server)", false
-	}
-	return "", false
 }

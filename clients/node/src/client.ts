@@ -1,16 +1,15 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import {
-  type Client,
-  Code,
-  type CallOptions as ConnectCallOptions,
-  createClient,
-  createContextValues,
-  type Transport,
-} from "@connectrpc/connect";
-import { context as otelContext, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+/**
+ * RecalldClient: one method per RPC of recalld.v1.MemoryService and
+ * SessionService, with the client's configuration (address, credentials,
+ * default deadlines, retry policy). How one call is made is in call.ts, how a
+ * large write is chunked in chunked-write.ts.
+ */
+
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { type Client, type CallOptions as ConnectCallOptions, createClient, type Transport } from "@connectrpc/connect";
 import { RoundRobinTransport } from "./balancing.js";
-import { codeName, RecalldError } from "./errors.js";
+import { callWithRetries, type Rpc } from "./call.js";
+import { writeInChunks } from "./chunked-write.js";
 import type { Memory } from "./gen/recalld/v1/memory_pb.js";
 import {
   type ConfirmRequestSchema,
@@ -38,11 +37,8 @@ import {
   type RestoreResponse,
   type UpdateRequestSchema,
   type UpdateResponse,
-  type WriteRequest,
-  WriteRequestSchema,
+  type WriteRequestSchema,
   type WriteResponse,
-  WriteResponseSchema,
-  type WriteResult,
 } from "./gen/recalld/v1/memory_service_pb.js";
 import {
   type AppendMessagesResponse,
@@ -59,7 +55,7 @@ import {
 } from "./gen/recalld/v1/session_service_pb.js";
 import { Health, type HealthCheckRequestSchema, type HealthStatus, healthStatusName } from "./health.js";
 import { type AppendMessagesInput, toMessage } from "./messages.js";
-import { metadataInterceptor, otelContextKey, traceContextInterceptor } from "./metadata.js";
+import { metadataInterceptor, traceContextInterceptor } from "./metadata.js";
 import {
   type CallOptions,
   DEFAULT_ADDRESS,
@@ -67,26 +63,15 @@ import {
   DEFAULT_RECALL_TIMEOUT_MS,
   DEFAULT_TIMEOUT_MS,
   type HealthOptions,
-  MAX_REQUEST_ID_CHARS,
   MAX_WRITE_MEMORIES,
   type RecalldClientOptions,
 } from "./options.js";
-import { backoffMs, DEFAULT_RETRY_POLICY, isIdempotent, type MethodName, type RetryPolicy } from "./retry.js";
+import { DEFAULT_RETRY_POLICY, isIdempotent, type MethodName, type RetryPolicy } from "./retry.js";
 import { resolveTarget, type Target } from "./targets.js";
 import { connect } from "./transport.js";
-import { VERSION } from "./version.js";
-
-const tracer = trace.getTracer("@recalld/client", VERSION);
+import { definedFields, nonEmpty, positive } from "./values.js";
 
 const SESSION_METHODS: ReadonlySet<string> = new Set(SessionService.methods.map((m) => m.name));
-
-/** How one RPC is called: its span name, default deadline and whether UNAVAILABLE may be retried. */
-interface Rpc {
-  service: string;
-  method: string;
-  timeoutMs: number;
-  retryable: boolean;
-}
 
 /**
  * A client of recalld.v1.MemoryService and recalld.v1.SessionService over
@@ -210,58 +195,9 @@ export class RecalldClient {
     if ((request.memories?.length ?? 0) <= MAX_WRITE_MEMORIES) {
       return this.call("Write", request, options, (r, o) => this.raw.write(r, o));
     }
-    return this.track(this.writeInChunks(request, options));
-  }
-
-  private async writeInChunks(
-    init: MessageInitShape<typeof WriteRequestSchema>,
-    options: CallOptions | undefined,
-  ): Promise<WriteResponse> {
-    const request = create(WriteRequestSchema, init);
-    const { memories, requestId } = request;
-    const chunks = Math.ceil(memories.length / MAX_WRITE_MEMORIES);
-    const lastId = `${requestId}#${chunks - 1}`;
-    if (requestId !== "" && [...lastId].length > MAX_REQUEST_ID_CHARS) {
-      const description =
-        `must leave room for the chunk suffix: a write of ${memories.length} memories is sent in ${chunks} ` +
-        `chunks with request ids up to ${JSON.stringify(lastId)}, over ${MAX_REQUEST_ID_CHARS} characters`;
-      throw new RecalldError({
-        code: Code.InvalidArgument,
-        message: `request_id: ${description}`,
-        reason: "INVALID_FIELD",
-        fieldViolations: [{ field: "request_id", description, reason: "TOO_LONG" }],
-      });
-    }
-    const results: WriteResult[] = [];
-    for (let i = 0; i < chunks; i++) {
-      const offset = i * MAX_WRITE_MEMORIES;
-      const chunk: WriteRequest = {
-        ...request,
-        memories: memories.slice(offset, offset + MAX_WRITE_MEMORIES),
-        requestId: requestId === "" ? "" : `${requestId}#${i}`,
-      };
-      try {
-        const response = await this.call("Write", chunk, options, (r, o) => this.raw.write(r, o));
-        results.push(...response.results);
-      } catch (e) {
-        const err = RecalldError.from(e);
-        // The server numbers the memories of the chunk; the caller numbers those of the whole request.
-        const renumber = (text: string) =>
-          text.replace(/\bmemories\[(\d+)\]/g, (_, j: string) => `memories[${offset + Number(j)}]`);
-        throw new RecalldError({
-          code: err.code,
-          message: renumber(err.rawMessage),
-          reason: err.reason,
-          domain: err.domain,
-          errorMetadata: { ...err.errorMetadata },
-          fieldViolations: err.fieldViolations.map((v) => ({ ...v, field: renumber(v.field) })),
-          metadata: err.metadata,
-          cause: err,
-          written: { chunks: i, memories: offset, results },
-        });
-      }
-    }
-    return create(WriteResponseSchema, { results });
+    return this.track(
+      writeInChunks(request, (chunk) => this.call("Write", chunk, options, (r, o) => this.raw.write(r, o))),
+    );
   }
 
   /**
@@ -473,83 +409,6 @@ export class RecalldClient {
     options: CallOptions | undefined,
     fn: (request: Req, options: ConnectCallOptions) => Promise<Res>,
   ): Promise<Res> {
-    return this.track(this.attempts(rpc, request, options, fn));
+    return this.track(callWithRetries(rpc, request, options, fn, this.retry));
   }
-
-  private async attempts<Req, Res>(
-    rpc: Rpc,
-    request: Req,
-    options: CallOptions | undefined,
-    fn: (request: Req, options: ConnectCallOptions) => Promise<Res>,
-  ): Promise<Res> {
-    const timeoutMs = positive(options?.timeoutMs ?? rpc.timeoutMs, "timeoutMs");
-    const deadline = Date.now() + timeoutMs;
-    const parent = otelContext.active();
-    const span = tracer.startSpan(
-      `${rpc.service}/${rpc.method}`,
-      {
-        kind: SpanKind.CLIENT,
-        attributes: {
-          "rpc.system": "grpc",
-          "rpc.service": rpc.service,
-          "rpc.method": rpc.method,
-        },
-      },
-      parent,
-    );
-    const contextValues = createContextValues().set(otelContextKey, trace.setSpan(parent, span));
-    const signal = options?.signal;
-    try {
-      for (let attempt = 1; ; attempt++) {
-        const remaining = deadline - Date.now();
-        try {
-          if (remaining <= 0) {
-            throw new RecalldError({ code: Code.DeadlineExceeded, message: `deadline of ${timeoutMs} ms exceeded` });
-          }
-          const response = await fn(
-            request,
-            definedFields({ timeoutMs: remaining, signal, headers: options?.headers, contextValues }),
-          );
-          span.setAttribute("rpc.grpc.status_code", 0);
-          return response;
-        } catch (e) {
-          const err = RecalldError.from(e);
-          const delay = backoffMs(attempt, this.retry);
-          const retry =
-            rpc.retryable &&
-            err.code === Code.Unavailable &&
-            attempt < this.retry.maxAttempts &&
-            !signal?.aborted &&
-            Date.now() + delay < deadline;
-          if (!retry) throw err;
-          span.addEvent("retry", { attempt, "rpc.grpc.status_code": err.code, delay_ms: delay });
-          await sleep(delay, undefined, signal === undefined ? undefined : { signal });
-        }
-      }
-    } catch (e) {
-      const err = RecalldError.from(e);
-      span.setAttribute("rpc.grpc.status_code", err.code);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: `${codeName(err.code)}: ${err.rawMessage}` });
-      throw err;
-    } finally {
-      span.end();
-    }
-  }
-}
-
-/** `value` unless it is undefined or empty. */
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === "" ? undefined : value;
-}
-
-/** `object` without its undefined fields, for APIs typed without `| undefined` (exactOptionalPropertyTypes). */
-function definedFields<T extends object>(object: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as {
-    [K in keyof T]?: Exclude<T[K], undefined>;
-  };
-}
-
-function positive(value: number, name: string): number {
-  if (!(value > 0) || !Number.isFinite(value)) throw new TypeError(`recalld: ${name} must be a positive number`);
-  return value;
 }

@@ -1,12 +1,12 @@
 """Typed async Python client for recalld (generated stubs in `recalld.v1`)."""
 
-from recalld_client._client import (
+from recalld_client._chunked_write import MAX_WRITE_BATCH
+from recalld_client._client import RecalldClient
+from recalld_client._connection import (
     CONSOLIDATE_TIMEOUT_S,
     DEFAULT_ADDRESS,
     DEFAULT_TIMEOUT_S,
-    MAX_WRITE_BATCH,
     RECALL_TIMEOUT_S,
-    RecalldClient,
 )
 from recalld_client._errors import FieldViolation, RecalldError
 from recalld_client._health import HealthStatus
