@@ -37,8 +37,9 @@ from recalld_server.storage.memory_conversations import (
     InMemoryConversations,
     InMemoryExtractionQueue,
 )
+from recalld_server.storage.milvus_collection import MilvusConfig
 from recalld_server.storage.milvus_records import MilvusHistoryStore, MilvusIdempotencyStore
-from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
+from recalld_server.storage.milvus_store import MilvusVectorStore
 from recalld_server.storage.profile_cache import LocalProfileCache
 
 

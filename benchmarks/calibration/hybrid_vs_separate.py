@@ -22,12 +22,9 @@ from pymilvus import AnnSearchRequest, RRFRanker
 
 from recalld_server.domain.core.ids import new_id
 from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Status
-from recalld_server.storage.milvus_store import (
-    SCALAR_FIELDS,
-    MilvusConfig,
-    MilvusVectorStore,
-    build_filter,
-)
+from recalld_server.storage.milvus_collection import SCALAR_FIELDS, MilvusConfig
+from recalld_server.storage.milvus_filters import build_filter
+from recalld_server.storage.milvus_store import MilvusVectorStore
 
 WORDS_EN = [
     "coffee",

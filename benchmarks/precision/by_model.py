@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.precision.evaluate import MODES, evaluate, revision
-from recalld_server.embedding.openai_http import EndpointSettings
+from recalld_server.embedding.endpoint_settings import EndpointSettings
 from recalld_server.embedding.openai_wire import Framing
 from recalld_server.embedding.registry import embedding_models, model_spec
 from recalld_server.maintenance.embedders import open_model

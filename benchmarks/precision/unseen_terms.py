@@ -15,7 +15,7 @@ import asyncio
 from benchmarks.precision import calibrate
 from recalld_server.calibration.dataset import present_ms
 from recalld_server.domain.ranking.fusion import FusionPolicy
-from recalld_server.domain.recall.pipeline import RecallPolicy
+from recalld_server.domain.recall.policy import RecallPolicy
 
 SCALES = (1.0, 0.5, 0.25, 0.0)
 

@@ -42,7 +42,7 @@ from recalld_server.calibration.fusion_search import (
 )
 from recalld_server.domain.core.model import DAY_MS
 from recalld_server.domain.ranking.fusion import FusionPolicy
-from recalld_server.domain.recall.pipeline import RecallPolicy
+from recalld_server.domain.recall.policy import RecallPolicy
 
 HISTORY_DAYS = 60
 SHARES = [0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5]

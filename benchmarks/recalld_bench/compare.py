@@ -68,7 +68,7 @@ def _floor_round(
 ) -> dict[str, Any]:
     from recalld_server.domain.core.model import Status
     from recalld_server.embedding.usem import USEM3_MODEL_ID
-    from recalld_server.storage.milvus_store import collection_name_for
+    from recalld_server.storage.milvus_collection import collection_name_for
 
     collection = collection_name_for(USEM3_MODEL_ID)
     queries = datasets.queries(spec, 4096, seed_offset=seed)
@@ -126,7 +126,7 @@ def floor(args: argparse.Namespace) -> dict[str, Any]:
     from usem3 import USE
 
     from recalld_server.embedding.usem import USEM3_MODEL_ID
-    from recalld_server.storage.milvus_store import collection_name_for
+    from recalld_server.storage.milvus_collection import collection_name_for
 
     base = Path(args.base)
     info = json.loads((base / "dataset.json").read_text())

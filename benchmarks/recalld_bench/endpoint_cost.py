@@ -31,7 +31,8 @@ from benchmarks.recalld_bench import datasets, meta, server
 async def _point(
     url: str, model: str, callers: int, per_call: int, duration_s: float, texts: list[str]
 ) -> dict[str, Any]:
-    from recalld_server.embedding.openai_http import EndpointSettings, OpenAIEmbedder
+    from recalld_server.embedding.endpoint_settings import EndpointSettings
+    from recalld_server.embedding.openai_http import OpenAIEmbedder
 
     embedder = await OpenAIEmbedder.connect(EndpointSettings(base_url=url, model=model))
     latencies: list[float] = []

@@ -135,7 +135,7 @@ def keyword_only(db_copy: Path, ids: dict[str, str], model_id: str) -> list[int 
     from pymilvus import MilvusClient
 
     from recalld_server.domain.core.model import Status
-    from recalld_server.storage.milvus_store import collection_name_for
+    from recalld_server.storage.milvus_collection import collection_name_for
 
     client = MilvusClient(uri=str(db_copy))
     collection = collection_name_for(model_id)

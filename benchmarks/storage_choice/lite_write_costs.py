@@ -29,8 +29,9 @@ import numpy as np
 
 from recalld_server.domain.core.ids import new_id
 from recalld_server.domain.core.model import HistoryEntry, Memory, MemoryType, Operation
+from recalld_server.storage.milvus_collection import MilvusConfig
 from recalld_server.storage.milvus_records import MilvusHistoryStore, ensure_record_collections
-from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
+from recalld_server.storage.milvus_store import MilvusVectorStore
 
 DIMENSION = 384
 

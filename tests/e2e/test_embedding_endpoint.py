@@ -27,7 +27,7 @@ from recalld_server import calibration
 from recalld_server.calibration.fusion_search import SMALL_GRID
 from recalld_server.calibration.store import path_for
 from recalld_server.config import ServerConfig, load_config
-from recalld_server.embedding.openai_http import EndpointSettings
+from recalld_server.embedding.endpoint_settings import EndpointSettings
 from recalld_server.embedding.openai_wire import Framing
 from recalld_server.embedding.registry import DEFAULT_MODEL_ID
 from recalld_server.maintenance.calibrate import main_calibrate

@@ -20,16 +20,12 @@ from google.protobuf import json_format
 
 from recalld.v1 import memory_pb2, memory_service_pb2
 from recalld_client import RecalldClient
+from recalld_server.migrate.exporting import ExportReport, export_memories, list_all
+from recalld_server.migrate.import_report import ImportReport
+from recalld_server.migrate.importing import run_import
 from recalld_server.migrate.jsonl import expiry_to_send, parse_jsonl
 from recalld_server.migrate.memory_md import parse_memory_md
 from recalld_server.migrate.records import ParseResult
-from recalld_server.migrate.runner import (
-    ExportReport,
-    ImportReport,
-    export_memories,
-    list_all,
-    run_import,
-)
 from recalld_server.migrate.sqlite_layouts import parse_sqlite
 from recalld_server.wiring.server import RunningServer
 from tests.e2e.helpers import memory

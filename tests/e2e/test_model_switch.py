@@ -27,7 +27,7 @@ from recalld_server.config import ServerConfig
 from recalld_server.embedding.batching import MicroBatchingEmbedder
 from recalld_server.embedding.usem import USEM3_MODEL_ID
 from recalld_server.embedding.wordllama import WORDLLAMA_MODEL_ID
-from recalld_server.storage.milvus_store import MEMORIES_PREFIX, collection_name_for
+from recalld_server.storage.milvus_collection import MEMORIES_PREFIX, collection_name_for
 from recalld_server.wiring.server import RunningServer, start_server
 from tests.e2e.helpers import memory
 from tests.e2e.server_process import ServerProcess

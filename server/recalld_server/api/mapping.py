@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from google.protobuf import struct_pb2, timestamp_pb2
 
 from recalld.v1 import memory_pb2, memory_service_pb2
-from recalld_server.domain.core import model
+from recalld_server.domain.core import model, recall_model
 from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError
 from recalld_server.domain.core.sensitive_data import Action, Category, Finding
 from recalld_server.domain.guards import validation
@@ -162,7 +162,7 @@ def write_from_proto(request: memory_service_pb2.WriteRequest) -> list[model.New
     return out
 
 
-def recall_from_proto(request: memory_service_pb2.RecallRequest) -> model.RecallQuery:
+def recall_from_proto(request: memory_service_pb2.RecallRequest) -> recall_model.RecallQuery:
     """A RecallQuery; raises InvalidArgumentError on enum/time errors."""
     violations: list[FieldViolation] = []
     types = enum_set(model.MemoryType, request.types, "types", violations)
@@ -173,7 +173,7 @@ def recall_from_proto(request: memory_service_pb2.RecallRequest) -> model.Recall
     created_before = timestamp_ms(request, "created_before", "created_before", violations)
     if violations:
         raise InvalidArgumentError(violations)
-    return model.RecallQuery(
+    return recall_model.RecallQuery(
         user_id=request.user_id,
         query=request.query,
         query_vector=list(request.query_vector) or None,
@@ -330,7 +330,7 @@ def findings_to_proto(findings: Iterable[Finding]) -> list[memory_pb2.SensitiveD
     ]
 
 
-def recall_result_to_proto(result: model.RecallResult) -> memory_service_pb2.RecallResponse:
+def recall_result_to_proto(result: recall_model.RecallResult) -> memory_service_pb2.RecallResponse:
     """RecallResponse, best first."""
     response = memory_service_pb2.RecallResponse(
         token_estimate=result.token_estimate,
@@ -359,7 +359,7 @@ def recall_result_to_proto(result: model.RecallResult) -> memory_service_pb2.Rec
 
 
 def breakdown_to_proto(
-    breakdown: model.ScoreBreakdown, target: memory_service_pb2.ScoreBreakdown
+    breakdown: recall_model.ScoreBreakdown, target: memory_service_pb2.ScoreBreakdown
 ) -> None:
     """Fills a ScoreBreakdown."""
     target.dense = breakdown.dense
@@ -371,7 +371,7 @@ def breakdown_to_proto(
     target.use_decay = breakdown.use_decay
 
 
-def profile_to_proto(profile: model.Profile, target: memory_service_pb2.Profile) -> None:
+def profile_to_proto(profile: recall_model.Profile, target: memory_service_pb2.Profile) -> None:
     """Fills a Profile."""
     target.from_cache = profile.from_cache
     for memory in profile.memories:

@@ -36,7 +36,7 @@ from recalld_server.domain.ranking.fusion import (
     query_terms,
     unlifted,
 )
-from recalld_server.domain.recall.pipeline import RecallPolicy
+from recalld_server.domain.recall.policy import RecallPolicy
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 
 TOP_K = 5

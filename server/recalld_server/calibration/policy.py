@@ -11,7 +11,7 @@ import dataclasses
 
 from recalld_server.calibration.model import Calibration
 from recalld_server.domain.memories.policy import Policy
-from recalld_server.domain.recall.pipeline import RecallPolicy
+from recalld_server.domain.recall.policy import RecallPolicy
 from recalld_server.domain.rules.judging import JudgePolicy
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 

@@ -39,7 +39,7 @@ from recalld_server.calibration.model import Calibration, now_iso
 from recalld_server.calibration.thresholds import ScoredPair
 from recalld_server.domain.core.ports import Embedder
 from recalld_server.domain.ranking.fusion import FusionPolicy
-from recalld_server.domain.recall.pipeline import RecallPolicy
+from recalld_server.domain.recall.policy import RecallPolicy
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy, near_duplicate
 
 BATCH = 128

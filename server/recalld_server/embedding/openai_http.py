@@ -35,35 +35,43 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-import email.utils
 import functools
 import logging
-import math
-import re
 import time
-import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import httpx
 import numpy as np
 from tenacity import (
     AsyncRetrying,
-    RetryCallState,
     retry_if_exception_type,
     stop_after_attempt,
     stop_any,
-    wait_exponential_jitter,
 )
-from tenacity.stop import stop_base
 
 from recalld_server import deadlines
 from recalld_server.breaker import CircuitBreaker
 from recalld_server.domain.core.errors import BackendUnavailableError, TextRefusedError
 from recalld_server.domain.core.ports import Vectors
+from recalld_server.embedding.endpoint_failures import (
+    DeadlinePassed,
+    Fatal,
+    Malformed,
+    Refused,
+    Retryable,
+    StopAtDeadline,
+    WaitAtLeastRetryAfter,
+    answer_detail,
+    retry_after_seconds,
+)
+from recalld_server.embedding.endpoint_settings import (
+    MIN_CUT_CHARS,
+    EndpointProbeError,
+    EndpointSettings,
+    model_id_for,
+)
 from recalld_server.embedding.openai_wire import (
-    ENCODINGS,
     MAX_ANSWER_BYTES,
-    Framing,
     MalformedAnswerError,
     Purpose,
     cut,
@@ -73,177 +81,7 @@ from recalld_server.embedding.openai_wire import (
 
 log = logging.getLogger(__name__)
 
-MIN_CUT_CHARS = 256
-"""A text refused as too long is halved until it is accepted or this short."""
-
-MAX_RETRY_AFTER_S = 60.0
-"""The longest Retry-After honoured; a longer one is capped (background work)."""
-
 PROBE_TEXT = "recalld probe: what does this endpoint answer?"
-
-_TOO_LONG = re.compile(r"too long|too large|maximum|context length|token|exceed", re.IGNORECASE)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class EndpointSettings:
-    """Where and how to reach the endpoint.
-
-    Attributes:
-        base_url: The API root, e.g. `http://tei:8080/v1` (`/embeddings` is added).
-        model: The `model` field of every request: the remote model's name.
-        api_key: Sent as `Authorization: Bearer <key>`; empty: no header.
-        dimensions: Sent as `dimensions` (models that can shorten their vectors).
-        document: How stored memories are framed (prefix, input_type).
-        query: How recall queries are framed.
-        max_batch: Most texts one request carries.
-        max_in_flight: Most requests at once (one connection each).
-        timeout_s: Deadline of one request, connection and answer included.
-        max_input_chars: Longer texts are cut (`openai_wire.cut`) before sending.
-        encoding_format: "auto" asks for base64 vectors and falls back to numbers
-            when the probe's base64 request is refused or answered wrongly;
-            "base64" or "float" asks for that only.
-        attempts: Tries per request, the first included.
-        startup_timeout_s: How long the start-up probe retries an endpoint that
-            cannot be reached yet (one starting beside recalld).
-        circuit_failures: Consecutive failed requests that open the circuit.
-        circuit_cooldown_s: How long an open circuit refuses calls.
-    """
-
-    base_url: str
-    model: str
-    api_key: str = dataclasses.field(default="", repr=False)
-    dimensions: int | None = None
-    document: Framing = dataclasses.field(default_factory=Framing)
-    query: Framing = dataclasses.field(default_factory=Framing)
-    max_batch: int = 32
-    max_in_flight: int = 4
-    timeout_s: float = 30.0
-    max_input_chars: int = 8192
-    encoding_format: str = "auto"
-    attempts: int = 4
-    startup_timeout_s: float = 30.0
-    circuit_failures: int = 5
-    circuit_cooldown_s: float = 10.0
-
-    def __post_init__(self) -> None:
-        problems = []
-        if not self.base_url.startswith(("http://", "https://")):
-            problems.append("the base URL must be an http:// or https:// URL")
-        if not self.model.strip():
-            problems.append("a model name is required")
-        if self.dimensions is not None and self.dimensions < 1:
-            problems.append("dimensions must be positive")
-        if self.max_batch < 1 or self.max_in_flight < 1 or self.attempts < 1:
-            problems.append("max batch, max in flight and attempts must be at least 1")
-        if self.timeout_s <= 0 or self.startup_timeout_s < 0 or self.circuit_cooldown_s < 0:
-            problems.append("timeouts must be positive")
-        if self.max_input_chars < MIN_CUT_CHARS:
-            problems.append(f"max input chars must be at least {MIN_CUT_CHARS}")
-        if self.circuit_failures < 1:
-            problems.append("circuit failures must be at least 1")
-        if self.encoding_format not in ENCODINGS:
-            problems.append(f"encoding format must be one of {', '.join(ENCODINGS)}")
-        if problems:
-            raise ValueError("; ".join(problems))
-
-    @property
-    def url(self) -> str:
-        """The embeddings endpoint."""
-        return self.base_url.rstrip("/") + "/embeddings"
-
-    @property
-    def public_url(self) -> str:
-        """The endpoint without credentials or query, for messages."""
-        parts = urllib.parse.urlsplit(self.url)
-        host = parts.hostname or ""
-        host = f"[{host}]" if ":" in host else host
-        if parts.port is not None:
-            host = f"{host}:{parts.port}"
-        return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-    def framing(self, purpose: Purpose) -> Framing:
-        """The framing of one purpose's texts."""
-        return self.query if purpose is Purpose.QUERY else self.document
-
-
-def model_id_for(settings: EndpointSettings, dimension: int) -> str:
-    """The id stored with every memory: provider, model and dimension.
-
-    The host is left out on purpose: the same model moved to another server makes
-    the same vectors. A model's vectors and another's never share a collection.
-    """
-    return f"openai:{settings.model}:{dimension}"
-
-
-class EndpointProbeError(RuntimeError):
-    """The endpoint cannot serve as configured (the message says why, for the operator)."""
-
-
-class _Retryable(Exception):
-    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
-class _Malformed(_Retryable):
-    pass
-
-
-class _Fatal(Exception):
-    """Retrying will not help (401, 403, 404, a redirect): the operator must act."""
-
-
-class _DeadlinePassed(Exception):
-    """The callers stopped waiting: not the endpoint's failure (the circuit does not count it)."""
-
-
-class _Refused(Exception):
-    """The endpoint refused these texts (400, 413, 422): possibly one of them."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(f"HTTP {status}" + (f": {detail}" if detail else ""))
-        self.too_long = status == 413 or bool(_TOO_LONG.search(detail))
-
-
-def retry_after_seconds(value: str | None, now: Callable[[], float] = time.time) -> float | None:
-    """A Retry-After header's delay: seconds, or an HTTP date (None: absent or unreadable)."""
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - now()
-    if not math.isfinite(seconds):
-        return None
-    return min(MAX_RETRY_AFTER_S, max(0.0, seconds))
-
-
-class _WaitAtLeastRetryAfter:
-    """Backoff with jitter, but never shorter than the endpoint's Retry-After."""
-
-    def __init__(self) -> None:
-        self._backoff = wait_exponential_jitter(multiplier=0.1, max=5.0, jitter=0.1)
-
-    def __call__(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome is not None else None
-        asked = error.retry_after_s if isinstance(error, _Retryable) else None
-        return max(asked or 0.0, self._backoff(state))
-
-
-class _StopAtDeadline(stop_base):
-    """Stops when the next wait would end past the deadline."""
-
-    def __init__(self, deadline: float | None) -> None:
-        self.deadline = deadline
-
-    def __call__(self, state: RetryCallState) -> bool:
-        if self.deadline is None:
-            return False
-        return time.monotonic() + (state.upcoming_sleep or 0.0) >= self.deadline
 
 
 @dataclasses.dataclass(slots=True)
@@ -357,7 +195,7 @@ class OpenAIEmbedder:
                 try:
                     vectors = await self._attempt([PROBE_TEXT], purpose, None)
                     break
-                except (_Malformed, _Refused) as error:
+                except (Malformed, Refused) as error:
                     if self._base64 and settings.encoding_format == "auto":
                         # Some servers refuse or mangle `encoding_format`: ask for numbers.
                         log.info(
@@ -368,10 +206,10 @@ class OpenAIEmbedder:
                         )
                         self._base64 = False
                         continue
-                    if isinstance(error, _Refused):
+                    if isinstance(error, Refused):
                         raise self._probe_error(f"refused the probe: {error}") from None
                     raise self._probe_error(f"answered malformed vectors: {error}") from None
-                except _Retryable as error:
+                except Retryable as error:
                     if time.monotonic() >= give_up:
                         raise self._probe_error(f"unreachable: {error}") from None
                     log.warning(
@@ -380,7 +218,7 @@ class OpenAIEmbedder:
                         self._redact(str(error)),
                     )
                     await asyncio.sleep(min(1.0, max(0.0, give_up - time.monotonic())))
-                except (_Fatal, _DeadlinePassed) as error:
+                except (Fatal, DeadlinePassed) as error:
                     raise self._probe_error(f"refused the probe: {error}") from None
             dimensions.append(vectors.shape[1])
         if len(set(dimensions)) != 1:
@@ -477,7 +315,7 @@ class OpenAIEmbedder:
             texts = [t for p in live for t in p.texts]
             try:
                 vectors = await self._embed_checked(texts, live[0].purpose, deadline)
-            except _Refused:
+            except Refused:
                 if len(live) == 1:
                     await self._answer_alone(live[0])
                     return
@@ -514,7 +352,7 @@ class OpenAIEmbedder:
         """Embeds texts one refused batch at a time, down to the refused text."""
         try:
             return await self._embed_checked(texts, purpose, deadline)
-        except _Refused as refused:
+        except Refused as refused:
             if len(texts) > 1:
                 middle = len(texts) // 2
                 head = await self._embed_isolating(texts[:middle], purpose, deadline, offset)
@@ -546,10 +384,10 @@ class OpenAIEmbedder:
         self, texts: list[str], purpose: Purpose, deadline: float | None
     ) -> Vectors:
         """One request with retries, the circuit counting its outcome."""
-        stop = _StopAtDeadline(deadline)
+        stop = StopAtDeadline(deadline)
         retrying = AsyncRetrying(
-            retry=retry_if_exception_type(_Retryable),
-            wait=_WaitAtLeastRetryAfter(),
+            retry=retry_if_exception_type(Retryable),
+            wait=WaitAtLeastRetryAfter(),
             stop=stop_any(stop_after_attempt(self._settings.attempts), stop),
             reraise=True,
         )
@@ -557,22 +395,22 @@ class OpenAIEmbedder:
             async for attempt in retrying:
                 with attempt:
                     vectors = await self._attempt(texts, purpose, deadline)
-        except _Retryable as error:
+        except Retryable as error:
             self._breaker.failed()
             asked = error.retry_after_s
             raise BackendUnavailableError(
                 self._redact(f"embedding endpoint {self._settings.public_url}: {error}"),
                 retry_after_s=asked if asked is not None else 1.0,
             ) from None
-        except _Fatal as error:
+        except Fatal as error:
             self._breaker.failed()
             raise BackendUnavailableError(
                 self._redact(f"embedding endpoint {self._settings.public_url}: {error}")
             ) from None
-        except _Refused:
+        except Refused:
             self._breaker.succeeded()  # the endpoint is up; the text is the problem
             raise
-        except _DeadlinePassed as error:
+        except DeadlinePassed as error:
             raise BackendUnavailableError(
                 f"embedding endpoint {self._settings.public_url}: {error}"
             ) from None
@@ -584,7 +422,7 @@ class OpenAIEmbedder:
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
             if timeout <= 0:
-                raise _DeadlinePassed("no answer before the call's deadline")
+                raise DeadlinePassed("no answer before the call's deadline")
         body = request_body(
             self._settings.model,
             texts,
@@ -598,24 +436,25 @@ class OpenAIEmbedder:
                 status, headers, raw = await self._post(body)
         except TimeoutError:
             if timeout < self._settings.timeout_s:  # cut short by the callers' deadline
-                raise _DeadlinePassed(
+                raise DeadlinePassed(
                     f"no answer before the call's deadline ({timeout:.3g} s)"
                 ) from None
-            raise _Retryable(f"no answer within {timeout:.3g} s") from None
+            raise Retryable(f"no answer within {timeout:.3g} s") from None
         except httpx.HTTPError as error:  # refused, reset, closed mid-answer
-            raise _Retryable(f"cannot reach it ({type(error).__name__})") from None
+            raise Retryable(f"cannot reach it ({type(error).__name__})") from None
         if status == 429 or status >= 500:
-            raise _Retryable(
-                f"HTTP {status}{_detail(raw)}", retry_after_seconds(headers.get("retry-after"))
+            raise Retryable(
+                f"HTTP {status}{answer_detail(raw)}",
+                retry_after_seconds(headers.get("retry-after")),
             )
         if status in (400, 413, 422):
-            raise _Refused(status, _detail(raw).removeprefix(": "))
+            raise Refused(status, answer_detail(raw).removeprefix(": "))
         if not 200 <= status < 300:
-            raise _Fatal(f"HTTP {status}{_detail(raw)}")
+            raise Fatal(f"HTTP {status}{answer_detail(raw)}")
         try:
             return parse_answer(raw, len(texts), self._dimension)
         except MalformedAnswerError as error:
-            raise _Malformed(f"malformed answer: {error}") from None
+            raise Malformed(f"malformed answer: {error}") from None
 
     async def _post(self, body: bytes) -> tuple[int, httpx.Headers, bytes]:
         request = self._client.build_request(
@@ -628,7 +467,7 @@ class OpenAIEmbedder:
             async for chunk in response.aiter_bytes():
                 size += len(chunk)
                 if size > MAX_ANSWER_BYTES:
-                    raise _Malformed(f"answer larger than {MAX_ANSWER_BYTES} bytes")
+                    raise Malformed(f"answer larger than {MAX_ANSWER_BYTES} bytes")
                 chunks.append(chunk)
             return response.status_code, response.headers, b"".join(chunks)
         finally:
@@ -645,9 +484,3 @@ def _abandon(
     """A caller gave up: when every caller of the request has, so does the request."""
     if future.cancelled() and all(p.future.done() for p in batch):
         task.cancel()
-
-
-def _detail(raw: bytes) -> str:
-    """The start of an error answer, on one line (for messages)."""
-    text = " ".join(raw[:512].decode("utf-8", "replace").split())[:200]
-    return f": {text}" if text else ""

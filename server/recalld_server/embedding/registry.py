@@ -69,7 +69,7 @@ def embedding_models() -> dict[str, EmbeddingModelSpec]:
 
 
 REMOTE_PREFIX = "openai:"
-"""Model ids of vectors made by an OpenAI-compatible endpoint (`openai_http.model_id_for`)."""
+"""Model ids of vectors made by an OpenAI-compatible endpoint (`endpoint_settings.model_id_for`)."""
 
 
 def is_remote(model_id: str) -> bool:

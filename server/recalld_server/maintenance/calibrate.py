@@ -29,15 +29,15 @@ from recalld_server.calibration import shipped, write
 from recalld_server.calibration.fusion_search import GRID
 from recalld_server.calibration.model import Calibration, dumps
 from recalld_server.calibration.run import calibrate
-from recalld_server.config import add_embedding_endpoint_flags, embedding_endpoint
 from recalld_server.domain.core.errors import BackendUnavailableError, TextRefusedError
-from recalld_server.embedding.openai_http import EndpointProbeError
+from recalld_server.embedding.endpoint_settings import EndpointProbeError
 from recalld_server.embedding.registry import (
     DEFAULT_MODEL_ID,
     UnknownModelError,
     embedding_models,
     model_spec,
 )
+from recalld_server.flags import add_embedding_endpoint_flags, embedding_endpoint
 from recalld_server.maintenance.embedders import STARTUP_TIMEOUT_S, OwnedEmbedder, open_model
 
 

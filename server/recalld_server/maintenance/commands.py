@@ -22,14 +22,14 @@ from pathlib import Path
 
 from pymilvus import MilvusClient, MilvusException
 
-from recalld_server.config import add_embedding_endpoint_flags, embedding_endpoint
 from recalld_server.domain.core.errors import BackendUnavailableError
-from recalld_server.embedding.openai_http import EndpointProbeError
+from recalld_server.embedding.endpoint_settings import EndpointProbeError
 from recalld_server.embedding.registry import (
     UnknownModelError,
     embedding_models,
     model_spec,
 )
+from recalld_server.flags import add_embedding_endpoint_flags, embedding_endpoint
 from recalld_server.maintenance.embedders import STARTUP_TIMEOUT_S, ModelChoice, open_model
 from recalld_server.maintenance.reembed import (
     ReembedReport,
@@ -43,8 +43,8 @@ from recalld_server.storage.active_collection import (
     describe_memory_collection,
     memory_collections,
 )
+from recalld_server.storage.milvus_collection import StoreModelError
 from recalld_server.storage.milvus_features import is_local_uri
-from recalld_server.storage.milvus_store import StoreModelError
 
 
 def reembed_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:

@@ -11,7 +11,8 @@ import asyncio
 from typing import Protocol
 
 from recalld_server.domain.core.ports import Embedder
-from recalld_server.embedding.openai_http import EndpointSettings, OpenAIEmbedder
+from recalld_server.embedding.endpoint_settings import EndpointSettings
+from recalld_server.embedding.openai_http import OpenAIEmbedder
 from recalld_server.embedding.registry import EmbeddingModelSpec
 
 STARTUP_TIMEOUT_S = 30.0

@@ -52,14 +52,14 @@ from recalld_server.storage.active_collection import (
     memory_collections,
 )
 from recalld_server.storage.expressions import quote
-from recalld_server.storage.milvus_store import (
-    QUERY_LIMIT,
+from recalld_server.storage.milvus_collection import (
     SCALAR_FIELDS,
     MilvusConfig,
     StoreModelError,
     collection_name_for,
     ensure_collection,
 )
+from recalld_server.storage.milvus_store import QUERY_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -300,6 +300,26 @@ async def reembed(
             the message); nothing was switched.
     """
     pointer = ActivePointer(client, uri)
+    source, target = await _source_and_target(client, pointer, embedder, known_models)
+    report = ReembedReport(source, target, dry_run=dry_run, copy_only=copy_only)
+    if source.model_id == target.model_id:
+        report.already_serving = True
+        return report
+    await _count_rows(client, report)
+    if dry_run:
+        return report
+    await _synchronise(client, uri, token, embedder, report, batch_size, on_progress)
+    if copy_only:
+        return report
+    _verify(report)
+    await _switch(client, pointer, report, keep_source)
+    return report
+
+
+async def _source_and_target(
+    client: MilvusClient, pointer: ActivePointer, embedder: Embedder, known_models: Sequence[str]
+) -> tuple[MemoryCollection, MemoryCollection]:
+    """The collection serving now (the pointer's, else the only one) and the one to fill."""
     active = await asyncio.to_thread(pointer.get)
     known = [*known_models, embedder.model_id]
     if active is None:
@@ -315,26 +335,40 @@ async def reembed(
     target = MemoryCollection(
         collection_name_for(embedder.model_id), embedder.model_id, embedder.dimension
     )
-    report = ReembedReport(source, target, dry_run=dry_run, copy_only=copy_only)
-    if source.model_id == target.model_id:
-        report.already_serving = True
-        return report
-    report.source_rows = await asyncio.to_thread(_count, client, source.name)
-    if await asyncio.to_thread(client.has_collection, target.name):
-        report.target_rows_before = await asyncio.to_thread(_count, client, target.name)
-    if dry_run:
-        return report
+    return source, target
 
+
+async def _count_rows(client: MilvusClient, report: ReembedReport) -> None:
+    """Rows in the source, and in a target an earlier run left (the copy resumes there)."""
+    report.source_rows = await asyncio.to_thread(_count, client, report.source.name)
+    if await asyncio.to_thread(client.has_collection, report.target.name):
+        report.target_rows_before = await asyncio.to_thread(_count, client, report.target.name)
+
+
+async def _synchronise(
+    client: MilvusClient,
+    uri: str,
+    token: str,
+    embedder: Embedder,
+    report: ReembedReport,
+    batch_size: int,
+    on_progress: ProgressFn | None,
+) -> None:
+    """Creates (or checks) the target, then passes over the source until nothing changes.
+
+    One pass with `copy_only`, else up to MAX_PASSES; only the first reports progress.
+    """
     started = time.monotonic()
+    target = report.target
     config = MilvusConfig(
         uri=uri, token=token, dimension=target.dimension, model_id=target.model_id
     )
     # Checks a leftover's model and dimension: a mismatch raises StoreModelError.
     await asyncio.to_thread(ensure_collection, config, target.name)
-    for _ in range(1 if copy_only else MAX_PASSES):
+    for _ in range(1 if report.copy_only else MAX_PASSES):
         counts = await _sync_pass(
             client,
-            source.name,
+            report.source.name,
             target,
             embedder,
             batch_size,
@@ -345,21 +379,28 @@ async def reembed(
         if counts.changes == 0:
             break
     report.seconds = time.monotonic() - started
-    if copy_only:
-        return report
+
+
+def _verify(report: ReembedReport) -> None:
+    """Refuses to switch unless the last pass found the copy equal to the source."""
     if report.passes[-1].changes:
         raise VerificationError(
             f"the source kept changing over {MAX_PASSES} passes (are servers still writing "
-            f"to it?); still serving {source.name}: stop them and run again, which copies "
-            "only what changed"
+            f"to it?); still serving {report.source.name}: stop them and run again, which "
+            "copies only what changed"
         )
-    await asyncio.to_thread(pointer.set, target.name)
+
+
+async def _switch(
+    client: MilvusClient, pointer: ActivePointer, report: ReembedReport, keep_source: bool
+) -> None:
+    """Moves the pointer to the copy, then drops the old collection unless it is kept."""
+    await asyncio.to_thread(pointer.set, report.target.name)
     report.switched = True
     if not keep_source:
         try:
-            await asyncio.to_thread(client.drop_collection, source.name)
+            await asyncio.to_thread(client.drop_collection, report.source.name)
             report.dropped_source = True
         except MilvusException:
             # The switch has happened; the stale copy only wastes space until dropped.
-            log.warning("switched, but could not drop %s", source.name, exc_info=True)
-    return report
+            log.warning("switched, but could not drop %s", report.source.name, exc_info=True)

@@ -28,19 +28,15 @@ from recalld.v1 import memory_pb2
 from recalld_client import RecalldClient
 from recalld_server.domain.core.model import MemoryType, Tier
 from recalld_server.migrate import jsonl, memory_md, sqlite_layouts
+from recalld_server.migrate.exporting import ALL_STATUSES, ExportReport, export_memories
+from recalld_server.migrate.import_plan import MAX_BATCH
+from recalld_server.migrate.import_report import ImportReport
+from recalld_server.migrate.importing import run_import
 from recalld_server.migrate.records import (
     MAX_SCOPE_CHARS,
     ParseResult,
     clean_identifier,
     clean_tags,
-)
-from recalld_server.migrate.runner import (
-    ALL_STATUSES,
-    MAX_BATCH,
-    ExportReport,
-    ImportReport,
-    export_memories,
-    run_import,
 )
 from recalld_server.progress import Progress
 

@@ -2,7 +2,7 @@
 
 A `Record` is one memory as read from a source, before any gRPC: the parsers in
 this package are pure functions from a file's contents to a `ParseResult`, and
-`recalld_server.migrate.runner` turns records into Write calls.
+`recalld_server.migrate.importing` turns records into Write calls.
 
 The helpers here (names of types and tiers, time parsing, identifier and tag
 cleaning, content splitting) are shared by the parsers and have no side effects.
@@ -36,7 +36,7 @@ class Record:
     """One memory read from a source file.
 
     Attributes:
-        content: The text. May exceed MAX_CONTENT_CHARS: the runner splits it.
+        content: The text. May exceed MAX_CONTENT_CHARS: the import splits it.
         type: Memory type.
         origin: Where in the source it came from, for reports ("MEMORY.md:12").
         tier: None lets the server choose (P1).
@@ -53,7 +53,7 @@ class Record:
         user_id: The user named by the source (JSONL only); `--user` overrides it.
         end_status: SUPERSEDED means "no longer current in the source": it must not
             stay active after the import (a later record with the same topic_key
-            supersedes it, or else the runner archives it). ARCHIVED means it is
+            supersedes it, or else the import archives it). ARCHIVED means it is
             archived after it is written. None leaves the outcome to the server.
     """
 

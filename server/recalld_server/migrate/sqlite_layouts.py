@@ -18,7 +18,7 @@ by name, so extra or reordered columns do not matter):
   oldest first, so the server supersedes each older row with its successor.
   A row with valid_to set is "closed" (end_status SUPERSEDED): if nothing
   supersedes it on the server (the post's own example closes rows with an
-  UPDATE … LIKE and inserts the replacement without supersedes_id), the runner
+  UPDATE … LIKE and inserts the replacement without supersedes_id), the import
   archives it after the import. Either way only rows that were current in the
   source (valid_to NULL, not superseded) end up active; nothing is dropped.
 * agent_id → provenance metadata; `agent_ids` selects rows, and
@@ -56,9 +56,8 @@ under `extra`, so nothing in a row is silently lost.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +74,19 @@ from recalld_server.migrate.records import (
     clean_tags,
     parse_time_ms,
     type_from_name,
+)
+from recalld_server.migrate.sqlite_history import Histories, trace_histories
+from recalld_server.migrate.sqlite_rows import (
+    add_extra,
+    agent_scope,
+    columns,
+    count_rows,
+    float_or,
+    int_or,
+    metadata_from_json,
+    read_rows,
+    row_id,
+    select_agents,
 )
 
 AGENT_MEMORIES = "agent_memories"
@@ -115,11 +127,6 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     connection.row_factory = sqlite3.Row
     return connection
-
-
-def columns(connection: sqlite3.Connection, table: str) -> list[str]:
-    """Column names of a table, in order; empty if there is no such table."""
-    return [str(row[1]) for row in connection.execute(f'PRAGMA table_info("{table}")')]
 
 
 def detect_layouts(connection: sqlite3.Connection) -> list[str]:
@@ -215,115 +222,54 @@ def parse_agent_memories(
     if "content" not in names:
         raise LayoutError(f"{AGENT_MEMORIES}: no content column")
     result = ParseResult()
-    rows = [
-        dict(row) for row in connection.execute(f"SELECT rowid AS _rowid, * FROM {AGENT_MEMORIES}")
-    ]
-    rows.sort(key=lambda r: (_int_or(r.get("id"), r["_rowid"]), r["_rowid"]))
-    rows = _select_agents(rows, "agent_id", agent_ids, result, AGENT_MEMORIES)
-    by_id = {_row_id(r): r for r in rows}
-    predecessor = {
-        _row_id(r): int(r["supersedes_id"])
-        for r in rows
-        if _int_or(r.get("supersedes_id"), None) is not None
-        and int(r["supersedes_id"]) in by_id
-        and int(r["supersedes_id"]) != _row_id(r)
-    }
-    has_successor = set(predecessor.values())
-    dangling = [
-        _row_id(r)
-        for r in rows
-        if _int_or(r.get("supersedes_id"), None) is not None and _row_id(r) not in predecessor
-    ]
-    if dangling:
-        result.notes.append(
-            f"{AGENT_MEMORIES}: {len(dangling)} row(s) supersede a row that is not in the "
-            "import (first: id "
-            f"{dangling[0]}); they start a history of their own"
-        )
-    root: dict[int, int] = {}
-    depth: dict[int, int] = {}
-    for row_id in by_id:
-        root[row_id], depth[row_id] = _chain_root(row_id, predecessor)
-    ordered = _chain_order(list(by_id), root, depth)
-    forks = _count_forks(predecessor)
-    if forks:
-        result.notes.append(
-            f"{AGENT_MEMORIES}: {forks} row(s) are superseded by more than one row; "
-            "only the newest successor stays active"
-        )
-    for row_id in ordered:
-        row = by_id[row_id]
-        origin = f"{AGENT_MEMORIES}#{row_id}"
-        content = row.get("content")
-        if not isinstance(content, str) or not content.strip():
-            result.skipped.append(Skipped(origin, "empty content"))
-            continue
-        in_chain = row_id in predecessor or row_id in has_successor
-        provenance: dict[str, Any] = {"format": "sqlite", "table": AGENT_MEMORIES, "id": row_id}
-        raw_type = row.get("memory_type")
-        memory_type = type_from_name(str(raw_type)) if raw_type is not None else None
-        if raw_type is not None:
-            provenance["memory_type"] = raw_type
-        for name in ("agent_id", "created_at", "valid_to", "supersedes_id"):
-            if row.get(name) is not None:
-                provenance[name] = row[name]
-        _add_extra(provenance, row, _AGENT_MEMORIES_MAPPED)
-        metadata = _metadata_from_json(row.get("metadata_json"))
-        metadata[PROVENANCE_KEY] = provenance
-        closed = row.get("valid_to") not in (None, "")
-        result.records.append(
-            Record(
-                content=content,
-                type=memory_type or MemoryType.FACT,
-                origin=origin,
-                tier=default_tier,
-                topic_key=f"{AGENT_MEMORIES}/{root[row_id]}" if in_chain else "",
-                source=IMPORT_SOURCE,
-                metadata=metadata,
-                occurred_at_ms=parse_time_ms(row.get("created_at")) or 0,
-                agent_scope=_scope(row.get("agent_id"), scope_from_agent),
-                end_status=Status.SUPERSEDED if closed else None,
-            )
+    rows = read_rows(connection, AGENT_MEMORIES)
+    rows = select_agents(rows, "agent_id", agent_ids, result, AGENT_MEMORIES)
+    histories = trace_histories(rows)
+    result.notes.extend(histories.notes(AGENT_MEMORIES))
+    for each in histories.order:
+        _keep(
+            result,
+            _agent_memory_record(
+                each, histories, default_tier=default_tier, scope_from_agent=scope_from_agent
+            ),
         )
     return result
 
 
-def _chain_root(row_id: int, predecessor: dict[int, int]) -> tuple[int, int]:
-    """The first row of a row's history and how far back it is (cycles are cut)."""
-    seen = {row_id}
-    current = row_id
-    steps = 0
-    while current in predecessor and predecessor[current] not in seen:
-        current = predecessor[current]
-        seen.add(current)
-        steps += 1
-    return current, steps
-
-
-def _chain_order(ids: list[int], root: dict[int, int], depth: dict[int, int]) -> list[int]:
-    """Id order, except that within one history older versions come first.
-
-    The slots a history occupies in id order are kept; its rows are re-dealt
-    into them by depth, so a successor is never written before its predecessor.
-    """
-    slots: dict[int, list[int]] = {}
-    for position, row_id in enumerate(ids):
-        slots.setdefault(root[row_id], []).append(position)
-    ordered = list(ids)
-    for positions in slots.values():
-        if len(positions) < 2:
-            continue
-        members = sorted((ids[p] for p in positions), key=lambda i: (depth[i], i))
-        for position, member in zip(positions, members, strict=True):
-            ordered[position] = member
-    return ordered
-
-
-def _count_forks(predecessor: dict[int, int]) -> int:
-    counts: dict[int, int] = {}
-    for parent in predecessor.values():
-        counts[parent] = counts.get(parent, 0) + 1
-    return sum(1 for n in counts.values() if n > 1)
+def _agent_memory_record(
+    source_id: int, histories: Histories, *, default_tier: Tier | None, scope_from_agent: bool
+) -> Record | Skipped:
+    """One `agent_memories` row as a record; a chain's rows share its first row's topic."""
+    row = histories.rows[source_id]
+    origin = f"{AGENT_MEMORIES}#{source_id}"
+    content = row.get("content")
+    if not isinstance(content, str) or not content.strip():
+        return Skipped(origin, "empty content")
+    provenance: dict[str, Any] = {"format": "sqlite", "table": AGENT_MEMORIES, "id": source_id}
+    raw_type = row.get("memory_type")
+    memory_type = type_from_name(str(raw_type)) if raw_type is not None else None
+    if raw_type is not None:
+        provenance["memory_type"] = raw_type
+    for name in ("agent_id", "created_at", "valid_to", "supersedes_id"):
+        if row.get(name) is not None:
+            provenance[name] = row[name]
+    add_extra(provenance, row, _AGENT_MEMORIES_MAPPED)
+    metadata = metadata_from_json(row.get("metadata_json"))
+    metadata[PROVENANCE_KEY] = provenance
+    closed = row.get("valid_to") not in (None, "")
+    in_chain = source_id in histories.linked
+    return Record(
+        content=content,
+        type=memory_type or MemoryType.FACT,
+        origin=origin,
+        tier=default_tier,
+        topic_key=f"{AGENT_MEMORIES}/{histories.root[source_id]}" if in_chain else "",
+        source=IMPORT_SOURCE,
+        metadata=metadata,
+        occurred_at_ms=parse_time_ms(row.get("created_at")) or 0,
+        agent_scope=agent_scope(row.get("agent_id"), scope_from_agent),
+        end_status=Status.SUPERSEDED if closed else None,
+    )
 
 
 # -- seed 001: memories (category/key/value) ----------------------------------
@@ -344,77 +290,110 @@ def parse_kv_memories(
             raise LayoutError(f"{KV_MEMORIES}: no {required} column")
     result = ParseResult()
     sessions = _sessions(connection)
-    rows = [
-        dict(row) for row in connection.execute(f"SELECT rowid AS _rowid, * FROM {KV_MEMORIES}")
-    ]
-    rows.sort(key=lambda r: (_int_or(r.get("id"), r["_rowid"]), r["_rowid"]))
-    rows = _select_agents(rows, "owner", agent_ids, result, KV_MEMORIES)
-    to_unit = _importance_scale([_float_or(r.get("importance")) for r in rows])
+    rows = read_rows(connection, KV_MEMORIES)
+    rows = select_agents(rows, "owner", agent_ids, result, KV_MEMORIES)
+    to_unit = _importance_scale([float_or(r.get("importance")) for r in rows])
+    categories_per_key = _categories_per_key(rows)
+    for row in rows:
+        _keep(
+            result,
+            _kv_record(
+                row,
+                sessions=sessions,
+                categories_per_key=categories_per_key,
+                to_unit=to_unit,
+                default_tier=default_tier,
+                scope_from_agent=scope_from_agent,
+            ),
+        )
+    if session_summaries:
+        result.extend(_session_summary_records(sessions, default_tier))
+    result.notes.extend(_notes_on_what_is_left(connection, sessions, session_summaries))
+    return result
+
+
+def _categories_per_key(rows: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """The categories each (cleaned) key is used under."""
     categories_per_key: dict[str, set[str]] = {}
     for row in rows:
         key = clean_identifier(str(row.get("key") or ""), MAX_TOPIC_KEY_CHARS)
         categories_per_key.setdefault(key, set()).add(str(row.get("category") or ""))
-    for row in rows:
-        row_id = _row_id(row)
-        origin = f"{KV_MEMORIES}#{row_id}"
-        raw_key = "" if row.get("key") is None else str(row["key"])
-        value = "" if row.get("value") is None else str(row["value"])
-        if not value.strip():
-            result.skipped.append(Skipped(origin, "empty content"))
-            continue
-        category = "" if row.get("category") is None else str(row["category"])
-        key = clean_identifier(raw_key, MAX_TOPIC_KEY_CHARS)
-        topic_key = key
-        if key and len(categories_per_key.get(key, ())) > 1:
-            topic_key = clean_identifier(f"{category}/{key}", MAX_TOPIC_KEY_CHARS)
-        provenance: dict[str, Any] = {"format": "sqlite", "table": KV_MEMORIES, "id": row_id}
-        for name in ("category", "key", "importance", "created_at", "last_accessed_at", "owner"):
-            if row.get(name) is not None:
-                provenance[name] = row[name]
-        session_id = row.get("session_id")
-        if session_id is not None:
-            provenance["session_id"] = session_id
-            number = _int_or(session_id, None)
-            title = sessions.get(number, {}).get("title") if number is not None else None
-            if title:
-                provenance["session_title"] = title
-        _add_extra(provenance, row, _KV_MAPPED)
-        importance = _float_or(row.get("importance"))
-        result.records.append(
-            Record(
-                content=f"{raw_key.strip()}: {value}" if raw_key.strip() else value,
-                type=type_from_name(category) or MemoryType.FACT,
-                origin=origin,
-                tier=default_tier,
-                topic_key=topic_key,
-                importance=None if importance is None else to_unit(importance),
-                source=IMPORT_SOURCE,
-                tags=clean_tags([category]),
-                metadata={PROVENANCE_KEY: provenance},
-                occurred_at_ms=parse_time_ms(row.get("created_at")) or 0,
-                agent_scope=_scope(row.get("owner"), scope_from_agent),
-                session_id=(
-                    clean_identifier(str(session_id), MAX_SCOPE_CHARS)
-                    if session_id is not None
-                    else ""
-                ),
-            )
-        )
-    if session_summaries:
-        result.extend(_session_summary_records(sessions, default_tier))
-    messages = _count(connection, "messages")
+    return categories_per_key
+
+
+def _kv_record(
+    row: dict[str, Any],
+    *,
+    sessions: dict[int, dict[str, Any]],
+    categories_per_key: dict[str, set[str]],
+    to_unit: Callable[[float], float],
+    default_tier: Tier | None,
+    scope_from_agent: bool,
+) -> Record | Skipped:
+    """One `memories` row as a record: "<key>: <value>", the key as its topic."""
+    origin = f"{KV_MEMORIES}#{row_id(row)}"
+    raw_key = "" if row.get("key") is None else str(row["key"])
+    value = "" if row.get("value") is None else str(row["value"])
+    if not value.strip():
+        return Skipped(origin, "empty content")
+    category = "" if row.get("category") is None else str(row["category"])
+    key = clean_identifier(raw_key, MAX_TOPIC_KEY_CHARS)
+    topic_key = key
+    if key and len(categories_per_key.get(key, ())) > 1:
+        topic_key = clean_identifier(f"{category}/{key}", MAX_TOPIC_KEY_CHARS)
+    importance = float_or(row.get("importance"))
+    session_id = row.get("session_id")
+    return Record(
+        content=f"{raw_key.strip()}: {value}" if raw_key.strip() else value,
+        type=type_from_name(category) or MemoryType.FACT,
+        origin=origin,
+        tier=default_tier,
+        topic_key=topic_key,
+        importance=None if importance is None else to_unit(importance),
+        source=IMPORT_SOURCE,
+        tags=clean_tags([category]),
+        metadata={PROVENANCE_KEY: _kv_provenance(row, sessions)},
+        occurred_at_ms=parse_time_ms(row.get("created_at")) or 0,
+        agent_scope=agent_scope(row.get("owner"), scope_from_agent),
+        session_id=(
+            clean_identifier(str(session_id), MAX_SCOPE_CHARS) if session_id is not None else ""
+        ),
+    )
+
+
+def _kv_provenance(row: dict[str, Any], sessions: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Where a `memories` row came from, its session's title included."""
+    provenance: dict[str, Any] = {"format": "sqlite", "table": KV_MEMORIES, "id": row_id(row)}
+    for name in ("category", "key", "importance", "created_at", "last_accessed_at", "owner"):
+        if row.get(name) is not None:
+            provenance[name] = row[name]
+    session_id = row.get("session_id")
+    if session_id is not None:
+        provenance["session_id"] = session_id
+        number = int_or(session_id, None)
+        title = sessions.get(number, {}).get("title") if number is not None else None
+        if title:
+            provenance["session_title"] = title
+    add_extra(provenance, row, _KV_MAPPED)
+    return provenance
+
+
+def _notes_on_what_is_left(
+    connection: sqlite3.Connection, sessions: dict[int, dict[str, Any]], session_summaries: bool
+) -> list[str]:
+    """The notes on tables beside `memories` that hold text but are not imported."""
+    notes = []
+    messages = count_rows(connection, "messages")
     if messages:
-        result.notes.append(
-            f"messages: {messages} row(s) of raw conversation not imported (not memories)"
-        )
+        notes.append(f"messages: {messages} row(s) of raw conversation not imported (not memories)")
     if sessions and not session_summaries:
         with_summary = sum(1 for s in sessions.values() if str(s.get("summary") or "").strip())
         if with_summary:
-            result.notes.append(
+            notes.append(
                 f"sessions: {with_summary} summary(ies) not imported "
                 "(pass --session-summaries to import them as SUMMARY memories)"
             )
-    return result
+    return notes
 
 
 def _importance_scale(values: list[float | None]) -> Callable[[float], float]:
@@ -435,7 +414,7 @@ def _sessions(connection: sqlite3.Connection) -> dict[int, dict[str, Any]]:
     if "id" not in columns(connection, "sessions"):
         return {}
     rows = connection.execute("SELECT * FROM sessions ORDER BY id")
-    return {int(row["id"]): dict(row) for row in rows if _int_or(row["id"], None) is not None}
+    return {int(row["id"]): dict(row) for row in rows if int_or(row["id"], None) is not None}
 
 
 def _session_summary_records(
@@ -471,98 +450,9 @@ def _session_summary_records(
     return result
 
 
-# -- helpers -------------------------------------------------------------------
-
-
-def _select_agents(
-    rows: list[dict[str, Any]],
-    column: str,
-    agent_ids: Sequence[str],
-    result: ParseResult,
-    table: str,
-) -> list[dict[str, Any]]:
-    """Keeps the rows of the wanted agents; notes how many agents a table mixes."""
-    present = sorted({str(r[column]) for r in rows if r.get(column) is not None})
-    if agent_ids:
-        wanted = set(agent_ids)
-        kept = [r for r in rows if str(r.get(column)) in wanted]
-        result.notes.append(
-            f"{table}: {len(kept)} of {len(rows)} row(s) belong to {column} in {sorted(wanted)}; "
-            "the others are not part of this import"
-        )
-        return kept
-    if len(present) > 1:
-        result.notes.append(
-            f"{table}: rows of {len(present)} {column} values imported into one user "
-            f"({', '.join(present[:5])}{', …' if len(present) > 5 else ''}); "
-            "use --agent-id to pick one"
-        )
-    return rows
-
-
-def _scope(agent: object, scope_from_agent: bool) -> str:
-    if not scope_from_agent or agent is None:
-        return ""
-    return clean_identifier(str(agent), MAX_SCOPE_CHARS)
-
-
-def _metadata_from_json(raw: object) -> dict[str, Any]:
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}
-    if not isinstance(raw, str):
-        return {"legacy_metadata": raw}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {"legacy_metadata": raw}
-    if isinstance(value, dict) and PROVENANCE_KEY not in value:
-        return value
-    return {"legacy_metadata": value}
-
-
-VECTOR_COLUMNS = frozenset({"embedding", "embedding_json", "vector", "embedding_vector"})
-"""Columns holding another model's vectors: never imported (recalld re-embeds)."""
-
-
-def _add_extra(provenance: dict[str, Any], row: dict[str, Any], mapped: Iterable[str]) -> None:
-    known = set(mapped) | {"_rowid"} | VECTOR_COLUMNS
-    extra = {
-        name: value
-        for name, value in row.items()
-        if name not in known and value is not None and not isinstance(value, bytes | bytearray)
-    }
-    if extra:
-        provenance["extra"] = extra
-
-
-def _row_id(row: dict[str, Any]) -> int:
-    value = _int_or(row.get("id"), None)
-    return int(row["_rowid"]) if value is None else value
-
-
-def _int_or(value: object, default: int | None) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return default
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        return default
-
-
-def _float_or(value: object) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(str(value).strip()) if not isinstance(value, int | float) else float(value)
-    except ValueError:
-        return None
-    return number if number == number and abs(number) != float("inf") else None
-
-
-def _count(connection: sqlite3.Connection, table: str) -> int:
-    if not columns(connection, table):
-        return 0
-    row = connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()
-    return int(row[0])
+def _keep(result: ParseResult, parsed: Record | Skipped) -> None:
+    """Adds one row's outcome to the records or to the skipped."""
+    if isinstance(parsed, Skipped):
+        result.skipped.append(parsed)
+    else:
+        result.records.append(parsed)

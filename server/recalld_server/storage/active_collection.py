@@ -25,14 +25,14 @@ from collections.abc import Iterable
 from pymilvus import DataType, MilvusClient, MilvusException
 
 from recalld_server.storage.expressions import quote
-from recalld_server.storage.milvus_features import is_local_uri
-from recalld_server.storage.milvus_store import (
+from recalld_server.storage.milvus_collection import (
     ALIAS,
     MEMORIES_PREFIX,
     StoreModelError,
     collection_name_for,
     vector_space,
 )
+from recalld_server.storage.milvus_features import is_local_uri
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,9 @@ from recalld_server.domain.core.model import (
     WriteOutcome,
 )
 from recalld_server.storage.expressions import quote
+from recalld_server.storage.milvus_collection import MilvusConfig
 from recalld_server.storage.milvus_features import detect
-from recalld_server.storage.milvus_store import QUERY_LIMIT, MilvusConfig, translate_errors
+from recalld_server.storage.milvus_store import QUERY_LIMIT, translate_errors
 
 HISTORY = "recalld_history"
 REQUESTS = "recalld_requests"

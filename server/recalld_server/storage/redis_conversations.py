@@ -1,31 +1,15 @@
-"""Sessions and extraction jobs in Redis, shared by every replica.
+"""Sessions and their windows in Redis, shared by every replica.
 
-Layout (prefix `recalld:v1:sess:`; tenant, user and session ids are written
-length-prefixed, `<bytes>:<id>` each, so ids holding ':' can never collide):
-
-- `h:<t><u><s>`: a hash per session: the Session's fields, `last_results` and
-  `recent_requests` as JSON, plus `version` (a random token every change
-  replaces) and `member` (the session's entry in its user's index).
-- `m:<t><u><s>`: a list per session: the window's messages as JSON, oldest
-  first (RPUSH on append, LTRIM of the folded ones).
-- `i:<t><u>`: a sorted set per user indexing its sessions for `page`. Every
-  member has score 0 and is `<created_at, 20 digits>|<session_id>`, so the lex
-  order is (created_at, session_id) and ZREVRANGEBYLEX pages newest first.
-- `u:<t>`: a set per tenant of its users with sessions (delete_user(t, None)).
-
-Every change is a read, the new Session computed by the same helpers as the
-in-memory reference, and one Lua script that writes the hash, the list and the
-index only if the session's `version` is still the one read (otherwise the
-change is computed again). So messages are numbered atomically even when two
-replicas append at once, and a fold is a compare-and-set on `summarized_through`.
+Where each part of a session is kept is `redis_session_layout`'s. Every change
+is a read, the new Session computed by the same helpers as the in-memory
+reference, and one Lua script that writes the hash, the list and the index only
+if the session's `version` is still the one read (otherwise the change is
+computed again). So messages are numbered atomically even when two replicas
+append at once, and a fold is a compare-and-set on `summarized_through`.
 
 With a TTL, every change refreshes it on all of the session's keys and on its
 user's index and tenant's set (these outlive each of their sessions). The index
 entry of an expired session is skipped and pruned by `page`.
-
-Extraction jobs: a sorted set of due times and hashes of job JSON and attempts,
-keyed by a slot naming (tenant, user, session, job_id), plus a set of slots per
-user and of users per tenant for deletes. `claim` leases atomically (Lua).
 
 Scripts that delete a whole user compute the session keys from the index they
 read: one Redis primary (with Sentinel or not), not Redis Cluster.
@@ -42,8 +26,6 @@ import redis.asyncio as redis_asyncio
 
 from recalld_server.domain.core.conversation import (
     ExtractedResult,
-    ExtractionJob,
-    ExtractionProgress,
     Message,
     RequestMark,
     Session,
@@ -53,23 +35,26 @@ from recalld_server.domain.core.conversation import (
 from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.redis_connect import redis_client
+from recalld_server.storage.redis_session_layout import (
+    PREFIX,
+    as_text,
+    index_key,
+    index_member,
+    messages_key,
+    session_fields,
+    session_from_hash,
+    session_key,
+    users_key,
+)
 from recalld_server.storage.session_records import (
     appended,
     dumps,
     ended,
     extraction_recorded,
     folded,
-    job_from_json,
-    job_to_json,
-    marks_from_json,
-    marks_to_json,
     message_from_json,
     message_to_json,
-    results_from_json,
-    results_to_json,
 )
-
-PREFIX = "recalld:v1:sess:"
 
 _MAX_TRIES = 1000
 """Compare-and-set rounds before a change gives up (each lost round is another's win)."""
@@ -77,6 +62,7 @@ _MAX_TRIES = 1000
 _CHUNK = 1000
 """Values per RPUSH/DEL inside scripts (Lua's unpack has a bounded stack)."""
 
+# The Lua twin of `redis_session_layout.encoded` (`#part` counts bytes, as there).
 _LUA_ENC = """
 local function enc(...)
   local out = {}
@@ -149,156 +135,6 @@ end
 return 1
 """
 
-# Jobs. KEYS: due, data, attempts, user's slots, tenant's users.
-# ARGV: slot, job JSON, due ms, attempts, user id.
-_PUT = """
-if redis.call('hsetnx', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('zadd', KEYS[1], ARGV[3], ARGV[1])
-redis.call('hset', KEYS[3], ARGV[1], ARGV[4])
-redis.call('sadd', KEYS[4], ARGV[1])
-redis.call('sadd', KEYS[5], ARGV[5])
-return 1
-"""
-
-# KEYS: due, data, attempts. ARGV: now ms, lease end ms, limit.
-# Returns job JSON and attempts, alternating.
-_CLAIM = """
-local out = {}
-for _, slot in ipairs(redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])) do
-  local job = redis.call('hget', KEYS[2], slot)
-  if job then
-    redis.call('zadd', KEYS[1], ARGV[2], slot)
-    out[#out + 1] = job
-    out[#out + 1] = redis.call('hincrby', KEYS[3], slot, 1)
-  else
-    redis.call('zrem', KEYS[1], slot)
-    redis.call('hdel', KEYS[3], slot)
-  end
-end
-return out
-"""
-
-# KEYS: due, data, attempts, user's slots, tenant's users. ARGV: slot prefix ("" for
-# every slot of the user), user id.
-_DROP = """
-local prefix = ARGV[1]
-for _, slot in ipairs(redis.call('smembers', KEYS[4])) do
-  if prefix == '' or string.sub(slot, 1, #prefix) == prefix then
-    redis.call('zrem', KEYS[1], slot)
-    redis.call('hdel', KEYS[2], slot)
-    redis.call('hdel', KEYS[3], slot)
-    redis.call('srem', KEYS[4], slot)
-  end
-end
-if redis.call('scard', KEYS[4]) == 0 then redis.call('srem', KEYS[5], ARGV[2]) end
-return 1
-"""
-
-
-def encoded(*parts: str) -> str:
-    """Ids written unambiguously: each as `<UTF-8 length>:<id>`."""
-    return "".join(f"{len(p.encode())}:{p}" for p in parts)
-
-
-def session_key(key: SessionKey) -> str:
-    """The hash of a session."""
-    return f"{PREFIX}h:{encoded(key.tenant_id, key.user_id, key.session_id)}"
-
-
-def messages_key(key: SessionKey) -> str:
-    """The list of a session's window messages."""
-    return f"{PREFIX}m:{encoded(key.tenant_id, key.user_id, key.session_id)}"
-
-
-def index_key(tenant_id: str, user_id: str) -> str:
-    """The sorted set indexing a user's sessions."""
-    return f"{PREFIX}i:{encoded(tenant_id, user_id)}"
-
-
-def users_key(tenant_id: str) -> str:
-    """The set of a tenant's users with sessions."""
-    return f"{PREFIX}u:{encoded(tenant_id)}"
-
-
-def index_member(created_at: int, session_id: str) -> str:
-    """A session's entry in its user's index: lex order is (created_at, session_id)."""
-    return f"{max(created_at, 0):020d}|{session_id}"
-
-
-_DUE = f"{PREFIX}jobs:due"
-_DATA = f"{PREFIX}jobs:data"
-_ATTEMPTS = f"{PREFIX}jobs:attempts"
-
-
-def _job_slots_key(tenant_id: str, user_id: str) -> str:
-    return f"{PREFIX}jobs:i:{encoded(tenant_id, user_id)}"
-
-
-def _job_users_key(tenant_id: str) -> str:
-    return f"{PREFIX}jobs:u:{encoded(tenant_id)}"
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _session_fields(session: Session) -> list[str | int]:
-    progress = session.extraction
-    fields: dict[str, str | int] = {
-        "tenant_id": session.key.tenant_id,
-        "user_id": session.key.user_id,
-        "session_id": session.key.session_id,
-        "agent_scope": session.agent_scope,
-        "created_at": session.created_at,
-        "updated_at": session.updated_at,
-        "ended_at": session.ended_at,
-        "message_count": session.message_count,
-        "token_count": session.token_count,
-        "window_token_count": session.window_token_count,
-        "summary": session.summary,
-        "summarized_through": session.summarized_through,
-        "summary_memory_id": session.summary_memory_id,
-        "requested_through": progress.requested_through,
-        "extracted_through": progress.extracted_through,
-        "last_results": results_to_json(progress.last_results),
-        "last_error": progress.last_error,
-        "recent_requests": marks_to_json(session.recent_requests),
-        "member": index_member(session.created_at, session.key.session_id),
-    }
-    return [item for pair in fields.items() for item in pair]
-
-
-def _session_from_hash(key: SessionKey, raw: dict[Any, Any]) -> tuple[Session, str] | None:
-    """The session and its version; None if absent (or, defensively, another's)."""
-    fields = {_text(k): _text(v) for k, v in raw.items()}
-    if (
-        fields.get("tenant_id") != key.tenant_id
-        or fields.get("user_id") != key.user_id
-        or fields.get("session_id") != key.session_id
-    ):
-        return None
-    session = Session(
-        key=key,
-        agent_scope=fields["agent_scope"],
-        created_at=int(fields["created_at"]),
-        updated_at=int(fields["updated_at"]),
-        ended_at=int(fields["ended_at"]),
-        message_count=int(fields["message_count"]),
-        token_count=int(fields["token_count"]),
-        window_token_count=int(fields["window_token_count"]),
-        summary=fields["summary"],
-        summarized_through=int(fields["summarized_through"]),
-        summary_memory_id=fields["summary_memory_id"],
-        extraction=ExtractionProgress(
-            requested_through=int(fields["requested_through"]),
-            extracted_through=int(fields["extracted_through"]),
-            last_results=results_from_json(fields["last_results"]),
-            last_error=fields["last_error"],
-        ),
-        recent_requests=marks_from_json(fields["recent_requests"]),
-    )
-    return session, fields.get("version", "")
-
 
 class RedisConversations:
     """Sessions and their windows in Redis (see the module docstring)."""
@@ -336,11 +172,11 @@ class RedisConversations:
                 pipe.hgetall(session_key(key))
                 pipe.lrange(messages_key(key), 0, -1)
                 raw, listed = await pipe.execute()
-        found = _session_from_hash(key, raw)
+        found = session_from_hash(key, raw)
         if found is None:
             return None, "", []
         session, version = found
-        window = [message_from_json(json.loads(_text(m))) for m in listed]
+        window = [message_from_json(json.loads(as_text(m))) for m in listed]
         return session, version, [m for m in window if m.seq > session.summarized_through]
 
     async def _commit(
@@ -352,7 +188,7 @@ class RedisConversations:
     ) -> bool:
         """Writes the session if its version is still `version`; whether it did."""
         key = after.key
-        fields = _session_fields(after)
+        fields = session_fields(after)
         written = await self._write_script(
             keys=[
                 session_key(key),
@@ -468,7 +304,8 @@ class RedisConversations:
             while len(found) < limit:
                 want = limit - len(found)
                 members = [
-                    _text(m) for m in await self._client.zrevrangebylex(index, upper, "-", 0, want)
+                    as_text(m)
+                    for m in await self._client.zrevrangebylex(index, upper, "-", 0, want)
                 ]
                 if not members:
                     break
@@ -479,7 +316,7 @@ class RedisConversations:
                     hashes = await pipe.execute()
                 stale: list[tuple[str, SessionKey]] = []
                 for member, key, raw in zip(members, keys, hashes, strict=True):
-                    read = _session_from_hash(key, raw)
+                    read = session_from_hash(key, raw)
                     if read is None or index_member(read[0].created_at, key.session_id) != member:
                         stale.append((member, key))
                     else:
@@ -517,99 +354,12 @@ class RedisConversations:
             if user_id is not None:
                 users = [user_id]
             else:
-                users = [_text(u) for u in await self._client.smembers(users_key(tenant_id))]
+                users = [as_text(u) for u in await self._client.smembers(users_key(tenant_id))]
             for user in users:
                 await self._delete_user_script(
                     keys=[index_key(tenant_id, user), users_key(tenant_id)],
                     args=[PREFIX, tenant_id, user],
                 )
-
-    async def close(self) -> None:
-        """Closes the connection pool."""
-        await self._client.aclose()
-
-
-class RedisExtractionQueue:
-    """Extraction jobs in Redis, leased to one replica at a time (see the module docstring)."""
-
-    def __init__(self, client: redis_asyncio.Redis, circuit: CircuitBreaker | None = None) -> None:
-        self._client = client
-        self._circuit = circuit or CircuitBreaker("extraction queue")
-        self._put_script = client.register_script(_PUT)
-        self._claim_script = client.register_script(_CLAIM)
-        self._drop_script = client.register_script(_DROP)
-
-    @classmethod
-    def from_url(cls, url: str, circuit: CircuitBreaker) -> RedisExtractionQueue:
-        """Jobs on the Redis at `url`."""
-        return cls(redis_client(url, socket_timeout=2.0, socket_connect_timeout=2.0), circuit)
-
-    @staticmethod
-    def _slot(key: SessionKey, job_id: str) -> str:
-        return encoded(key.tenant_id, key.user_id, key.session_id, job_id)
-
-    @staticmethod
-    def _keys(tenant_id: str, user_id: str) -> list[str]:
-        return [
-            _DUE,
-            _DATA,
-            _ATTEMPTS,
-            _job_slots_key(tenant_id, user_id),
-            _job_users_key(tenant_id),
-        ]
-
-    async def put(self, job: ExtractionJob) -> None:
-        """Queues a job, due at its creation (the same job_id twice is one job)."""
-        with self._circuit.guard():
-            await self._put_script(
-                keys=self._keys(job.key.tenant_id, job.key.user_id),
-                args=[
-                    self._slot(job.key, job.job_id),
-                    job_to_json(job),
-                    job.created_at,
-                    job.attempts,
-                    job.key.user_id,
-                ],
-            )
-
-    async def claim(self, now_ms: int, lease_ms: int, limit: int) -> list[ExtractionJob]:
-        """Leases up to `limit` due jobs, oldest first, counting the attempt.
-
-        One script: two replicas never claim the same job within one lease.
-        """
-        if limit <= 0:
-            return []
-        with self._circuit.guard():
-            raw = await self._claim_script(
-                keys=[_DUE, _DATA, _ATTEMPTS], args=[now_ms, now_ms + lease_ms, limit]
-            )
-        return [job_from_json(_text(raw[i]), int(raw[i + 1])) for i in range(0, len(raw), 2)]
-
-    async def done(self, job: ExtractionJob) -> None:
-        """Removes a finished job."""
-        with self._circuit.guard():
-            await self._drop_script(
-                keys=self._keys(job.key.tenant_id, job.key.user_id),
-                args=[self._slot(job.key, job.job_id), job.key.user_id],
-            )
-
-    async def delete_session(self, key: SessionKey) -> None:
-        """Drops a session's queued jobs."""
-        with self._circuit.guard():
-            await self._drop_script(
-                keys=self._keys(key.tenant_id, key.user_id),
-                args=[encoded(key.tenant_id, key.user_id, key.session_id), key.user_id],
-            )
-
-    async def delete_user(self, tenant_id: str, user_id: str | None) -> None:
-        """Drops a user's queued jobs (or the whole tenant's when None)."""
-        with self._circuit.guard():
-            if user_id is not None:
-                users = [user_id]
-            else:
-                users = [_text(u) for u in await self._client.smembers(_job_users_key(tenant_id))]
-            for user in users:
-                await self._drop_script(keys=self._keys(tenant_id, user), args=["", user])
 
     async def close(self) -> None:
         """Closes the connection pool."""

@@ -20,10 +20,11 @@ from recalld_server import calibration
 from recalld_server.config import ServerConfig
 from recalld_server.domain.core.ports import Embedder, HistoryStore, IdempotencyStore, VectorStore
 from recalld_server.domain.memories.policy import Policy
-from recalld_server.domain.recall.pipeline import RecallPolicy
+from recalld_server.domain.recall.policy import RecallPolicy
 from recalld_server.domain.rules.judging import JudgePolicy
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy
-from recalld_server.embedding.openai_http import EndpointProbeError, OpenAIEmbedder
+from recalld_server.embedding.endpoint_settings import EndpointProbeError
+from recalld_server.embedding.openai_http import OpenAIEmbedder
 from recalld_server.embedding.registry import (
     DEFAULT_MODEL_ID,
     EmbeddingModelSpec,
@@ -39,12 +40,13 @@ from recalld_server.storage.memory_store import (
     InMemoryIdempotencyStore,
     InMemoryVectorStore,
 )
+from recalld_server.storage.milvus_collection import MilvusConfig, StoreModelError
 from recalld_server.storage.milvus_records import (
     MilvusHistoryStore,
     MilvusIdempotencyStore,
     ensure_record_collections,
 )
-from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore, StoreModelError
+from recalld_server.storage.milvus_store import MilvusVectorStore
 
 log = logging.getLogger(__name__)
 

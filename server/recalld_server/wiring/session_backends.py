@@ -15,14 +15,8 @@ import sqlite3
 from typing import Protocol
 
 from recalld_server.config import ServerConfig
-from recalld_server.domain.core.ports import (
-    Conversations,
-    ExtractionQueue,
-    Extractor,
-    FactJudge,
-    RelevanceJudge,
-    Summarizer,
-)
+from recalld_server.domain.core.conversation_ports import Conversations, ExtractionQueue
+from recalld_server.domain.core.ports import Extractor, FactJudge, RelevanceJudge, Summarizer
 from recalld_server.domain.offline.extractive_summary import ExtractiveSummarizer
 from recalld_server.domain.offline.rule_extraction import RuleExtractor
 from recalld_server.llm.judge import LlmJudge
@@ -33,12 +27,11 @@ from recalld_server.storage.memory_conversations import (
     InMemoryConversations,
     InMemoryExtractionQueue,
 )
-from recalld_server.storage.redis_conversations import RedisConversations, RedisExtractionQueue
-from recalld_server.storage.sqlite_conversations import (
-    SqliteConversations,
-    SqliteExtractionQueue,
-    SqliteFile,
-)
+from recalld_server.storage.redis_conversations import RedisConversations
+from recalld_server.storage.redis_extraction_queue import RedisExtractionQueue
+from recalld_server.storage.sqlite_conversations import SqliteConversations
+from recalld_server.storage.sqlite_extraction_queue import SqliteExtractionQueue
+from recalld_server.storage.sqlite_file import SqliteFile
 
 log = logging.getLogger(__name__)
 

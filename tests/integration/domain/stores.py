@@ -12,12 +12,13 @@ from recalld_server.storage.memory_store import (
     InMemoryIdempotencyStore,
     InMemoryVectorStore,
 )
+from recalld_server.storage.milvus_collection import MilvusConfig
 from recalld_server.storage.milvus_records import (
     MilvusHistoryStore,
     MilvusIdempotencyStore,
     ensure_record_collections,
 )
-from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
+from recalld_server.storage.milvus_store import MilvusVectorStore
 
 BACKENDS = ["milvus_lite", "in_memory"]
 

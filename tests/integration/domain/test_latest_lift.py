@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from recalld_server.domain.core.model import DAY_MS, MemoryType, NewMemory, Principal, RecallQuery
+from recalld_server.domain.core.model import DAY_MS, MemoryType, NewMemory, Principal
+from recalld_server.domain.core.recall_model import RecallQuery
 from recalld_server.domain.memories.policy import Policy
 from recalld_server.domain.memories.service import MemoryService
 from recalld_server.domain.ranking.fusion import FusionPolicy
-from recalld_server.domain.recall.pipeline import RecallPolicy
+from recalld_server.domain.recall.policy import RecallPolicy
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories
 from recalld_server.embedding.batching import MicroBatchingEmbedder

@@ -19,7 +19,8 @@ from recalld_server.domain.core.ids import new_id
 from recalld_server.domain.core.model import Memory, MemoryType, Tier
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.storage.local import SystemClock
-from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
+from recalld_server.storage.milvus_collection import MilvusConfig
+from recalld_server.storage.milvus_store import MilvusVectorStore
 from recalld_server.storage.profile_cache import LocalProfileCache
 
 

@@ -16,10 +16,10 @@ from recalld_server.domain.core.model import (
     MemoryType,
     NewMemory,
     Principal,
-    RecallQuery,
     WriteOutcome,
 )
 from recalld_server.domain.core.ports import HistoryStore, VectorStore
+from recalld_server.domain.core.recall_model import RecallQuery
 from recalld_server.domain.core.sensitive_data import Action, Category
 from recalld_server.domain.memories.policy import Policy
 from recalld_server.domain.memories.service import MemoryService

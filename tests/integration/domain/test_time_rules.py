@@ -17,15 +17,15 @@ from recalld_server.domain.core.model import (
     NewMemory,
     Operation,
     Principal,
-    RecallQuery,
     Status,
     Tier,
 )
 from recalld_server.domain.core.ports import Backends, VectorStore
+from recalld_server.domain.core.recall_model import RecallQuery
 from recalld_server.domain.memories.consolidation import FLUSH_USERS, Consolidator
 from recalld_server.domain.memories.policy import Policy
 from recalld_server.domain.memories.service import MemoryService
-from recalld_server.domain.recall.pipeline import RecallPolicy
+from recalld_server.domain.recall.policy import RecallPolicy
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 from recalld_server.domain.working_set.profile import ProfileService
 from recalld_server.domain.working_set.user_memories import UserMemories

@@ -16,12 +16,12 @@ import pytest
 
 from recalld_server import deadlines
 from recalld_server.domain.core.errors import BackendUnavailableError, TextRefusedError
-from recalld_server.embedding.openai_http import (
+from recalld_server.embedding.endpoint_settings import (
     EndpointProbeError,
     EndpointSettings,
-    OpenAIEmbedder,
     model_id_for,
 )
+from recalld_server.embedding.openai_http import OpenAIEmbedder
 from recalld_server.embedding.openai_wire import Framing
 from tests.embedding_servers import FaultyEmbeddingServer, hashed_vector
 from tests.services import free_port

@@ -21,7 +21,8 @@ from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.domain.core.ids import new_id
 from recalld_server.domain.core.model import Memory, MemoryType, Status
 from recalld_server.embedding.batching import MicroBatchingEmbedder
-from recalld_server.embedding.openai_http import EndpointSettings, OpenAIEmbedder
+from recalld_server.embedding.endpoint_settings import EndpointSettings
+from recalld_server.embedding.openai_http import OpenAIEmbedder
 from recalld_server.embedding.registry import embedding_models
 from recalld_server.embedding.usem import USEM3_MODEL_ID
 from recalld_server.embedding.wordllama import WORDLLAMA_MODEL_ID, load_wordllama
@@ -32,15 +33,15 @@ from recalld_server.storage.active_collection import (
     resolve_serving_model,
 )
 from recalld_server.storage.expressions import quote
-from recalld_server.storage.milvus_store import (
+from recalld_server.storage.milvus_collection import (
     SCALAR_FIELDS,
     MilvusConfig,
-    MilvusVectorStore,
     StoreModelError,
     collection_name_for,
     ensure_collection,
     memory_to_row,
 )
+from recalld_server.storage.milvus_store import MilvusVectorStore
 from tests.embedding_servers import FaultyEmbeddingServer, hashed_vector
 
 MODELS = list(embedding_models())

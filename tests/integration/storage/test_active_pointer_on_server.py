@@ -22,7 +22,7 @@ from recalld_server.storage.active_collection import (
     describe_memory_collection,
     resolve_serving_model,
 )
-from recalld_server.storage.milvus_store import ALIAS, MEMORIES_PREFIX, StoreModelError
+from recalld_server.storage.milvus_collection import ALIAS, MEMORIES_PREFIX, StoreModelError
 
 URI = os.environ.get("RECALLD_TEST_MILVUS_URI", "")
 pytestmark = pytest.mark.skipif(not URI, reason="set RECALLD_TEST_MILVUS_URI to a Milvus server")

@@ -26,27 +26,20 @@ from recalld_server.domain.core.conversation import (
     SessionCursor,
     SessionKey,
 )
+from recalld_server.domain.core.conversation_ports import Conversations, ExtractionQueue
 from recalld_server.domain.core.errors import BackendUnavailableError
 from recalld_server.domain.core.model import WriteOutcome
-from recalld_server.domain.core.ports import Conversations, ExtractionQueue
 from recalld_server.storage.circuit import CircuitBreaker
 from recalld_server.storage.memory_conversations import (
     InMemoryConversations,
     InMemoryExtractionQueue,
 )
-from recalld_server.storage.redis_conversations import (
-    RedisConversations,
-    RedisExtractionQueue,
-    index_key,
-    messages_key,
-    session_key,
-)
-from recalld_server.storage.sqlite_conversations import (
-    SqliteConversations,
-    SqliteExtractionQueue,
-    SqliteFile,
-    open_sessions,
-)
+from recalld_server.storage.redis_conversations import RedisConversations
+from recalld_server.storage.redis_extraction_queue import RedisExtractionQueue
+from recalld_server.storage.redis_session_layout import index_key, messages_key, session_key
+from recalld_server.storage.sqlite_conversations import SqliteConversations, open_sessions
+from recalld_server.storage.sqlite_extraction_queue import SqliteExtractionQueue
+from recalld_server.storage.sqlite_file import SqliteFile
 from tests.services import RedisProcess, free_port
 
 ADAPTERS = ["memory", "sqlite", "redis"]

@@ -10,7 +10,8 @@ import pytest
 
 from recalld_server.domain.core.ids import new_id
 from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Status
-from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore
+from recalld_server.storage.milvus_collection import MilvusConfig
+from recalld_server.storage.milvus_store import MilvusVectorStore
 
 DIM = 512
 WEIRD_USERS = ['o"brien', "back\\slash", "ユーザー", "a' or 'b", 'x" or tenant_id != "']

@@ -44,12 +44,14 @@ from recalld_server.storage.memory_store import (
     InMemoryIdempotencyStore,
     InMemoryVectorStore,
 )
+from recalld_server.storage.milvus_collection import MilvusConfig
+from recalld_server.storage.milvus_filters import build_filter
 from recalld_server.storage.milvus_records import (
     MilvusHistoryStore,
     MilvusIdempotencyStore,
     ensure_record_collections,
 )
-from recalld_server.storage.milvus_store import MilvusConfig, MilvusVectorStore, build_filter
+from recalld_server.storage.milvus_store import MilvusVectorStore
 from tests.services import MilvusServerProcess
 
 DIM = 512

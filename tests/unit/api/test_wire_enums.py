@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from recalld.v1 import memory_pb2, memory_service_pb2
-from recalld_server.domain.core import model
+from recalld_server.domain.core import model, recall_model
 
 PAIRS: list[tuple[type[enum.IntEnum], Any, str]] = [
     (model.MemoryType, memory_pb2.MemoryType, "MEMORY_TYPE_"),
@@ -18,7 +18,7 @@ PAIRS: list[tuple[type[enum.IntEnum], Any, str]] = [
     (model.WriteOutcome, memory_service_pb2.WriteOutcome, "WRITE_OUTCOME_"),
     (model.ForgetMode, memory_service_pb2.ForgetMode, "FORGET_MODE_"),
     (model.DropReason, memory_service_pb2.DropReason, "DROP_REASON_"),
-    (model.RecallSource, memory_service_pb2.RecallSource, "RECALL_SOURCE_"),
+    (recall_model.RecallSource, memory_service_pb2.RecallSource, "RECALL_SOURCE_"),
     (model.Operation, memory_service_pb2.MemoryOperation, "MEMORY_OPERATION_"),
     (model.Resolution, memory_service_pb2.ConflictResolution, "CONFLICT_RESOLUTION_"),
 ]

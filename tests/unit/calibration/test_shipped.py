@@ -13,7 +13,7 @@ from recalld_server.calibration import (
 )
 from recalld_server.domain.memories.policy import Policy
 from recalld_server.domain.ranking.fusion import FusionPolicy
-from recalld_server.domain.recall.pipeline import RecallPolicy
+from recalld_server.domain.recall.policy import RecallPolicy
 from recalld_server.domain.rules.judging import JudgePolicy
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 from recalld_server.embedding.registry import embedding_models

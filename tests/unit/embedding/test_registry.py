@@ -11,7 +11,7 @@ from recalld_server.embedding.registry import (
     embedding_models,
     model_spec,
 )
-from recalld_server.storage.milvus_store import collection_name_for
+from recalld_server.storage.milvus_collection import collection_name_for
 
 
 def test_models_have_distinct_collections_and_ordered_thresholds() -> None:

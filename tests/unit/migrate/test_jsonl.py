@@ -6,8 +6,8 @@ import json
 
 from recalld.v1 import memory_pb2
 from recalld_server.domain.core.model import DAY_MS, MemoryType, Status, Tier
+from recalld_server.migrate.import_plan import record_to_memory
 from recalld_server.migrate.jsonl import expiry_to_send, memory_to_line, parse_jsonl
-from recalld_server.migrate.runner import record_to_memory
 
 NOW = 1_790_000_000_000
 

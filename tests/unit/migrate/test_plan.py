@@ -8,6 +8,9 @@ import pytest
 from google.protobuf import json_format
 
 from recalld_server.domain.core.model import MemoryType, Status, Tier
+from recalld_server.migrate.import_plan import expand_record, plan_batches, request_id_for
+from recalld_server.migrate.import_report import ImportReport
+from recalld_server.migrate.importing import run_import
 from recalld_server.migrate.records import (
     ParseResult,
     Record,
@@ -18,13 +21,6 @@ from recalld_server.migrate.records import (
     split_content,
     tier_from_name,
     type_from_name,
-)
-from recalld_server.migrate.runner import (
-    ImportReport,
-    expand_record,
-    plan_batches,
-    request_id_for,
-    run_import,
 )
 
 

@@ -15,6 +15,7 @@ from recalld_server.domain.core.conversation import (
     SessionCursor,
     SessionKey,
 )
+from recalld_server.domain.core.conversation_ports import Conversations, ExtractionQueue
 from recalld_server.domain.core.errors import (
     BackendUnavailableError,
     EtagMismatchError,
@@ -36,7 +37,6 @@ from recalld_server.domain.core.model import (
     LIVE,
     PURGEABLE,
     UPDATABLE_FIELDS,
-    Candidate,
     Conflict,
     ConsolidationReport,
     DropReason,
@@ -51,13 +51,7 @@ from recalld_server.domain.core.model import (
     Operation,
     Page,
     Principal,
-    Profile,
-    RecallQuery,
-    RecallResult,
-    RecallSource,
     Resolution,
-    ScoreBreakdown,
-    ScoredMemory,
     Status,
     StoredWrite,
     Tier,
@@ -70,9 +64,7 @@ from recalld_server.domain.core.ports import (
     Analyzer,
     Backends,
     Clock,
-    Conversations,
     Embedder,
-    ExtractionQueue,
     Extractor,
     FactJudge,
     Generations,
@@ -88,6 +80,15 @@ from recalld_server.domain.core.ports import (
     Vectors,
     VectorStore,
     Write,
+)
+from recalld_server.domain.core.recall_model import (
+    Candidate,
+    Profile,
+    RecallQuery,
+    RecallResult,
+    RecallSource,
+    ScoreBreakdown,
+    ScoredMemory,
 )
 from recalld_server.domain.core.sensitive_data import Action, Category, Finding
 from recalld_server.domain.core.stages import AttributeValue, NullStages, StageRecord, Stages

@@ -1,4 +1,7 @@
-"""Plain domain types: memories, queries, results. No protobuf, no storage."""
+"""Plain domain types: memories, who asks, what selects and changes them. No protobuf, no storage.
+
+What a recall asks and answers is in `recall_model`.
+"""
 
 from __future__ import annotations
 
@@ -200,78 +203,12 @@ class WriteResult:
     sensitive_data: tuple[Finding, ...] = ()
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class RecallQuery:
-    """A validated recall request for one user."""
-
-    user_id: str
-    query: str = ""
-    query_vector: Sequence[float] | None = None
-    top_k: int = 10
-    token_budget: int = 0
-    types: frozenset[MemoryType] = frozenset()
-    tiers: frozenset[Tier] = frozenset()
-    tags: frozenset[str] = frozenset()
-    session_id: str = ""
-    agent_scope: str = ""
-    extra_agent_scopes: frozenset[str] = frozenset()
-    occurred_after: int = 0
-    occurred_before: int = 0
-    min_score: float | None = None
-    explain: bool = False
-    skip_profile: bool = False
-    created_after: int = 0
-    created_before: int = 0
-
-    @property
-    def scopes(self) -> frozenset[str]:
-        """Agent scopes whose memories may be recalled: shared, own, and extra ones."""
-        return frozenset({"", self.agent_scope}) | self.extra_agent_scopes
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ScoreBreakdown:
-    """How a recall score was made: final = fused * decay * use_decay * importance_weight."""
-
-    dense: float = 0.0
-    keyword: float = 0.0
-    fused: float = 0.0
-    decay: float = 1.0
-    importance_weight: float = 1.0
-    keyword_match: float = 0.0
-    """The IDF-weighted share of the query's informative terms the memory holds."""
-    use_decay: float = 1.0
-    """How much disuse lowers the score (1: recalled today, or a core memory)."""
-    unlifted: float = 0.0
-    """`fused` before keyword evidence and bonuses were added (`fusion.unlifted`)."""
-
-    @property
-    def final(self) -> float:
-        """The ranking score."""
-        return self.fused * self.decay * self.use_decay * self.importance_weight
-
-    @property
-    def unlifted_final(self) -> float:
-        """The ranking score of `unlifted` (the relevance gate's other half)."""
-        return self.unlifted * self.decay * self.use_decay * self.importance_weight
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ScoredMemory:
-    """A recalled memory with its scores."""
-
-    memory: Memory
-    score: float
-    breakdown: ScoreBreakdown
-
-    @property
-    def dense_score(self) -> float:
-        """Cosine similarity with the query (0 if only keywords matched)."""
-        return self.breakdown.dense
-
-
 class DropReason(enum.IntEnum):
-    """Why a recall candidate was not returned (values match the proto enum)."""
+    """Why a recall candidate was not returned (values match the proto enum).
+
+    EXPIRED, SUPERSEDED, OTHER_SCOPE, INACTIVE and FILTERED are a filter's
+    (`MemoryFilter.reason`); the rest are recall's own.
+    """
 
     BELOW_THRESHOLD = 1
     EXPIRED = 2
@@ -283,45 +220,6 @@ class DropReason(enum.IntEnum):
     INACTIVE = 8
     FILTERED = 9
     JUDGED_IRRELEVANT = 10
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Candidate:
-    """One memory the recall pipeline considered, and its fate (None: returned)."""
-
-    memory: Memory
-    breakdown: ScoreBreakdown
-    drop_reason: DropReason | None = None
-    duplicate_of: str = ""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Profile:
-    """The user's structured profile: core memories, then one memory per topic."""
-
-    memories: list[Memory]
-    from_cache: bool = False
-
-
-class RecallSource(enum.IntEnum):
-    """Where a recall read the user's memories (wire values of RecallSource)."""
-
-    WORKING_SET = 1
-    STORAGE = 2
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RecallResult:
-    """What Recall returns."""
-
-    items: list[ScoredMemory]
-    token_estimate: int
-    degraded_stages: list[str]
-    profile: Profile | None = None
-    context: str = ""
-    candidates: list[Candidate] = dataclasses.field(default_factory=list)
-    source: RecallSource = RecallSource.STORAGE
-    """Which path served: the user's working set (process memory) or storage."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -363,13 +261,30 @@ class MemoryFilter:
         The Milvus adapter's `build_filter` says the same in Milvus's expression
         language; a congruence test holds the two together.
         """
-        return (
-            m.tenant_id == self.tenant_id
-            and (self.user_id is None or m.user_id == self.user_id)
-            and (not self.statuses or m.status in self.statuses)
-            and (not self.types or m.type in self.types)
+        return self.reason(m) is None
+
+    def reason(self, m: Memory) -> DropReason | None:
+        """Why a memory fails the filter (None: it passes), in the words recall's explain uses.
+
+        `matches` is this being None, so what a search returns and the reason
+        explain gives for what it left out cannot disagree. The first failing test
+        names the reason: a status not asked for (SUPERSEDED, else INACTIVE),
+        expiry (EXPIRED), an agent scope not asked for (OTHER_SCOPE), then any
+        other field (FILTERED).
+        """
+        if m.tenant_id != self.tenant_id or (
+            self.user_id is not None and m.user_id != self.user_id
+        ):
+            return DropReason.FILTERED
+        if self.statuses and m.status not in self.statuses:
+            return DropReason.SUPERSEDED if m.status is Status.SUPERSEDED else DropReason.INACTIVE
+        if self.unexpired_at and m.expire_at != 0 and m.expire_at <= self.unexpired_at:
+            return DropReason.EXPIRED
+        if self.scopes is not None and m.agent_scope not in self.scopes:
+            return DropReason.OTHER_SCOPE
+        if (
+            (not self.types or m.type in self.types)
             and (not self.tiers or m.tier in self.tiers)
-            and (self.scopes is None or m.agent_scope in self.scopes)
             and self.tags <= set(m.tags)
             and (not self.session_id or m.session_id == self.session_id)
             and (not self.topic_keys or m.topic_key in self.topic_keys)
@@ -378,7 +293,6 @@ class MemoryFilter:
             and (not self.occurred_before or m.occurred_at < self.occurred_before)
             and (not self.created_after or m.created_at >= self.created_after)
             and (not self.created_before or m.created_at < self.created_before)
-            and (not self.unexpired_at or m.expire_at == 0 or m.expire_at > self.unexpired_at)
             and (not self.expired_at or 0 < m.expire_at <= self.expired_at)
             and (
                 not self.tier_unused_before
@@ -388,7 +302,9 @@ class MemoryFilter:
                 )
             )
             and (not self.after_id or m.id > self.after_id)
-        )
+        ):
+            return None
+        return DropReason.FILTERED
 
 
 PURGEABLE = frozenset({Status.SUPERSEDED, Status.ARCHIVED})

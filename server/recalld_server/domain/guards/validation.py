@@ -13,13 +13,8 @@ from typing import Any
 
 from recalld_server.domain.core.errors import FieldViolation, InvalidArgumentError
 from recalld_server.domain.core.ids import looks_like_id
-from recalld_server.domain.core.model import (
-    UPDATABLE_FIELDS,
-    ForgetTarget,
-    MemoryPatch,
-    NewMemory,
-    RecallQuery,
-)
+from recalld_server.domain.core.model import UPDATABLE_FIELDS, ForgetTarget, MemoryPatch, NewMemory
+from recalld_server.domain.core.recall_model import RecallQuery
 
 MAX_CONTENT_CHARS = 8192
 MAX_BATCH = 100

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from recalld_server.domain.recall.pipeline import RecallPolicy
+from recalld_server.domain.recall.policy import RecallPolicy
 from recalld_server.domain.rules.lifecycle import LifecyclePolicy
 from recalld_server.domain.sensitive.policy import SensitiveDataPolicy
 

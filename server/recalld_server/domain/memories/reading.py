@@ -11,10 +11,10 @@ from recalld_server.domain.core.model import (
     Operation,
     Page,
     Principal,
-    Profile,
     Status,
 )
 from recalld_server.domain.core.ports import Backends, VectorStore
+from recalld_server.domain.core.recall_model import Profile
 from recalld_server.domain.guards import authorization, paging, validation
 from recalld_server.domain.working_set.profile import ProfileService
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from recalld_server.domain.core.model import Principal, RecallQuery, RecallResult
+from recalld_server.domain.core.model import Principal
 from recalld_server.domain.core.ports import Backends, RelevanceJudge
+from recalld_server.domain.core.recall_model import RecallQuery, RecallResult
 from recalld_server.domain.core.stages import NullStages, Stages
 from recalld_server.domain.guards import authorization, validation
 from recalld_server.domain.memories.conflicts import Conflicts

@@ -16,8 +16,9 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from recalld_server.domain.core.model import Memory, MemoryFilter, Profile, RecallSource, Status
+from recalld_server.domain.core.model import Memory, MemoryFilter
 from recalld_server.domain.core.ports import Analyzer, SearchIndex, Vector
+from recalld_server.domain.core.recall_model import Profile, RecallSource
 from recalld_server.domain.core.text import DedupeKey, dedupe_key, nearly_same_keys
 from recalld_server.domain.ranking.fusion import (
     KeywordEvidence,
@@ -275,12 +276,3 @@ class WorkingSetRetrieval:
 
 def _uniform(term: str) -> float:
     return 1.0
-
-
-def active_filter(
-    tenant_id: str, user_id: str, scopes: frozenset[str] | None, now: int
-) -> MemoryFilter:
-    """The user's active, unexpired memories in the scopes: what profiles are built from."""
-    return MemoryFilter(
-        tenant_id, user_id, statuses=frozenset({Status.ACTIVE}), scopes=scopes, unexpired_at=now
-    )

@@ -15,9 +15,10 @@ from recalld_server.domain.core.conversation import (
     Session,
     SessionKey,
 )
+from recalld_server.domain.core.conversation_ports import Conversations, ExtractionQueue
 from recalld_server.domain.core.errors import FailedPreconditionError, RequestIdReusedError
 from recalld_server.domain.core.model import Principal, WriteResult
-from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, LockManager
+from recalld_server.domain.core.ports import Clock, LockManager
 from recalld_server.domain.core.sensitive_data import Finding
 from recalld_server.domain.guards import authorization
 from recalld_server.domain.guards.session_rules import (

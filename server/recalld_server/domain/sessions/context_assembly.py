@@ -16,16 +16,11 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 
 from recalld_server.domain.core.conversation import Message, Role, Session, SessionKey
+from recalld_server.domain.core.conversation_ports import Conversations
 from recalld_server.domain.core.errors import BackendUnavailableError
-from recalld_server.domain.core.model import (
-    Memory,
-    Principal,
-    Profile,
-    RecallQuery,
-    RecallResult,
-    ScoredMemory,
-)
-from recalld_server.domain.core.ports import Conversations, Summarizer
+from recalld_server.domain.core.model import Memory, Principal
+from recalld_server.domain.core.ports import Summarizer
+from recalld_server.domain.core.recall_model import Profile, RecallQuery, RecallResult, ScoredMemory
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.guards import authorization
 from recalld_server.domain.guards.session_rules import can_see, validate_context

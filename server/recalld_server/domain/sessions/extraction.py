@@ -21,6 +21,7 @@ from recalld_server.domain.core.conversation import (
     MemoryCandidate,
     SessionKey,
 )
+from recalld_server.domain.core.conversation_ports import Conversations, ExtractionQueue
 from recalld_server.domain.core.errors import (
     BackendUnavailableError,
     FieldViolation,
@@ -28,7 +29,7 @@ from recalld_server.domain.core.errors import (
     RequestIdReusedError,
 )
 from recalld_server.domain.core.model import NewMemory, Principal, WriteResult
-from recalld_server.domain.core.ports import Clock, Conversations, ExtractionQueue, Extractor, Write
+from recalld_server.domain.core.ports import Clock, Extractor, Write
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.guards import validation
 from recalld_server.domain.sessions.session_window import SessionPolicy

@@ -6,8 +6,9 @@ import logging
 from collections.abc import Sequence
 
 from recalld_server.domain.core.conversation import Message, Session
+from recalld_server.domain.core.conversation_ports import Conversations
 from recalld_server.domain.core.errors import BackendUnavailableError
-from recalld_server.domain.core.ports import Conversations, Summarizer
+from recalld_server.domain.core.ports import Summarizer
 from recalld_server.domain.core.stages import Stages
 from recalld_server.domain.sessions.session_window import SessionPolicy
 

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 
 from recalld_server.domain.core.conversation import Session, SessionKey
+from recalld_server.domain.core.conversation_ports import Conversations
 from recalld_server.domain.core.errors import SessionNotFoundError
 from recalld_server.domain.core.model import (
     Memory,
@@ -13,7 +14,7 @@ from recalld_server.domain.core.model import (
     NewMemory,
     Principal,
 )
-from recalld_server.domain.core.ports import Clock, Conversations, LockManager, VectorStore, Write
+from recalld_server.domain.core.ports import Clock, LockManager, VectorStore, Write
 from recalld_server.domain.guards import authorization
 from recalld_server.domain.guards.session_rules import (
     can_see,

@@ -9,9 +9,10 @@ import hashlib
 import json
 
 from recalld_server.domain.core.conversation import Session, SessionCursor, SessionKey
+from recalld_server.domain.core.conversation_ports import Conversations
 from recalld_server.domain.core.errors import InvalidArgumentError, SessionNotFoundError
 from recalld_server.domain.core.model import Memory, Principal
-from recalld_server.domain.core.ports import Conversations, VectorStore
+from recalld_server.domain.core.ports import VectorStore
 from recalld_server.domain.guards.paging import MAX_PAGE_TOKEN_CHARS
 from recalld_server.domain.guards.session_rules import (
     can_see,

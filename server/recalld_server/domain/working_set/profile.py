@@ -12,8 +12,9 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from recalld_server.domain.core.errors import BackendUnavailableError
-from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Profile, Status, Tier
+from recalld_server.domain.core.model import Memory, MemoryFilter, MemoryType, Status, Tier
 from recalld_server.domain.core.ports import Clock, ProfileCache, VectorStore
+from recalld_server.domain.core.recall_model import Profile
 
 log = logging.getLogger(__name__)
 

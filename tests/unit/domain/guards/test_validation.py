@@ -1,7 +1,8 @@
 import pytest
 
 from recalld_server.domain.core.errors import InvalidArgumentError
-from recalld_server.domain.core.model import MemoryType, NewMemory, RecallQuery
+from recalld_server.domain.core.model import MemoryType, NewMemory
+from recalld_server.domain.core.recall_model import RecallQuery
 from recalld_server.domain.guards.validation import validate_recall, validate_write
 
 

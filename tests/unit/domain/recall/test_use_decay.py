@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recalld_server.domain.core.model import DAY_MS, Memory, MemoryType, Tier
-from recalld_server.domain.recall.pipeline import use_decay
+from recalld_server.domain.recall.scoring import use_decay
 
 NOW = 1_900_000_000_000
 
