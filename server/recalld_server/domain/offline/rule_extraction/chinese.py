@@ -7,12 +7,14 @@ import re
 from recalld_server.domain.core.model import MemoryType
 from recalld_server.domain.offline.rule_extraction.cues import (
     IMPORTANCE_CORE,
-    IMPORTANCE_PROFILE,
     IMPORTANCE_TASK,
     TERMINAL,
     Found,
+    Matcher,
+    Rule,
+    first_found,
+    topic_in,
 )
-from recalld_server.domain.offline.rule_extraction.vocabulary import topic_for
 
 _ZH_MARKERS = re.compile(
     r"^(?:(?:对了|顺便说一下|顺便说|顺便提一下|顺便|另外|还有|而且|并且|但是|但|不过|其实|说实话|老实说"
@@ -62,102 +64,180 @@ def _zh_third_person(text: str) -> str:
     return text.replace("我", "用户")
 
 
+_ZH_NOT_ALLERGIC = re.compile(r"(?:不|没|没有|不会|并不)过敏")
+_ZH_LATER = re.compile(r"再(?:说|聊|看|讲|议)")
+_ZH_REMEMBER = re.compile(r"^(?:别忘了|不要忘了|记得)")
+_ZH_LEAD_PUNCT = "：:，, "
+
+
+def _starts(pattern: str) -> Matcher:
+    """A rule's test: the shape at the start of the clause."""
+    return re.compile(pattern).match
+
+
+def _not_allergic(clause: str, _match: re.Match[str]) -> bool:
+    """我对猫毛不过敏: no allergy to keep."""
+    return bool(_ZH_NOT_ALLERGIC.search(clause))
+
+
+def _pointing(_clause: str, match: re.Match[str]) -> bool:
+    """我喜欢这个 / 我爱你 (or nothing after the verb): approval, not a memory."""
+    return not match.group(1).strip() or bool(_ZH_POINTING.match(match.group(1)))
+
+
+def _not_now(clause: str, _match: re.Match[str]) -> bool:
+    """以后再说: not now, rather than an instruction."""
+    return bool(_ZH_LATER.search(clause))
+
+
+def _asked(clause: str, _match: re.Match[str]) -> str:
+    """An instruction is kept whole, in the third person: rewriting it could change it."""
+    return f"用户要求：{_zh_third_person(clause)}"
+
+
+def _decided(_clause: str, match: re.Match[str]) -> str:
+    """决定(了)X: X is the decision, leading punctuation dropped."""
+    return "用户决定" + match.group(1).lstrip(_ZH_LEAD_PUNCT)
+
+
+def _said_then(clause: str, _match: re.Match[str]) -> bool:
+    """那就用X吧 / 就用X吧 decides; 用X吧 alone is a suggestion."""
+    return clause.startswith(("那", "就"))
+
+
+def _go_with(_clause: str, match: re.Match[str]) -> str:
+    """那就用X吧: X is what was chosen."""
+    return f"用户决定用{match.group(1)}"
+
+
+def _remind(_clause: str, match: re.Match[str]) -> str:
+    """提醒我X, wherever it stands in the clause: what to remind of is X."""
+    return "提醒用户" + match.group(1).lstrip(_ZH_LEAD_PUNCT)
+
+
+def _task(clause: str, _match: re.Match[str]) -> str:
+    """Without 我 (别忘了X, 记得X): 用户需要X."""
+    content = _zh_third_person(clause)
+    if not content.startswith("用户"):
+        content = "用户需要" + _ZH_REMEMBER.sub("", content)
+    return content
+
+
+def _dated(clause: str) -> re.Match[str] | None:
+    """A date said with 我 or of an event, or today with an event word: an event."""
+    date = _ZH_DATE.search(clause)
+    if date and ("我" in clause or _ZH_EVENT.search(clause)):
+        return date
+    near = _ZH_NEAR.search(clause)
+    return near if near and _ZH_EVENT.search(clause) else None
+
+
+def _dated_content(clause: str, _match: re.Match[str]) -> str:
+    """The subject goes first: 下周三我要去上海 -> 用户下周三要去上海."""
+    when = _ZH_LEADING_TIME.match(clause)
+    if when:
+        clause = when.group(2) + when.group(1).strip() + clause[when.end() :]
+    content = _zh_third_person(clause)
+    return content if "用户" in content else "用户" + content
+
+
+def _said_something(_clause: str, match: re.Match[str]) -> bool:
+    """我是的啊: nothing said after 是."""
+    return bool(match.group(1).strip("的啊呀吧了哦呢嘛 "))
+
+
+_FACT, _PREFERENCE, _DECISION = MemoryType.FACT, MemoryType.PREFERENCE, MemoryType.DECISION
+_TASK, _EVENT = MemoryType.TASK, MemoryType.EVENT
+_A = _ZH_ADV  # short, for the patterns below: adverbs between subject and verb
+_ZH_RULES: tuple[Rule, ...] = (
+    Rule(
+        _starts(rf"^我{_A}(?:对.{{1,20}}?过敏|.{{0,12}}过敏)"),
+        _FACT, topic="allergy", importance=IMPORTANCE_CORE, unless=_not_allergic,
+    ),
+    Rule(
+        _starts(rf"^我{_A}(?:有|患有|得了)(?:糖尿病|哮喘|癫痫|乳糜泻|高血压|心脏病)"),
+        _FACT, importance=IMPORTANCE_CORE,
+    ),
+    Rule(
+        _starts(rf"^(?:我{_A}叫|我的名字(?:是|叫)|(?:请|以后)?叫我)(?!什么).+"), _FACT, topic="name"
+    ),
+    Rule(_starts(rf"^我{_A}(?:住在|家在|搬到了?)[^，,]+"), _FACT, topic="home_city"),
+    Rule(_starts(rf"^我{_A}在.{{1,30}}?(?:工作|上班|任职|实习)"), _FACT, topic="employer"),
+    Rule(_starts(rf"^我{_A}(?:吃素|是素食主义者|是纯素食者|只吃素)"), _FACT, topic="diet"),
+    Rule(
+        _starts(
+            rf"^我{_A}(?:不太|不怎么|不是很|不)?"
+            r"(?:喜欢|爱喝|爱吃|爱|偏好|更喜欢|偏爱|讨厌|受不了|习惯|喜爱|钟爱|希望你|想要你)(.*)$"
+        ),
+        _PREFERENCE, unless=_pointing,
+    ),
+    Rule(
+        _starts(rf"^我{_A}(?:不吃|不喝|不能吃|不能喝|从不吃|从来不吃|只喝|只吃|不用)"), _PREFERENCE
+    ),
+    # 以后…, 每次都…, 别再…: an instruction (this covers 以后都/以后请/以后别… too)
+    Rule(
+        re.compile(
+            r"^(?:请|麻烦)?(?:你)?(?:以后|今后|从现在开始|从现在起|从今以后|往后)"
+            r"|^(?:请|麻烦)?(?:你)?(?:每次都|一律|永远|始终|总是)|^(?:请|麻烦)?(?:你)?(?:别|不要)再"
+        ).search,
+        _PREFERENCE, write=_asked, unless=_not_now,
+    ),
+    Rule(
+        _starts(
+            rf"^(?:我们|咱们){_A}(?:决定|定了|确定|选择|选了|就用|还是用|统一用|改用|改成|换成|用)"
+            rf"|^我{_A}(?:决定|定了|选择了|选了|改用|换成)"
+        ),
+        _DECISION,
+    ),
+    Rule(
+        _starts(r"^(?:请|麻烦)?(?:你)?(?:用|回答|回复|说话|写|保持)"),
+        _PREFERENCE, write=_asked, when=topic_in("communication_style", "language"),
+    ),
+    Rule(_starts(r"^(?:最终|最后)?(?:决定|确定)(?:了)?(.+)$"), _DECISION, write=_decided),
+    Rule(
+        _starts(r"^(?:那|那么|那就)?就?(?:用|选|定)(.+?)吧$"),
+        _DECISION, write=_go_with, when=_said_then,
+    ),
+    Rule(
+        re.compile(r"(?:请|麻烦)?(?:帮我|你)?提醒我(.+)$").search,
+        _TASK, importance=IMPORTANCE_TASK, keyword_topic=False, write=_remind,
+    ),
+    # 我得走了: chit-chat, a shape that states nothing
+    Rule(_starts(r"^我?(?:得|要|需要|先)(?:先)?(?:走|睡|下线|去忙|撤)了?$"), None),
+    Rule(
+        _starts(rf"^我{_A}(?:需要|得(?!了)|必须|要记得|记得要|一定要)"),
+        _TASK, importance=IMPORTANCE_TASK, keyword_topic=False, write=_task,
+    ),
+    Rule(
+        _starts(r"^(?:别忘了|不要忘了|记得)"),
+        _TASK, importance=IMPORTANCE_TASK, keyword_topic=False, write=_task,
+    ),
+    Rule(
+        _dated,
+        _EVENT, importance=IMPORTANCE_TASK, keyword_topic=False, task_if=_ZH_TASK,
+        write=_dated_content,
+    ),
+    Rule(_starts(rf"^我{_A}(?:养了|养着|养)"), _FACT, topic="pet"),
+    Rule(
+        _starts(rf"^我{_A}(?:有|家有)(?:一|两|三|几)?(?:只|条|个)?"),
+        _FACT, topic="pet", when=topic_in("pet"),
+    ),
+    Rule(
+        _starts(rf"^我{_A}(?:会说|会讲|说|讲)"), _FACT, topic="language", when=topic_in("language")
+    ),
+    Rule(_starts(rf"^我{_A}(?:用|在用|使用|常用)"), _FACT, when=topic_in()),
+    Rule(_starts(r"^我的(.{1,12}?)(?:是|叫|在)(.+)$"), _FACT),
+    Rule(
+        _starts(rf"^我{_A}是(?!说|不是|在|想|问|指|开玩笑|随便)(.{{1,40}})$"),
+        _FACT, when=_said_something,
+    ),
+)  # fmt: skip
+"""What each kind of Chinese statement looks like, in order: the first that fits wins."""
+
+
 def zh_rules(clause: str) -> Found | None:
     """What a Chinese clause states (first rule that matches), or None."""
-    c = clause
-    adv = _ZH_ADV
-
-    def fact(topic: str = "", importance: float = IMPORTANCE_PROFILE) -> Found:
-        return Found(MemoryType.FACT, _zh_third_person(c), topic, importance)
-
-    if re.match(rf"^我{adv}(?:对.{{1,20}}?过敏|.{{0,12}}过敏)", c):
-        if re.search(r"(?:不|没|没有|不会|并不)过敏", c):
-            return None  # 我对猫毛不过敏: no allergy to keep
-        return fact("allergy", IMPORTANCE_CORE)
-    if re.match(rf"^我{adv}(?:有|患有|得了)(?:糖尿病|哮喘|癫痫|乳糜泻|高血压|心脏病)", c):
-        return fact("", IMPORTANCE_CORE)
-    if re.match(rf"^(?:我{adv}叫|我的名字(?:是|叫)|(?:请|以后)?叫我)(?!什么).+", c):
-        return fact("name")
-    if re.match(rf"^我{adv}(?:住在|家在|搬到了?)[^，,]+", c):
-        return fact("home_city")
-    if re.match(rf"^我{adv}在.{{1,30}}?(?:工作|上班|任职|实习)", c):
-        return fact("employer")
-    if re.match(rf"^我{adv}(?:吃素|是素食主义者|是纯素食者|只吃素)", c):
-        return fact("diet")
-    pref = re.match(
-        rf"^我{adv}(?:不太|不怎么|不是很|不)?"
-        r"(?:喜欢|爱喝|爱吃|爱|偏好|更喜欢|偏爱|讨厌|受不了|习惯|喜爱|钟爱|希望你|想要你)(.*)$",
-        c,
-    )
-    if pref:
-        if not pref.group(1).strip() or _ZH_POINTING.match(pref.group(1)):
-            return None  # 我喜欢这个 / 我爱你: approval, not a memory
-        return Found(MemoryType.PREFERENCE, _zh_third_person(c))
-    if re.match(rf"^我{adv}(?:不吃|不喝|不能吃|不能喝|从不吃|从来不吃|只喝|只吃|不用)", c):
-        return Found(MemoryType.PREFERENCE, _zh_third_person(c))
-    if re.search(
-        r"^(?:请|麻烦)?(?:你)?(?:以后|今后|从现在开始|从现在起|从今以后|往后)"
-        r"|^(?:请|麻烦)?(?:你)?(?:每次都|一律|永远|始终|总是)|^(?:请|麻烦)?(?:你)?(?:别|不要)再",
-        c,
-    ) or re.match(r"^以后(?:都|请|就|别|不要|统一|一律|也|用|回答|叫我)", c):
-        if re.search(r"再(?:说|聊|看|讲|议)", c):
-            return None  # 以后再说: not now
-        return Found(MemoryType.PREFERENCE, f"用户要求：{_zh_third_person(c)}")
-    if re.match(
-        rf"^(?:我们|咱们){adv}(?:决定|定了|确定|选择|选了|就用|还是用|统一用|改用|改成|换成|用)"
-        rf"|^我{adv}(?:决定|定了|选择了|选了|改用|换成)",
-        c,
-    ):
-        return Found(MemoryType.DECISION, _zh_third_person(c))
-    if re.match(r"^(?:请|麻烦)?(?:你)?(?:用|回答|回复|说话|写|保持)", c) and topic_for(c) in (
-        "communication_style",
-        "language",
-    ):
-        return Found(MemoryType.PREFERENCE, f"用户要求：{_zh_third_person(c)}")
-    decided = re.match(r"^(?:最终|最后)?(?:决定|确定)(?:了)?(.+)$", c)
-    if decided:
-        return Found(MemoryType.DECISION, "用户决定" + decided.group(1).lstrip("：:，, "))
-    go_with = re.match(r"^(?:那|那么|那就)?就?(?:用|选|定)(.+?)吧$", c)
-    if go_with and c.startswith(("那", "就")):
-        return Found(MemoryType.DECISION, f"用户决定用{go_with.group(1)}")
-    remind = re.search(r"(?:请|麻烦)?(?:帮我|你)?提醒我(.+)$", c)
-    if remind:
-        task = remind.group(1).lstrip("：:，, ")
-        return Found(MemoryType.TASK, f"提醒用户{task}", "", IMPORTANCE_TASK, False)
-    if re.match(r"^我?(?:得|要|需要|先)(?:先)?(?:走|睡|下线|去忙|撤)了?$", c):
-        return None  # 我得走了: chit-chat
-    if re.match(rf"^我{adv}(?:需要|得(?!了)|必须|要记得|记得要|一定要)", c) or re.match(
-        r"^(?:别忘了|不要忘了|记得)", c
-    ):
-        content = _zh_third_person(c)
-        if not content.startswith("用户"):
-            content = "用户需要" + re.sub(r"^(?:别忘了|不要忘了|记得)", "", content)
-        return Found(MemoryType.TASK, content, "", IMPORTANCE_TASK, False)
-    if (_ZH_DATE.search(c) and ("我" in c or _ZH_EVENT.search(c))) or (
-        _ZH_NEAR.search(c) and _ZH_EVENT.search(c)
-    ):
-        kind = MemoryType.TASK if _ZH_TASK.search(c) else MemoryType.EVENT
-        when = _ZH_LEADING_TIME.match(c)
-        if when:  # 下周三我要去上海 -> 用户下周三要去上海
-            c = when.group(2) + when.group(1).strip() + c[when.end() :]
-        content = _zh_third_person(c)
-        if "用户" not in content:
-            content = "用户" + content
-        return Found(kind, content, "", IMPORTANCE_TASK, False)
-    if re.match(rf"^我{adv}(?:养了|养着|养)", c):
-        return fact("pet")
-    if re.match(rf"^我{adv}(?:有|家有)(?:一|两|三|几)?(?:只|条|个)?", c) and topic_for(c) == "pet":
-        return fact("pet")
-    if re.match(rf"^我{adv}(?:会说|会讲|说|讲)", c) and topic_for(c) == "language":
-        return fact("language")
-    if re.match(rf"^我{adv}(?:用|在用|使用|常用)", c) and topic_for(c):
-        return fact()
-    if re.match(r"^我的(.{1,12}?)(?:是|叫|在)(.+)$", c):
-        return fact()
-    identity = re.match(rf"^我{adv}是(?!说|不是|在|想|问|指|开玩笑|随便)(.{{1,40}})$", c)
-    if identity and identity.group(1).strip("的啊呀吧了哦呢嘛 "):
-        return fact()
-    return None
+    return first_found(_ZH_RULES, clause, _zh_third_person)
 
 
 def zh_clauses(sentence: str) -> list[str]:

@@ -1,12 +1,14 @@
-"""What every rule shares: confidence and importance, the cues that rule a clause out, dates."""
+"""What every rule shares: confidence, importance, the cues that rule a clause out, dates, rules."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
 import re
+from collections.abc import Callable, Sequence
 
 from recalld_server.domain.core.model import MemoryType
+from recalld_server.domain.offline.rule_extraction.vocabulary import topic_for
 
 CONFIDENT = 0.9
 HEDGED = 0.4
@@ -96,3 +98,63 @@ class Found:
     importance: float = IMPORTANCE_PROFILE
     keyword_topic: bool = True
     """Whether to look the topic up in the vocabulary when the rule gave none."""
+
+
+Matcher = Callable[[str], re.Match[str] | None]
+"""Finds a rule's shape in a clause: usually a compiled pattern's `match` (or `search`)."""
+Check = Callable[[str, re.Match[str]], bool]
+"""A further condition on a clause and what its rule's test found."""
+Write = Callable[[str, re.Match[str]], str]
+"""The memory's text, from the clause and what its rule's test found."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rule:
+    """One row of a language's rule table: a shape of statement and what it states.
+
+    The rules are data, not a chain of ifs, so that their order (first match wins)
+    and what each yields can be read and compared at a glance.
+    """
+
+    test: Matcher
+    type: MemoryType | None
+    """What the clause states; None for a shape that states nothing (chit-chat): stop there."""
+    topic: str = ""
+    importance: float = IMPORTANCE_PROFILE
+    keyword_topic: bool = True
+    write: Write | None = None
+    """How the content is made; None: the clause in the third person."""
+    when: Check | None = None
+    """Must hold too, else the next rule is tried (a topic the clause must name)."""
+    unless: Check | None = None
+    """If it holds the clause states nothing and no later rule is tried ("I love it")."""
+    task_if: re.Pattern[str] | None = None
+    """Searched in the clause: a TASK rather than `type` where found (a deadline word)."""
+
+
+def first_found(rules: Sequence[Rule], clause: str, third: Callable[[str], str]) -> Found | None:
+    """What the first rule that fits the clause states (None if it states nothing or none fits).
+
+    `third` is the language's third-person rewrite, the text of rules that give no `write`.
+    """
+    for rule in rules:
+        match = rule.test(clause)
+        if match is None or (rule.when is not None and not rule.when(clause, match)):
+            continue
+        if rule.type is None or (rule.unless is not None and rule.unless(clause, match)):
+            return None
+        task = rule.task_if is not None and rule.task_if.search(clause) is not None
+        content = third(clause) if rule.write is None else rule.write(clause, match)
+        kind = MemoryType.TASK if task else rule.type
+        return Found(kind, content, rule.topic, rule.importance, rule.keyword_topic)
+    return None
+
+
+def topic_in(*topics: str) -> Check:
+    """A `when`: the clause's vocabulary topic is one of these (any topic at all if none given)."""
+
+    def check(clause: str, _match: re.Match[str]) -> bool:
+        topic = topic_for(clause)
+        return topic in topics if topics else bool(topic)
+
+    return check

@@ -7,12 +7,14 @@ import re
 from recalld_server.domain.core.model import MemoryType
 from recalld_server.domain.offline.rule_extraction.cues import (
     IMPORTANCE_CORE,
-    IMPORTANCE_PROFILE,
     IMPORTANCE_TASK,
     TERMINAL,
     Found,
+    Matcher,
+    Rule,
+    first_found,
+    topic_in,
 )
-from recalld_server.domain.offline.rule_extraction.vocabulary import topic_for
 
 _EN_MARKERS = re.compile(
     r"^(?:(?:oh|ah|well|so|and|but|also|plus|btw|by the way|actually|honestly|fyi|for the record"
@@ -179,159 +181,215 @@ _EN_LEADING_DATE = re.compile(
     r"(?=(?:i|i'm|i've|i'll|we|we're|we'll|my)\b)",
     _I,
 )
+_EN_LATER = re.compile(r"(?:later|soon|again|tomorrow|tonight)$", _I)
+_EN_PLEASE = re.compile(r"^please\s+", _I)
+_EN_PLEASE_AROUND = re.compile(r"^please\s+|\s+please$", _I)
+_EN_UP_TO_TO = re.compile(r"^.*?\bto\s+")
+
+
+def _lower_first(text: str) -> str:
+    """Lower-cases a leading capital, not an acronym ("NASA", "I'm" stay)."""
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def _starts(pattern: str) -> Matcher:
+    """A rule's test: the shape at the start of the clause, in any case."""
+    return re.compile(pattern, _I).match
+
+
+def _pointing(_clause: str, match: re.Match[str]) -> bool:
+    """Approval of what was said ("I love it", "I like that idea") is not a memory."""
+    return bool(_EN_POINTING.match(match.group(1)))
+
+
+def _asked(clause: str, _match: re.Match[str]) -> str:
+    """An instruction is kept as said (without "please"): rewriting it could change it."""
+    return f"The user asked: {_lower_first(_EN_PLEASE.sub('', clause))}"
+
+
+def _asked_style(clause: str, _match: re.Match[str]) -> str:
+    """A style request as said, its first person made third ("answer me in English")."""
+    return f"The user asked: {_lower_first(_en_rest(_EN_PLEASE_AROUND.sub('', clause)))}"
+
+
+def _decided(_clause: str, match: re.Match[str]) -> str:
+    """A "Decision: X" note: X is the decision, whatever its grammar."""
+    return f"The user decided: {match.group(1)}"
+
+
+def _not_later(_clause: str, match: re.Match[str]) -> bool:
+    """Remind me later, soon, again...: nothing named to be reminded of."""
+    return not _EN_LATER.match(match.group(1))
+
+
+def _remind(_clause: str, match: re.Match[str]) -> str:
+    """Remind me X, wherever it stands in the clause: what to remind of is X."""
+    return f"Remind the user {_en_rest(match.group(1))}"
+
+
+def _task(clause: str, _match: re.Match[str]) -> str:
+    """Without a subject to rewrite ("Don't forget to X"): "The user needs to X"."""
+    content = _en_third_person(clause)
+    if not content.startswith("The user"):
+        content = "The user needs to " + _en_rest(_EN_UP_TO_TO.sub("", clause, count=1))
+    return content
+
+
+def _dated(clause: str) -> re.Match[str] | None:
+    """A date said of oneself or of an event, or today with an event word: an event."""
+    date = _EN_DATE.search(clause)
+    if date and (
+        _EN_FIRST_PERSON.match(clause) or _EN_LEADING_DATE.match(clause) or _EN_EVENT.search(clause)
+    ):
+        return date
+    near = _EN_NEAR.search(clause)
+    return near if near and _EN_EVENT.search(clause) else None
+
+
+def _dated_content(clause: str, _match: re.Match[str]) -> str:
+    """A leading date goes last: "Tomorrow I fly to Oslo" -> "The user flies to Oslo tomorrow"."""
+    when = _EN_LEADING_DATE.match(clause)
+    if when:
+        return f"{_en_third_person(clause[when.end() :])} {_lower_first(when.group(1))}"
+    if _EN_FIRST_PERSON.match(clause):
+        return _en_third_person(clause)
+    return _en_rest(clause)
+
+
+_FACT, _PREFERENCE, _DECISION = MemoryType.FACT, MemoryType.PREFERENCE, MemoryType.DECISION
+_TASK, _EVENT = MemoryType.TASK, MemoryType.EVENT
+_A = _EN_ADV  # short, for the patterns below: adverbs between subject and verb
+_EN_RULES: tuple[Rule, ...] = (
+    Rule(
+        _starts(rf"^(?:i'm|i am)\s+{_A}(?:severely\s+|very\s+|mildly\s+)?allergic\s+to\s+\S"),
+        _FACT, topic="allergy", importance=IMPORTANCE_CORE,
+    ),
+    Rule(
+        _starts(rf"^(?:i\s+{_A}have|i've\s+got|i've)\s+(?:an?\s+)?(?:[\w-]+\s+){{0,3}}allerg"),
+        _FACT, topic="allergy", importance=IMPORTANCE_CORE,
+    ),
+    Rule(
+        _starts(
+            rf"^(?:i'm|i am)\s+{_A}(?:diabetic|celiac|coeliac|epileptic|asthmatic)\b"
+            rf"|^i\s+{_A}have\s+(?:type [12] )?(?:diabetes|celiac disease|epilepsy|asthma)\b"
+        ),
+        _FACT, importance=IMPORTANCE_CORE,
+    ),
+    Rule(
+        _starts(r"^(?:my name is|my name's|(?:please\s+)?call me|i go by)\s+\S"),
+        _FACT, topic="name",
+    ),
+    Rule(
+        _starts(rf"^(?:i\s+{_A}live\s+in|(?:i'm|i am)\s+{_A}based\s+in|i\s+{_A}moved\s+to)\s+\S"),
+        _FACT, topic="home_city",
+    ),
+    Rule(
+        _starts(
+            rf"^(?:i\s+{_A}work\s+(?:at|for)"
+            rf"|(?:i'm|i am)\s+{_A}(?:working|employed)\s+(?:at|for))\s+\S"
+        ),
+        _FACT, topic="employer",
+    ),
+    Rule(
+        _starts(
+            rf"^(?:i'm|i am)\s+{_A}(?:a\s+)?(?:strict\s+)?(?:vegetarian|vegan|pescatarian"
+            r"|lactose[- ]intolerant|gluten[- ]free|kosher|halal)\b"
+        ),
+        _FACT, topic="diet",
+    ),
+    Rule(
+        _starts(
+            rf"^(?:i\s+{_A}(?:prefer|like|love|enjoy|adore|hate|dislike|detest|can't stand"
+            r"|cannot stand|don't like|do not like|don't love|don't enjoy|don't want|do not want"
+            rf"|avoid)|(?:i'd|i would)\s+{_A}(?:prefer|rather))\s+(.*)$"
+        ),
+        _PREFERENCE, unless=_pointing,
+    ),
+    Rule(_starts(rf"^(?:i'm|i am)\s+{_A}(?:a\s+)?(?:(?:big|huge)\s+)?fan\s+of\s+\S"), _PREFERENCE),
+    Rule(
+        _starts(r"^my\s+(?:\w+\s+)?favou?rite\s+[\w' -]{1,30}?\s+(?:is|are)\s+\S"), _PREFERENCE
+    ),
+    Rule(_starts(rf"^i\s+{_A}(?:always|never|usually|only)\s+[a-z]+\s+\S"), _PREFERENCE),
+    Rule(
+        _starts(
+            r"^(?:please\s+)?(?:from now on|going forward|moving forward|in the future|henceforth"
+            r"|from here on|always|never|don't ever|do not ever|stop\s+\w+ing|no more)\b"
+            r"(?!\s*(?:mind|again|questions?)\b)\W*\w"  # not "never mind", "always!"
+        ),
+        _PREFERENCE, write=_asked,
+    ),
+    Rule(
+        _starts(
+            rf"^(?:we|i)\s+{_A}(?:(?:have|'ve)\s+)?(?:decided|agreed|chose|chosen|settled on"
+            rf"|picked)\b|^(?:we're|we are|we'll|we will|we're going to|we are going to)\s+{_A}"
+            r"(?:go(?:ing)? with|use|using|switch(?:ing)? to|stick(?:ing)? with|adopt(?:ing)?)\b"
+            r"|^(?:we've|we have)\s+(?:decided|agreed|chosen|settled on|picked)\b"
+            r"|^let's\s+(?:go with|use|pick|choose|stick with|switch to|adopt)\b"
+        ),
+        _DECISION,
+    ),
+    Rule(
+        _starts(
+            r"^(?:please\s+)?(?:keep|make|answer|reply|respond|write|talk|speak"
+            r"|use|give me|be)\b"
+        ),
+        _PREFERENCE, write=_asked_style, when=topic_in("communication_style", "language"),
+    ),
+    Rule(_starts(r"^decision\s*[:：-]\s*(.+)$"), _DECISION, write=_decided),
+    Rule(
+        re.compile(r"\bremind me\s+(\S.*)$", _I).search,
+        _TASK, importance=IMPORTANCE_TASK, keyword_topic=False, write=_remind, when=_not_later,
+    ),
+    # "I have to go now": chit-chat, a shape that states nothing
+    Rule(
+        _starts(
+            r"^i(?:'ve)?\s+(?:\w+\s+)?(?:need to|have to|got to|gotta|must|should)\s+"
+            r"(?:go|leave|run|sleep|think|check|ask|log off|head out)"
+            r"(?:\s+(?:now|soon|first|about it|about that|it over))?$"
+        ),
+        None,
+    ),
+    Rule(
+        _starts(
+            rf"^i\s+{_A}(?:need to|have to|must|got to|gotta|should)\b|^i've\s+got\s+to\b"
+            r"|^(?:don't|do not) forget to\b|^remember to\b"
+        ),
+        _TASK, importance=IMPORTANCE_TASK, keyword_topic=False, write=_task,
+    ),
+    Rule(
+        _dated,
+        _EVENT, importance=IMPORTANCE_TASK, keyword_topic=False, task_if=_EN_TASK,
+        write=_dated_content,
+    ),
+    Rule(
+        _starts(rf"^i\s+{_A}(?:have|own)\s+(?:a|an|one|two|three|\d+)\s+"),
+        _FACT, topic="pet", when=topic_in("pet"),
+    ),
+    Rule(_starts(rf"^i\s+{_A}speak\s+\S"), _FACT, topic="language", when=topic_in("language")),
+    Rule(
+        _starts(
+            rf"^(?:i\s+{_A}(?:use|code in|program in|write|run)"
+            rf"|(?:i'm|i am)\s+{_A}using)\s+\S"
+        ),
+        _FACT, when=topic_in(),
+    ),
+    Rule(_starts(r"^(?:i'm|i am)\s+(?:in|on)\s+.*\btime\s?zone\b"), _FACT, topic="timezone"),
+    Rule(
+        _starts(
+            r"^my\s+(?!bad\b|pleasure\b|apologies\b|god\b|goodness\b)[\w' -]{1,30}?"
+            r"\s+(?:is|are)\s+\S"
+        ),
+        _FACT,
+    ),
+    Rule(_starts(rf"^(?:i'm|i am)\s+{_A}(?:a|an)\s+(?!bit\b|little\b|lot\b)\w"), _FACT),
+    Rule(_starts(rf"^(?:i'm|i am)\s+{_A}from\s+\S"), _FACT),
+)  # fmt: skip
+"""What each kind of English statement looks like, in order: the first that fits wins."""
 
 
 def en_rules(clause: str) -> Found | None:
     """What an English clause states (first rule that matches), or None."""
-    c = clause
-    adv = _EN_ADV
-    i = re.IGNORECASE
-
-    def fact(topic: str = "", importance: float = IMPORTANCE_PROFILE) -> Found:
-        return Found(MemoryType.FACT, _en_third_person(c), topic, importance)
-
-    if re.match(
-        rf"^(?:i'm|i am)\s+{adv}(?:severely\s+|very\s+|mildly\s+)?allergic\s+to\s+\S", c, i
-    ):
-        return fact("allergy", IMPORTANCE_CORE)
-    if re.match(
-        rf"^(?:i\s+{adv}have|i've\s+got|i've)\s+(?:an?\s+)?(?:[\w-]+\s+){{0,3}}allerg", c, i
-    ):
-        return fact("allergy", IMPORTANCE_CORE)
-    if re.match(
-        rf"^(?:i'm|i am)\s+{adv}(?:diabetic|celiac|coeliac|epileptic|asthmatic)\b"
-        rf"|^i\s+{adv}have\s+(?:type [12] )?(?:diabetes|celiac disease|epilepsy|asthma)\b",
-        c,
-        i,
-    ):
-        return fact("", IMPORTANCE_CORE)
-    if re.match(r"^(?:my name is|my name's|(?:please\s+)?call me|i go by)\s+\S", c, i):
-        return fact("name")
-    if re.match(
-        rf"^(?:i\s+{adv}live\s+in|(?:i'm|i am)\s+{adv}based\s+in|i\s+{adv}moved\s+to)\s+\S", c, i
-    ):
-        return fact("home_city")
-    if re.match(
-        rf"^(?:i\s+{adv}work\s+(?:at|for)"
-        rf"|(?:i'm|i am)\s+{adv}(?:working|employed)\s+(?:at|for))\s+\S",
-        c,
-        i,
-    ):
-        return fact("employer")
-    if re.match(
-        rf"^(?:i'm|i am)\s+{adv}(?:a\s+)?(?:strict\s+)?(?:vegetarian|vegan|pescatarian"
-        r"|lactose[- ]intolerant|gluten[- ]free|kosher|halal)\b",
-        c,
-        i,
-    ):
-        return fact("diet")
-    pref = re.match(
-        rf"^(?:i\s+{adv}(?:prefer|like|love|enjoy|adore|hate|dislike|detest|can't stand"
-        r"|cannot stand|don't like|do not like|don't love|don't enjoy|don't want|do not want|avoid)"
-        rf"|(?:i'd|i would)\s+{adv}(?:prefer|rather))\s+(.*)$",
-        c,
-        i,
-    )
-    if pref:
-        if _EN_POINTING.match(pref.group(1)):
-            return None  # "I love it", "I like that idea": approval, not a memory
-        return Found(MemoryType.PREFERENCE, _en_third_person(c))
-    if re.match(rf"^(?:i'm|i am)\s+{adv}(?:a\s+)?(?:(?:big|huge)\s+)?fan\s+of\s+\S", c, i):
-        return Found(MemoryType.PREFERENCE, _en_third_person(c))
-    if re.match(r"^my\s+(?:\w+\s+)?favou?rite\s+[\w' -]{1,30}?\s+(?:is|are)\s+\S", c, i):
-        return Found(MemoryType.PREFERENCE, _en_third_person(c))
-    if re.match(rf"^i\s+{adv}(?:always|never|usually|only)\s+[a-z]+\s+\S", c, i):
-        return Found(MemoryType.PREFERENCE, _en_third_person(c))
-    if re.match(
-        r"^(?:please\s+)?(?:from now on|going forward|moving forward|in the future|henceforth"
-        r"|from here on|always|never|don't ever|do not ever|stop\s+\w+ing|no more)\b"
-        r"(?!\s*(?:mind|again|questions?)\b)\W*\w",  # not "never mind", "always!"
-        c,
-        i,
-    ):
-        body = re.sub(r"^please\s+", "", c, flags=i)
-        return Found(MemoryType.PREFERENCE, f"The user asked: {_lower_first(body)}")
-    if re.match(
-        rf"^(?:we|i)\s+{adv}(?:(?:have|'ve)\s+)?(?:decided|agreed|chose|chosen|settled on|picked)\b"
-        rf"|^(?:we're|we are|we'll|we will|we're going to|we are going to)\s+{adv}"
-        r"(?:go(?:ing)? with|use|using|switch(?:ing)? to|stick(?:ing)? with|adopt(?:ing)?)\b"
-        r"|^(?:we've|we have)\s+(?:decided|agreed|chosen|settled on|picked)\b"
-        r"|^let's\s+(?:go with|use|pick|choose|stick with|switch to|adopt)\b",
-        c,
-        i,
-    ):
-        return Found(MemoryType.DECISION, _en_third_person(c))
-    if re.match(
-        r"^(?:please\s+)?(?:keep|make|answer|reply|respond|write|talk|speak|use|give me|be)\b", c, i
-    ) and topic_for(c) in ("communication_style", "language"):
-        body = re.sub(r"^please\s+|\s+please$", "", c, flags=i)
-        return Found(MemoryType.PREFERENCE, f"The user asked: {_lower_first(_en_rest(body))}")
-    decision = re.match(r"^decision\s*[:：-]\s*(.+)$", c, i)
-    if decision:
-        return Found(MemoryType.DECISION, f"The user decided: {decision.group(1)}")
-    remind = re.search(r"\bremind me\s+(\S.*)$", c, i)
-    if remind and not re.match(r"(?:later|soon|again|tomorrow|tonight)$", remind.group(1), i):
-        body = _en_rest(remind.group(1))
-        return Found(MemoryType.TASK, f"Remind the user {body}", "", IMPORTANCE_TASK, False)
-    if re.match(
-        r"^i(?:'ve)?\s+(?:\w+\s+)?(?:need to|have to|got to|gotta|must|should)\s+"
-        r"(?:go|leave|run|sleep|think|check|ask|log off|head out)"
-        r"(?:\s+(?:now|soon|first|about it|about that|it over))?$",
-        c,
-        i,
-    ):
-        return None  # "I have to go now": chit-chat
-    if re.match(
-        rf"^i\s+{adv}(?:need to|have to|must|got to|gotta|should)\b|^i've\s+got\s+to\b"
-        r"|^(?:don't|do not) forget to\b|^remember to\b",
-        c,
-        i,
-    ):
-        content = _en_third_person(c)
-        if not content.startswith("The user"):
-            content = "The user needs to " + _en_rest(re.sub(r"^.*?\bto\s+", "", c, count=1))
-        return Found(MemoryType.TASK, content, "", IMPORTANCE_TASK, False)
-    if (
-        _EN_DATE.search(c)
-        and (_EN_FIRST_PERSON.match(c) or _EN_LEADING_DATE.match(c) or _EN_EVENT.search(c))
-    ) or (_EN_NEAR.search(c) and _EN_EVENT.search(c)):
-        kind = MemoryType.TASK if _EN_TASK.search(c) else MemoryType.EVENT
-        when = _EN_LEADING_DATE.match(c)
-        if when:
-            content = f"{_en_third_person(c[when.end() :])} {_lower_first(when.group(1))}"
-        elif _EN_FIRST_PERSON.match(c):
-            content = _en_third_person(c)
-        else:
-            content = _en_rest(c)
-        return Found(kind, content, "", IMPORTANCE_TASK, False)
-    if (
-        re.match(rf"^i\s+{adv}(?:have|own)\s+(?:a|an|one|two|three|\d+)\s+", c, i)
-        and topic_for(c) == "pet"
-    ):
-        return fact("pet")
-    if re.match(rf"^i\s+{adv}speak\s+\S", c, i) and topic_for(c) == "language":
-        return fact("language")
-    if re.match(
-        rf"^(?:i\s+{adv}(?:use|code in|program in|write|run)|(?:i'm|i am)\s+{adv}using)\s+\S", c, i
-    ) and topic_for(c):
-        return fact()
-    if re.match(r"^(?:i'm|i am)\s+(?:in|on)\s+.*\btime\s?zone\b", c, i):
-        return fact("timezone")
-    if re.match(
-        r"^my\s+(?!bad\b|pleasure\b|apologies\b|god\b|goodness\b)[\w' -]{1,30}?\s+(?:is|are)\s+\S",
-        c,
-        i,
-    ):
-        return fact()
-    if re.match(rf"^(?:i'm|i am)\s+{adv}(?:a|an)\s+(?!bit\b|little\b|lot\b)\w", c, i) or re.match(
-        rf"^(?:i'm|i am)\s+{adv}from\s+\S", c, i
-    ):
-        return fact()
-    return None
-
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+    return first_found(_EN_RULES, clause, _en_third_person)
 
 
 def en_clauses(sentence: str) -> list[str]:
