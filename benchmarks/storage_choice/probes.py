@@ -20,23 +20,19 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from bench_storage import (  # type: ignore[import-not-found]
-    COLLECTION,
-    OUTPUT_FIELDS,
-    DataGen,
-    hot_filter,
-    lite_version,
-    short_err,
-)
+if TYPE_CHECKING or __package__:
+    from benchmarks.storage_choice.storage_common import lite_version, short_err
+    from benchmarks.storage_choice.storage_data import DataGen
+    from benchmarks.storage_choice.storage_schema import COLLECTION, OUTPUT_FIELDS, hot_filter
+else:  # run as a script: sys.path[0] is this folder
+    from storage_common import lite_version, short_err
+    from storage_data import DataGen
+    from storage_schema import COLLECTION, OUTPUT_FIELDS, hot_filter
 
 
 def main() -> None:
