@@ -2,40 +2,54 @@
 
 from __future__ import annotations
 
-from recalld_server.api.unseen_wait import CallKey, UnseenWait, UnseenWaitLimits
+import time
+
+import pytest
+
+from recalld_server.api.unseen_wait import CallKey, UnseenWait, UnseenWaitLimits, thread_times
 
 RECALL: CallKey = ("ipv4:127.0.0.1:50001", "/recalld.v1.MemoryService/Recall")
 CONSOLIDATE: CallKey = ("ipv4:127.0.0.1:50001", "/recalld.v1.MemoryService/Consolidate")
 
 
 class Clocks:
-    """Wall time and the loop thread's CPU time, moved by the test."""
+    """Wall time and the loop thread's time on a core and waiting for one, moved by the test."""
 
     def __init__(self) -> None:
         self.now = 100.0
-        self.busy = 0.0
+        self.ran = 0.0
+        self.waited_for_core = 0.0
 
-    def advance(self, seconds: float, busy_share: float = 1.0) -> None:
+    def advance(self, seconds: float, busy_share: float = 1.0, run_share: float = 1.0) -> None:
         self.now += seconds
-        self.busy += seconds * busy_share
+        self.ran += seconds * busy_share * run_share
+        self.waited_for_core += seconds * busy_share * (1 - run_share)
+
+    def thread(self) -> tuple[float, float]:
+        return self.ran, self.waited_for_core
 
 
 def _tracker(clocks: Clocks, **limits: float) -> UnseenWait:
     return UnseenWait(
         UnseenWaitLimits(**limits),  # type: ignore[arg-type]
         clock=lambda: clocks.now,
-        busy_clock=lambda: clocks.busy,
+        thread_clock=clocks.thread,
     )
 
 
 def _burst(
-    tracker: UnseenWait, clocks: Clocks, key: CallKey, calls: int, busy_share: float = 1.0
+    tracker: UnseenWait,
+    clocks: Clocks,
+    key: CallKey,
+    calls: int,
+    busy_share: float = 1.0,
+    run_share: float = 1.0,
 ) -> list[float | None]:
     """Calls sent at once with a 5 s deadline, reaching admission at 500 a second."""
     verdicts = []
     for _ in range(calls):
         verdicts.append(tracker.too_late(key, 5.0 - (clocks.now - 100.0)))
-        clocks.advance(0.002, busy_share)
+        clocks.advance(0.002, busy_share, run_share)
     return verdicts
 
 
@@ -64,6 +78,19 @@ def test_a_burst_backing_up_in_the_transport_is_refused_once_every_call_waited()
         assert tracker.too_late(RECALL, 5.0) is None
         clocks.advance(0.002)
     assert not tracker.behind
+
+
+def test_a_loop_sharing_its_core_is_behind_and_refuses_sooner() -> None:
+    """Another process takes a core: the loop runs 0.4 of the time and waits for a core
+    the rest. It is as busy as before, and every call takes 2.5 times as long."""
+    clocks = Clocks()
+    tracker = _tracker(clocks)
+    verdicts = _burst(tracker, clocks, RECALL, 1500, run_share=0.4)
+    assert tracker.behind
+    assert tracker.run_share == pytest.approx(0.4)
+    first_refused = next(i for i, v in enumerate(verdicts) if v is not None)
+    # 0.4 x 0.4 of the 5 s deadline: refused from 0.8 s of waiting on, not 2 s.
+    assert 0.8 <= first_refused * 0.002 < 1.0
 
 
 def test_an_idle_loop_is_never_behind_whatever_the_deadlines_say() -> None:
@@ -104,6 +131,21 @@ def test_a_lowered_deadline_is_learned_again_after_the_horizon() -> None:
     assert not tracker.behind
 
 
+def test_few_slow_calls_keep_the_server_behind() -> None:
+    """Once behind, the calls served are slow: three per interval still show the backlog."""
+    clocks = Clocks()
+    tracker = _tracker(clocks)
+    _burst(tracker, clocks, RECALL, 1100)
+    assert tracker.behind
+    verdicts = []
+    for _ in range(10):
+        for _ in range(3):
+            verdicts.append(tracker.too_late(RECALL, 5.0 - (clocks.now - 100.0)))
+            clocks.advance(0.04)
+    assert tracker.behind
+    assert all(v is not None for v in verdicts[3:])
+
+
 def test_a_pause_between_calls_ends_the_backlog() -> None:
     clocks = Clocks()
     tracker = _tracker(clocks)
@@ -121,3 +163,13 @@ def test_deadlines_are_remembered_for_a_bounded_number_of_callers() -> None:
     for port in range(1000):
         tracker.too_late((f"ipv4:127.0.0.1:{port}", "/m"), 5.0)
     assert tracker.callers == 16
+
+
+def test_thread_times_count_this_threads_work() -> None:
+    ran_before, waited_before = thread_times()
+    deadline = time.thread_time() + 0.05
+    while time.thread_time() < deadline:
+        pass
+    ran_after, waited_after = thread_times()
+    assert ran_after - ran_before >= 0.04
+    assert waited_after >= waited_before >= 0.0
