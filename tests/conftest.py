@@ -16,6 +16,28 @@ from recalld_server.embedding.usem import load_usem3
 from recalld_server.wiring.server import RunningServer, start_server
 from tests.services import MilvusServerProcess, RedisProcess, free_port, milvus_server_binary
 
+MILVUS_SERVER_MARKS = ("milvus_server", "milvus-server")
+"""How a test on the Milvus server shows: the fixture, or a backend parameter's id."""
+
+
+@pytest.hookimpl(trylast=True)  # after pytest groups parametrized fixtures
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on the Milvus server run last, in their order.
+
+    Once started, the server's coordinators keep about half a core busy until the
+    session ends (time ticks every 20 ms). Started early, it starved every test
+    after it on two cores: CI's 5,000-call burst lost calls to DEADLINE_EXCEEDED.
+    """
+
+    def on_milvus_server(item: pytest.Item) -> bool:
+        return "milvus_server" in getattr(item, "fixturenames", ()) or any(
+            f"[{mark}" in item.nodeid or f"-{mark}" in item.nodeid for mark in MILVUS_SERVER_MARKS
+        )
+
+    later = [item for item in items if on_milvus_server(item)]
+    if later:
+        items[:] = [item for item in items if not on_milvus_server(item)] + later
+
 
 @pytest.fixture(scope="module")
 def redis_server() -> Iterator[RedisProcess]:
