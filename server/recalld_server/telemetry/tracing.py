@@ -5,7 +5,8 @@ import): OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER = otlp | console | none
 (comma-separated; default none), OTEL_EXPORTER_OTLP_* for the OTLP endpoint,
 OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES for the resource. In addition
 RECALLD_OTEL_TRACES_FILE=<path> appends every finished span to a JSON Lines file
-(local debugging and the cross-language trace tests).
+(local debugging and the cross-language trace tests), RECALLD_OTEL_METRICS_FILE=<path>
+every metric point (`metrics_file`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
 from recalld_server.domain.core.stages import AttributeValue, StageRecord
+from recalld_server.telemetry.metrics_file import JsonLinesMetricExporter
 
 INSTRUMENTATION = "recalld"
 
@@ -130,6 +132,22 @@ def build_meter_provider(environ: Mapping[str, str]) -> SdkMeterProvider:
             readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter()))
         else:
             raise SystemExit(f"recalld: unsupported OTEL_METRICS_EXPORTER {name!r}")
+    metrics_file = environ.get("RECALLD_OTEL_METRICS_FILE")
+    if metrics_file:
+        raw_interval = environ.get("OTEL_METRIC_EXPORT_INTERVAL", "60000")
+        try:
+            interval_ms = float(raw_interval)
+        except ValueError:
+            interval_ms = -1.0
+        if not 0 < interval_ms < float("inf"):
+            raise SystemExit(
+                f"recalld: OTEL_METRIC_EXPORT_INTERVAL must be milliseconds, not {raw_interval!r}"
+            )
+        readers.append(
+            PeriodicExportingMetricReader(
+                JsonLinesMetricExporter(Path(metrics_file)), export_interval_millis=interval_ms
+            )
+        )
     return SdkMeterProvider(
         metric_readers=readers,
         resource=Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME", "recalld")}),

@@ -22,6 +22,7 @@ from recalld_server.embedding.registry import EmbeddingModelSpec
 from recalld_server.storage.keyword_analyzer import JiebaAnalyzer
 from recalld_server.storage.local import SystemClock
 from recalld_server.telemetry.tracing import OtelStages
+from recalld_server.telemetry.working_set_metrics import observe_working_set
 from recalld_server.wiring.coordination import Coordination
 from recalld_server.wiring.models import Storage, model_policy
 from recalld_server.wiring.session_backends import (
@@ -94,6 +95,7 @@ def use_cases(
             max_user_memories=config.working_set_max_user_memories,
         ),
     )
+    observe_working_set(meter, memories.working_set)
     policy, judge_policy = model_policy(spec, config)
     judge, judge_threads = relevance_judge(config)
     service = MemoryService(

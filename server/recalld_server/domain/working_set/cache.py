@@ -73,6 +73,10 @@ class WorkingSet:
         # nobody may trust a cached set of theirs until a bump gets through.
         self._dirty: set[UserKey] = set()
         self.bytes = 0
+        self.opens = 0
+        """Calls that asked for a user's set (a cache-less budget of 0 counts none)."""
+        self.hits = 0
+        """Of those, the ones answered from the cache without reading storage."""
         self.loads = 0
         self.evictions = 0
 
@@ -95,6 +99,7 @@ class WorkingSet:
         key = (tenant_id, user_id)
         if self._policy.budget_bytes == 0:
             return None
+        self.opens += 1
         if key in self._dirty and not await self._heal(key):
             return None
         try:
@@ -105,6 +110,7 @@ class WorkingSet:
         cached = self._entries.get(key)
         if cached is not None and cached.generation == generation and generation % 2 == 0:
             self._entries.move_to_end(key)
+            self.hits += 1
             return cached
         if self._uncacheable.get(key) == generation:
             return None
