@@ -32,9 +32,10 @@ class RecalldClient(SessionCalls):
     given. Explicit arguments always win.
 
     Args:
-        address: host:port of the server, or `dns:///host:port` to balance calls
-            over every replica the name resolves to (round_robin). Default:
-            `RECALLD_ADDR`, else 127.0.0.1:50051.
+        address: host:port of the server. For several replicas, a list
+            (`host1:50051,host2:50051`, or gRPC's `ipv4:`/`ipv6:` lists) or
+            `dns:///host:port` for every replica a name resolves to (resolved again
+            every 30 s). Default: `RECALLD_ADDR`, else 127.0.0.1:50051.
         api_key: Sent as `authorization: Bearer <key>`; the key decides the tenant.
             Default: `RECALLD_API_KEY` (unless a tenant is given); "" sends none.
         tenant: Without a key (loopback development servers), the tenant to use.
@@ -47,6 +48,10 @@ class RecalldClient(SessionCalls):
         retry: Retry policy for UNAVAILABLE on idempotent calls. A call's timeout
             covers its retries.
         channel: A channel to use instead of one made from the arguments above.
+        routing: With several replicas, "user" (the default) sends each user's
+            calls to one replica, the first healthy one in the user's rendezvous
+            order, so one replica holds the user's working set (docs/routing.md);
+            "round_robin" sends each call to the next replica in turn.
     """
 
     async def __aenter__(self) -> RecalldClient:
@@ -67,9 +72,13 @@ class RecalldClient(SessionCalls):
             ValueError: Both api_key and tenant are given (the key names the tenant).
         """
         child = RecalldClient(
-            api_key=api_key, tenant=tenant, retry=self._retry, channel=self._channel
+            self.address,
+            api_key=api_key,
+            tenant=tenant,
+            tls=self.tls,
+            retry=self._retry,
+            _shared_replicas=self._replicas,
         )
-        child.address = self.address
         child.tls = self.tls
         child._owns_channel = False
         return child
@@ -86,9 +95,7 @@ class RecalldClient(SessionCalls):
         One attempt: a probe reports what it sees now.
         """
         try:
-            status: HealthStatus = await self._call(
-                self._health_check, service, timeout, rpc="Check", idempotent=False
-            )
+            status: HealthStatus = await self._call("Check", service, timeout, idempotent=False)
         except RecalldError as error:
             if error.code == grpc.StatusCode.NOT_FOUND:
                 return HealthStatus.SERVICE_UNKNOWN
@@ -121,14 +128,16 @@ class RecalldClient(SessionCalls):
             request = memory_service_pb2.WriteRequest(
                 user_id=user_id, memories=memories, request_id=request_id
             )
-            return await self._call(
-                self._stub.Write, request, timeout, rpc="Write", idempotent=bool(request_id)
+            response: memory_service_pb2.WriteResponse = await self._call(
+                "Write", request, timeout, idempotent=bool(request_id)
             )
+            return response
 
         async def send(chunk: memory_service_pb2.WriteRequest) -> memory_service_pb2.WriteResponse:
-            return await self._call(
-                self._stub.Write, chunk, timeout, rpc="Write", idempotent=bool(chunk.request_id)
+            response: memory_service_pb2.WriteResponse = await self._call(
+                "Write", chunk, timeout, idempotent=bool(chunk.request_id)
             )
+            return response
 
         return await write_in_chunks(send, user_id, memories, request_id)
 
@@ -145,23 +154,25 @@ class RecalldClient(SessionCalls):
         request = memory_service_pb2.RecallRequest(
             user_id=user_id, query=query, top_k=top_k, **fields
         )
-        return await self._call(self._stub.Recall, request, timeout, rpc="Recall")
+        response: memory_service_pb2.RecallResponse = await self._call("Recall", request, timeout)
+        return response
 
     async def get_profile(
         self, user_id: str, *, agent_scope: str = "", timeout: float = DEFAULT_TIMEOUT_S
     ) -> memory_service_pb2.GetProfileResponse:
         """The user's profile (core memories and one memory per topic)."""
         request = memory_service_pb2.GetProfileRequest(user_id=user_id, agent_scope=agent_scope)
-        return await self._call(self._stub.GetProfile, request, timeout, rpc="GetProfile")
+        response: memory_service_pb2.GetProfileResponse = await self._call(
+            "GetProfile", request, timeout
+        )
+        return response
 
     async def get(
         self, user_id: str, memory_id: str, *, timeout: float = DEFAULT_TIMEOUT_S
     ) -> memory_pb2.Memory:
         """One memory by id."""
         request = memory_service_pb2.GetRequest(user_id=user_id, id=memory_id)
-        response: memory_service_pb2.GetResponse = await self._call(
-            self._stub.Get, request, timeout, rpc="Get"
-        )
+        response: memory_service_pb2.GetResponse = await self._call("Get", request, timeout)
         return response.memory
 
     async def list(
@@ -177,7 +188,8 @@ class RecalldClient(SessionCalls):
         request = memory_service_pb2.ListRequest(
             user_id=user_id, page_size=page_size, page_token=page_token, **fields
         )
-        return await self._call(self._stub.List, request, timeout, rpc="List")
+        response: memory_service_pb2.ListResponse = await self._call("List", request, timeout)
+        return response
 
     async def list_all(
         self,
@@ -211,9 +223,7 @@ class RecalldClient(SessionCalls):
         request = memory_service_pb2.UpdateRequest(
             user_id=user_id, memory=memory, update_mask=field_mask_pb2.FieldMask(paths=paths)
         )
-        response: memory_service_pb2.UpdateResponse = await self._call(
-            self._stub.Update, request, timeout, rpc="Update"
-        )
+        response: memory_service_pb2.UpdateResponse = await self._call("Update", request, timeout)
         return response.memory
 
     async def forget(
@@ -236,9 +246,7 @@ class RecalldClient(SessionCalls):
         request = memory_service_pb2.ForgetRequest(
             user_id=user_id, ids=ids, mode=mode, dry_run=dry_run, **target
         )
-        response: memory_service_pb2.ForgetResponse = await self._call(
-            self._stub.Forget, request, timeout, rpc="Forget"
-        )
+        response: memory_service_pb2.ForgetResponse = await self._call("Forget", request, timeout)
         return list(response.forgotten_ids)
 
     async def restore(
@@ -246,9 +254,7 @@ class RecalldClient(SessionCalls):
     ) -> builtins.list[memory_pb2.Memory]:
         """Brings archived memories back."""
         request = memory_service_pb2.RestoreRequest(user_id=user_id, ids=ids)
-        response: memory_service_pb2.RestoreResponse = await self._call(
-            self._stub.Restore, request, timeout, rpc="Restore"
-        )
+        response: memory_service_pb2.RestoreResponse = await self._call("Restore", request, timeout)
         return list(response.memories)
 
     async def confirm(
@@ -256,9 +262,7 @@ class RecalldClient(SessionCalls):
     ) -> builtins.list[memory_service_pb2.WriteResult]:
         """Promotes drafts to active."""
         request = memory_service_pb2.ConfirmRequest(user_id=user_id, ids=ids)
-        response: memory_service_pb2.ConfirmResponse = await self._call(
-            self._stub.Confirm, request, timeout, rpc="Confirm"
-        )
+        response: memory_service_pb2.ConfirmResponse = await self._call("Confirm", request, timeout)
         return list(response.results)
 
     async def history(
@@ -266,9 +270,7 @@ class RecalldClient(SessionCalls):
     ) -> builtins.list[memory_service_pb2.MemoryVersion]:
         """Every version of a memory, oldest first."""
         request = memory_service_pb2.HistoryRequest(user_id=user_id, id=memory_id)
-        response: memory_service_pb2.HistoryResponse = await self._call(
-            self._stub.History, request, timeout, rpc="History"
-        )
+        response: memory_service_pb2.HistoryResponse = await self._call("History", request, timeout)
         return list(response.versions)
 
     async def list_conflicts(
@@ -283,7 +285,10 @@ class RecalldClient(SessionCalls):
         request = memory_service_pb2.ListConflictsRequest(
             user_id=user_id, page_size=page_size, page_token=page_token
         )
-        return await self._call(self._stub.ListConflicts, request, timeout, rpc="ListConflicts")
+        response: memory_service_pb2.ListConflictsResponse = await self._call(
+            "ListConflicts", request, timeout
+        )
+        return response
 
     async def resolve_conflict(
         self,
@@ -297,7 +302,10 @@ class RecalldClient(SessionCalls):
         request = memory_service_pb2.ResolveConflictRequest(
             user_id=user_id, conflict_id=conflict_id, resolution=resolution
         )
-        return await self._call(self._stub.ResolveConflict, request, timeout, rpc="ResolveConflict")
+        response: memory_service_pb2.ResolveConflictResponse = await self._call(
+            "ResolveConflict", request, timeout
+        )
+        return response
 
     async def consolidate(
         self,
@@ -314,4 +322,7 @@ class RecalldClient(SessionCalls):
         request = memory_service_pb2.ConsolidateRequest(
             user_id=user_id, dry_run=dry_run, purge_expired=purge_expired
         )
-        return await self._call(self._stub.Consolidate, request, timeout, rpc="Consolidate")
+        response: memory_service_pb2.ConsolidateResponse = await self._call(
+            "Consolidate", request, timeout
+        )
+        return response

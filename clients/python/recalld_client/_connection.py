@@ -13,15 +13,20 @@ import asyncio
 import os
 import random
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import grpc
 
-from recalld.v1 import memory_service_pb2_grpc, session_service_pb2_grpc
-from recalld_client import _health
 from recalld_client._errors import RecalldError
 from recalld_client._retry import RETRY_SAFE_RPCS, RetryPolicy, retryable
+from recalld_client._routing import (
+    ROUTING_HEADER,
+    ReplicaSet,
+    Routing,
+    replica_set,
+    routing_key,
+)
 from recalld_client._targets import balancing_options, uses_tls
 
 _inject_trace_context: Callable[[dict[str, str]], None] | None
@@ -31,8 +36,6 @@ except ImportError:  # OpenTelemetry is optional (the `tracing` extra)
     _inject_trace_context = None
 else:
     _inject_trace_context = _otel_inject
-
-T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 10.0
 RECALL_TIMEOUT_S = 5.0
@@ -63,6 +66,8 @@ class Connection:
         private_key: bytes | None = None,
         retry: RetryPolicy | None = None,
         channel: grpc.aio.Channel | None = None,
+        routing: Routing = "user",
+        _shared_replicas: ReplicaSet | None = None,
     ) -> None:
         if api_key and tenant:
             raise ValueError("give api_key or tenant, not both: the key decides the tenant")
@@ -72,31 +77,33 @@ class Connection:
             api_key = "" if tenant else os.environ.get(API_KEY_ENV, "")
         if (certificate_chain is None) != (private_key is None):
             raise ValueError("mutual TLS needs both certificate_chain and private_key")
+        if routing not in ("user", "round_robin"):
+            raise ValueError(f"routing must be 'user' or 'round_robin', not {routing!r}")
         self.address = address or os.environ.get(ADDRESS_ENV) or DEFAULT_ADDRESS
         """The target this client dials."""
         secure = uses_tls(self.address, tls, root_certificates, certificate_chain)
         self.tls: bool | None = secure
         """Whether the client speaks TLS (None: a channel was given)."""
-        if channel is None:
-            options = balancing_options(self.address)
-            if secure:
-                credentials = grpc.ssl_channel_credentials(
-                    root_certificates, private_key, certificate_chain
-                )
-                channel = grpc.aio.secure_channel(self.address, credentials, options)
-            else:
-                channel = grpc.aio.insecure_channel(self.address, options)
+        if _shared_replicas is not None:  # with_credentials: the parent's replicas
+            self._replicas = _shared_replicas
+        elif channel is None:
+
+            def open_channel(target: str, authority: str | None) -> grpc.aio.Channel:
+                options = balancing_options(target)
+                if authority is not None:  # a resolved IP: TLS checks the name's certificate
+                    options.append(("grpc.default_authority", authority))
+                if secure:
+                    credentials = grpc.ssl_channel_credentials(
+                        root_certificates, private_key, certificate_chain
+                    )
+                    return grpc.aio.secure_channel(target, credentials, options)
+                return grpc.aio.insecure_channel(target, options)
+
+            self._replicas = replica_set(self.address, open_channel, routing)
         else:
             self.tls = None
-        self._channel = channel
+            self._replicas = ReplicaSet.of_channel(channel, self.address)
         self._owns_channel = True
-        self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
-        self._sessions = session_service_pb2_grpc.SessionServiceStub(channel)
-        self._health_check = channel.unary_unary(
-            _health.CHECK_METHOD,
-            request_serializer=_health.serialize_request,
-            response_deserializer=_health.parse_status,
-        )
         self._metadata: list[tuple[str, str]] = []
         if api_key:
             self._metadata.append(("authorization", f"Bearer {api_key}"))
@@ -104,10 +111,15 @@ class Connection:
             self._metadata.append(("x-recalld-tenant", tenant))
         self._retry = retry or RetryPolicy()
 
+    @property
+    def replicas(self) -> list[str]:
+        """The replicas this client calls, as last resolved."""
+        return self._replicas.addresses
+
     async def close(self) -> None:
-        """Closes the channel (a client from `with_credentials` leaves it to its parent)."""
+        """Closes the channels (a client from `with_credentials` leaves them to its parent)."""
         if self._owns_channel:
-            await self._channel.close(None)
+            await self._replicas.close()
 
     def _backoff_s(self, attempt: int, error: RecalldError) -> float:
         """The wait after failed attempt `attempt` (1-based).
@@ -124,17 +136,18 @@ class Connection:
 
     async def _call(
         self,
-        fn: Callable[..., Awaitable[T]],
+        rpc: str,
         request: Any,
         timeout: float,
-        rpc: str,
         idempotent: bool | None = None,
-    ) -> T:
+    ) -> Any:
         """One call with its retries; `idempotent` overrides the contract's word on `rpc`.
 
         One deadline covers every attempt and the waits between them. When the next
         wait would pass it, the last attempt's error is raised at once: it says why
-        the call failed, where a DEADLINE_EXCEEDED after the wait would not.
+        the call failed, where a DEADLINE_EXCEEDED after the wait would not. Each
+        attempt goes to the first healthy replica in the user's order, so a retry
+        after UNAVAILABLE goes to the next one.
         """
         if idempotent is None:
             idempotent = rpc in RETRY_SAFE_RPCS
@@ -143,7 +156,10 @@ class Connection:
         carrier: dict[str, str] = {}
         if _inject_trace_context is not None:
             _inject_trace_context(carrier)
+        user_id: str = getattr(request, "user_id", "")
         metadata = [*self._metadata, *carrier.items()]
+        if user_id:
+            metadata.append((ROUTING_HEADER, routing_key(user_id)))
 
         deadline = time.monotonic() + timeout
         attempt = 0
@@ -155,9 +171,22 @@ class Connection:
                     grpc.StatusCode.DEADLINE_EXCEEDED, f"deadline of {timeout} s exceeded"
                 )
             try:
-                return await fn(request, timeout=remaining, metadata=metadata)
-            except grpc.aio.AioRpcError as rpc_error:
-                error = RecalldError.from_rpc_error(rpc_error, self.tls)
+                replica = await self._replicas.pick(user_id)
+            except OSError as resolve_error:
+                error = RecalldError(grpc.StatusCode.UNAVAILABLE, str(resolve_error))
+            else:
+                try:
+                    result = await replica.methods[rpc](
+                        request, timeout=remaining, metadata=metadata
+                    )
+                except grpc.aio.AioRpcError as rpc_error:
+                    error = RecalldError.from_rpc_error(rpc_error, self.tls)
+                    if error.code == grpc.StatusCode.UNAVAILABLE and not error.reason:
+                        # Not the server's answer (that names a reason): unreachable.
+                        self._replicas.failed(replica)
+                else:
+                    self._replicas.succeeded(replica)
+                    return result
             if attempt >= self._retry.attempts or not retryable(error, idempotent, self.tls):
                 raise error
             delay = self._backoff_s(attempt, error)

@@ -44,13 +44,13 @@ class SessionCalls(Connection):
             request_id=request_id,
             agent_scope=agent_scope,
         )
-        return await self._call(
-            self._sessions.AppendMessages,
+        response: session_service_pb2.AppendMessagesResponse = await self._call(
+            "AppendMessages",
             request,
             timeout,
-            rpc="AppendMessages",
             idempotent=bool(request_id),
         )
+        return response
 
     async def get_context(
         self,
@@ -81,7 +81,10 @@ class SessionCalls(Connection):
             skip_profile=skip_profile,
             skip_memories=skip_memories,
         )
-        return await self._call(self._sessions.GetContext, request, timeout, rpc="GetContext")
+        response: session_service_pb2.GetContextResponse = await self._call(
+            "GetContext", request, timeout
+        )
+        return response
 
     async def get_session(
         self, user_id: str, session_id: str, *, timeout: float = DEFAULT_TIMEOUT_S
@@ -89,7 +92,7 @@ class SessionCalls(Connection):
         """A session's counters, summary and extraction status (NOT_FOUND if none)."""
         request = session_service_pb2.GetSessionRequest(user_id=user_id, session_id=session_id)
         response: session_service_pb2.GetSessionResponse = await self._call(
-            self._sessions.GetSession, request, timeout, rpc="GetSession"
+            "GetSession", request, timeout
         )
         return response.session
 
@@ -105,7 +108,10 @@ class SessionCalls(Connection):
         request = session_service_pb2.ListSessionsRequest(
             user_id=user_id, page_size=page_size, page_token=page_token
         )
-        return await self._call(self._sessions.ListSessions, request, timeout, rpc="ListSessions")
+        response: session_service_pb2.ListSessionsResponse = await self._call(
+            "ListSessions", request, timeout
+        )
+        return response
 
     async def list_all_sessions(
         self, user_id: str, *, page_size: int = 0, timeout: float = DEFAULT_TIMEOUT_S
@@ -127,4 +133,7 @@ class SessionCalls(Connection):
     ) -> session_service_pb2.EndSessionResponse:
         """Folds the rest into the summary, stores it as a SUMMARY memory, closes the session."""
         request = session_service_pb2.EndSessionRequest(user_id=user_id, session_id=session_id)
-        return await self._call(self._sessions.EndSession, request, timeout, rpc="EndSession")
+        response: session_service_pb2.EndSessionResponse = await self._call(
+            "EndSession", request, timeout
+        )
+        return response

@@ -49,6 +49,8 @@ def _hosts(address: str) -> list[str]:
     """The hosts a gRPC target names (without ports)."""
     if address.startswith(("ipv4:", "ipv6:")):
         return [_host_of(part) for part in address.split(":", 1)[1].split(",")]
+    if "," in address and "://" not in address and not address.startswith("dns:"):
+        return [_host_of(part.strip()) for part in address.split(",")]  # h1:p,h2:p
     if address.startswith("dns:") or "://" in address:
         # scheme:host:port, scheme:///host:port or scheme://authority/host:port
         address = address.split(":", 1)[1]
