@@ -6,10 +6,10 @@
  */
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { type Client, type CallOptions as ConnectCallOptions, createClient, type Transport } from "@connectrpc/connect";
-import { RoundRobinTransport } from "./balancing.js";
+import { type Client, type CallOptions as ConnectCallOptions, createClient } from "@connectrpc/connect";
 import { callWithRetries, type Rpc } from "./call.js";
 import { writeInChunks } from "./chunked-write.js";
+import { clientTransport } from "./client-transport.js";
 import type { Memory } from "./gen/recalld/v1/memory_pb.js";
 import {
   type ConfirmRequestSchema,
@@ -65,17 +65,19 @@ import {
   type HealthOptions,
   MAX_WRITE_MEMORIES,
   type RecalldClientOptions,
+  ROUTINGS,
 } from "./options.js";
 import { DEFAULT_RETRY_POLICY, isIdempotent, type MethodName, type RetryPolicy } from "./retry.js";
 import { resolveTarget, type Target } from "./targets.js";
-import { connect } from "./transport.js";
+import { userRoutingInterceptor } from "./user-routing.js";
 import { definedFields, nonEmpty, positive } from "./values.js";
 
 const SESSION_METHODS: ReadonlySet<string> = new Set(SessionService.methods.map((m) => m.name));
 
 /**
  * A client of recalld.v1.MemoryService and recalld.v1.SessionService over
- * gRPC (HTTP/2), both on one connection.
+ * gRPC (HTTP/2), both on one connection (one per replica when the address
+ * names several; each user's calls then go to one of them, see `routing`).
  *
  * Every method takes the generated request type (a plain object is enough),
  * resolves with the generated response type, and rejects with RecalldError.
@@ -83,7 +85,7 @@ const SESSION_METHODS: ReadonlySet<string> = new Set(SessionService.methods.map(
  * the reads (Recall, GetProfile, Get, List, History, ListConflicts,
  * GetContext, GetSession, ListSessions) always, Write and AppendMessages only
  * with a `requestId`, the other writes never. Each call's deadline covers its
- * retries.
+ * retries; over several replicas a retry goes to the user's next replica.
  */
 export class RecalldClient {
   /** The generated Connect client, for anything the wrapper does not cover. */
@@ -127,37 +129,19 @@ export class RecalldClient {
     }
     this.retry = retry;
     if (!(this.retry.maxAttempts >= 1)) throw new TypeError("recalld: retry.maxAttempts must be at least 1");
-    const tls = typeof options.tls === "object" ? options.tls : {};
-    const interceptors = [metadataInterceptor(metadata), traceContextInterceptor(), ...(options.interceptors ?? [])];
-    const { secure, balancedHost } = this.target;
-    const connectTo = (baseUrl: string, servername: string | undefined) =>
-      connect(
-        baseUrl,
-        secure,
-        secure ? definedFields({ ca: tls.ca, cert: tls.cert, key: tls.key, servername }) : {},
-        interceptors,
-      );
-    let transport: Transport;
-    if (balancedHost !== undefined) {
-      const port = new URL(this.target.baseUrl).port;
-      const scheme = secure ? "https" : "http";
-      // Certificates name the host, not each pod's address.
-      const servername = tls.serverName ?? balancedHost;
-      const balancer = new RoundRobinTransport(
-        balancedHost,
-        (address) => {
-          const host = address.includes(":") ? `[${address}]` : address;
-          return { ...connectTo(`${scheme}://${host}:${port}`, servername), address };
-        },
-        options.resolveAddresses,
-      );
-      this.closeTransport = () => balancer.close();
-      transport = balancer;
-    } else {
-      const connection = connectTo(this.target.baseUrl, tls.serverName);
-      this.closeTransport = connection.close;
-      transport = connection.transport;
+    const routing = options.routing ?? "user";
+    if (!ROUTINGS.includes(routing)) {
+      throw new TypeError(`recalld: routing must be one of ${ROUTINGS.join(", ")}, got ${JSON.stringify(routing)}`);
     }
+    const interceptors = [
+      metadataInterceptor(metadata),
+      userRoutingInterceptor(),
+      traceContextInterceptor(),
+      ...(options.interceptors ?? []),
+    ];
+    const tls = typeof options.tls === "object" ? options.tls : {};
+    const { transport, close } = clientTransport(this.target, tls, interceptors, routing, options.resolveAddresses);
+    this.closeTransport = close;
     this.raw = createClient(MemoryService, transport);
     this.rawSessions = createClient(SessionService, transport);
     this.rawHealth = createClient(Health, transport);

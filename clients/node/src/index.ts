@@ -24,9 +24,12 @@ export {
 } from "@bufbuild/protobuf";
 
 export { Code, ConnectError } from "@connectrpc/connect";
+export { INITIAL_DOWN_MS, MAX_DOWN_MS, ReplicaHealth, UserAffinityTransport } from "./affinity.js";
 export {
   type AddressResolver,
   DEFAULT_RESOLVE_INTERVAL_MS,
+  type Member,
+  ReplicaSet,
   RoundRobinTransport,
   systemResolver,
 } from "./balancing.js";
@@ -73,6 +76,8 @@ export {
   MAX_WRITE_MEMORIES,
   type RecalldClientOptions,
   type RetryOptions,
+  ROUTINGS,
+  type Routing,
 } from "./options.js";
 export {
   backoffMs,
@@ -85,4 +90,12 @@ export {
   shouldRetry,
 } from "./retry.js";
 export { isLoopbackHost, resolveTarget, type Target, type TlsOptions } from "./targets.js";
+export {
+  replicaOrder,
+  replicaWeight,
+  routingKey,
+  USER_ROUTING_HEADER,
+  userIdOf,
+  userRoutingInterceptor,
+} from "./user-routing.js";
 export { VERSION } from "./version.js";

@@ -19,6 +19,11 @@ export const MAX_WRITE_MEMORIES = 100;
 /** The longest request id the server accepts, in characters. */
 export const MAX_REQUEST_ID_CHARS = 128;
 
+/** How a client with several replicas picks one per call (see RecalldClientOptions.routing). */
+export type Routing = "user" | "round_robin";
+/** The values of Routing. */
+export const ROUTINGS: readonly Routing[] = ["user", "round_robin"];
+
 /** Overrides of DEFAULT_RETRY_POLICY (undefined keeps the default). */
 export type RetryOptions = { [K in keyof RetryPolicy]?: RetryPolicy[K] | undefined };
 
@@ -28,13 +33,22 @@ export type RetryOptions = { [K in keyof RetryPolicy]?: RetryPolicy[K] | undefin
  */
 export interface RecalldClientOptions extends MetadataOptions {
   /**
-   * `host:port` (for example `127.0.0.1:50051` or `[::1]:50051`), a URL whose
-   * scheme (`http`/`https`) decides TLS, or `dns:///host:port` to spread calls
-   * round robin over every address the name resolves to (a headless Service's
-   * pods), re-resolved every 30 s. Default: the `RECALLD_ADDR` environment
-   * variable, else `127.0.0.1:50051`.
+   * `host:port` (for example `127.0.0.1:50051` or `[::1]:50051`) or a URL
+   * whose scheme (`http`/`https`) decides TLS, for one server; or several
+   * replicas: a list `host1:50051,host2:50051` (also `ipv4:a:p,b:p`,
+   * `ipv6:[a]:p,[b]:p`), or `dns:///host:port` for every address the name
+   * resolves to (a headless Service's pods), re-resolved every 30 s. Over
+   * several replicas calls are routed by `routing`. Default: the
+   * `RECALLD_ADDR` environment variable, else `127.0.0.1:50051`.
    */
   address?: string | undefined;
+  /**
+   * How calls are spread over several replicas: `"user"` (the
+   * default) sends each user's calls to one replica, the first healthy one in
+   * the user's rendezvous order (docs/routing.md); `"round_robin"` sends
+   * calls to the replicas in turn. A single address is not affected.
+   */
+  routing?: Routing | undefined;
   /**
    * For `dns:///` addresses: how the name is resolved (default: the system
    * resolver, IPv4 and IPv6). Service discovery other than DNS plugs in here.

@@ -14,10 +14,13 @@ export interface TlsOptions {
 
 /** Where a client connects: the base URL and whether TLS is used. */
 export interface Target {
+  /** The server's URL; for a list of addresses, the first replica's. */
   baseUrl: string;
   secure: boolean;
-  /** Set for `dns:///` addresses: calls go round robin over this name's addresses. */
+  /** Set for `dns:///` addresses: calls are balanced over this name's addresses. */
   balancedHost?: string | undefined;
+  /** Set for a list of several addresses: each replica as dialed (`host:port`, `[v6]:port`). */
+  replicas?: string[] | undefined;
 }
 
 /** Whether `host` (without port; IPv6 with or without brackets) is a loopback host. */
@@ -33,7 +36,9 @@ export function isLoopbackHost(host: string): boolean {
  * Resolves `address` and the `tls` option into a base URL. Besides `host:port`
  * and `http(s)://` URLs it takes gRPC's target names: `dns:///host:port` (or
  * `dns:host:port`), balanced over the name's addresses, and
- * `ipv4:addr:port` / `ipv6:[addr]:port` for one address.
+ * `ipv4:addr:port[,addr:port...]` / `ipv6:[addr]:port[,[addr]:port...]`; and a
+ * plain list `host:port,host:port`. A list of several addresses sets
+ * `replicas` (each trimmed, lowercased, once); with one it is that address alone.
  */
 export function resolveTarget(address: string, tls?: boolean | TlsOptions | undefined): Target {
   if (/^dns:\/\/[^/]/i.test(address)) {
@@ -43,18 +48,24 @@ export function resolveTarget(address: string, tls?: boolean | TlsOptions | unde
   }
   const balanced = /^dns:(?:\/\/\/)?(.*)$/i.exec(address);
   if (balanced) {
-    if (/^[a-z]+:/i.test(balanced[1]!) && !/^[^:[\]]+:\d+$/.test(balanced[1]!)) {
-      throw new TypeError(`recalld: dns:/// takes host:port, got ${JSON.stringify(address)}`);
+    if ((/^[a-z]+:/i.test(balanced[1]!) && !/^[^:[\]]+:\d+$/.test(balanced[1]!)) || balanced[1]!.includes(",")) {
+      throw new TypeError(`recalld: dns:/// takes one host:port, got ${JSON.stringify(address)}`);
     }
     const target = resolveTarget(balanced[1]!, tls);
     return { ...target, balancedHost: new URL(target.baseUrl).hostname.replace(/^\[|\]$/g, "") };
   }
-  const single = /^ipv[46]:(.*)$/i.exec(address);
-  if (single) {
-    if (single[1]!.includes(",") || /^[a-z]+:\/\//i.test(single[1]!)) {
-      throw new TypeError(`recalld: ipv4:/ipv6: take one addr:port, got ${JSON.stringify(address)}`);
-    }
-    return resolveTarget(single[1]!, tls);
+  const grpcList = /^ipv[46]:(.*)$/i.exec(address);
+  if (grpcList || address.includes(",")) {
+    const list = grpcList ? grpcList[1]! : address;
+    // Trimmed and lowercased (only the host has letters) as the Python and Go clients do, since the name is
+    // hashed; empty entries and repeats dropped.
+    const entries = list.split(",").map((entry) => entry.trim().toLowerCase());
+    const replicas = [...new Set(entries.filter((entry) => entry !== ""))];
+    if (replicas.length === 0) throw new TypeError(`recalld: no address in ${JSON.stringify(address)}`);
+    const hosts = replicas.map((entry) => hostPort(entry, address).hostname);
+    if (replicas.length === 1) return resolveTarget(replicas[0]!, tls);
+    const secure = tls === undefined ? !hosts.every(isLoopbackHost) : Boolean(tls);
+    return { baseUrl: `${secure ? "https" : "http"}://${replicas[0]!}`, secure, replicas };
   }
   const schemeMatch = /^(https?):\/\//i.exec(address);
   if (schemeMatch) {
@@ -64,15 +75,22 @@ export function resolveTarget(address: string, tls?: boolean | TlsOptions | unde
     }
     return { baseUrl: address.replace(/\/+$/, ""), secure };
   }
+  const url = hostPort(address, address);
+  const secure = tls === undefined ? !isLoopbackHost(url.hostname) : Boolean(tls);
+  return { baseUrl: `${secure ? "https" : "http"}://${url.host}`, secure };
+}
+
+/** `entry` (`host:port`, `[v6]:port`) as a URL; a TypeError naming `address` when it is anything else. */
+function hostPort(entry: string, address: string): URL {
   let url: URL | undefined;
   try {
-    url = new URL(`http://${address}`);
+    url = new URL(`http://${entry}`);
   } catch {
     url = undefined;
   }
   if (url === undefined || url.port === "" || url.pathname !== "/" || url.username !== "") {
-    throw new TypeError(`recalld: address must be host:port or a URL, got ${JSON.stringify(address)}`);
+    const what = entry === address ? "address must be host:port or a URL" : "each address of a list must be host:port";
+    throw new TypeError(`recalld: ${what}, got ${JSON.stringify(address)}`);
   }
-  const secure = tls === undefined ? !isLoopbackHost(url.hostname) : Boolean(tls);
-  return { baseUrl: `${secure ? "https" : "http"}://${url.host}`, secure };
+  return url;
 }

@@ -238,15 +238,14 @@ export function enumName(e: NumericEnum, value: number): string {
   return typeof n === "string" ? n : String(value);
 }
 
-/** Finds tests/scripts/memory_scripts.json in an ancestor of this file's folder. */
-export function scriptsPath(): string {
+/** Finds tests/scripts/<name> (by default memory_scripts.json) in an ancestor of this file's folder. */
+export function scriptsPath(name = "memory_scripts.json"): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    const candidate = join(dir, "tests", "scripts", "memory_scripts.json");
+    const candidate = join(dir, "tests", "scripts", name);
     if (existsSync(candidate)) return candidate;
     const parent = resolve(dir, "..");
-    if (parent === dir)
-      throw new Error(`tests/scripts/memory_scripts.json not found above ${fileURLToPath(import.meta.url)}`);
+    if (parent === dir) throw new Error(`tests/scripts/${name} not found above ${fileURLToPath(import.meta.url)}`);
     dir = parent;
   }
 }

@@ -1,11 +1,15 @@
-// Per-call balancing of a `dns:///` address against two live replicas that share
-// nothing: RECALLD_ADDR (127.0.0.1:P) and RECALLD_ADDR_REPLICA (127.0.0.2:P, the
-// same port on another loopback address, as a headless Service's pods share a
-// port). scripts/test.sh starts both. Skipped when RECALLD_ADDR_REPLICA is unset.
+// Per-call balancing against two live replicas that share nothing: RECALLD_ADDR
+// (127.0.0.1:P) and RECALLD_ADDR_REPLICA (127.0.0.2:P, the same port on another
+// loopback address, as a headless Service's pods share a port). scripts/test.sh
+// starts both. Skipped when RECALLD_ADDR_REPLICA is unset. A third replica that is
+// down is 127.0.0.3:P, where nothing listens (the connection is refused, as it is
+// by a stopped server); test/unit/affinity-failover.test.ts stops and restarts
+// real in-process servers.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
-import { MemoryType, RecalldClient } from "../../src/index.js";
+import type { Interceptor } from "@connectrpc/connect";
+import { MemoryType, RecalldClient, replicaOrder } from "../../src/index.js";
 
 const first = process.env.RECALLD_ADDR ?? "";
 const second = process.env.RECALLD_ADDR_REPLICA ?? "";
@@ -27,7 +31,7 @@ async function usersOn(address: string, tenant: string, users: string[]): Promis
 }
 
 describe("dns:/// addresses", () => {
-  it("spread calls round robin over every address the name resolves to", { skip }, async () => {
+  it("with routing round_robin, spread calls over every address the name resolves to", { skip }, async () => {
     const port = new URL(`http://${first}`).port;
     const hosts = [new URL(`http://${first}`).hostname, new URL(`http://${second}`).hostname];
     assert.equal(new URL(`http://${second}`).port, port, "both replicas listen on one port");
@@ -37,6 +41,7 @@ describe("dns:/// addresses", () => {
       address: `dns:///replicas.recalld.invalid:${port}`,
       tenant,
       tls: false, // not a loopback name, so TLS would be the default
+      routing: "round_robin",
       resolveAddresses: async (host) => {
         resolved.push(host);
         return hosts;
@@ -73,5 +78,94 @@ describe("dns:/// addresses", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+/** The first users (`user-0`, `user-1`, …) whose replica order over `replicas` satisfies `wanted`, `count` of them. */
+function usersWhose(replicas: string[], wanted: (order: string[]) => boolean, count: number): string[] {
+  const found: string[] = [];
+  for (let i = 0; found.length < count; i++) if (wanted(replicaOrder(replicas, `user-${i}`))) found.push(`user-${i}`);
+  return found;
+}
+
+/** Whether the replica at `address` holds a memory of `userId`. */
+async function holds(address: string, tenant: string, userId: string): Promise<boolean> {
+  return (await usersOn(address, tenant, [userId])) === 1;
+}
+
+describe("user affinity over the live replicas", () => {
+  it("sends each user's calls to the first replica of its order", { skip }, async () => {
+    const replicas = [first, second];
+    const tenant = `affinity-${randomUUID().slice(0, 8)}`;
+    const users = [
+      ...usersWhose(replicas, (order) => order[0] === first, 3),
+      ...usersWhose(replicas, (order) => order[0] === second, 3),
+    ];
+    const client = new RecalldClient({ address: replicas.join(","), tenant });
+    try {
+      for (const userId of users) {
+        await client.write({ userId, memories: [{ type: MemoryType.FACT, content: `Fact about ${userId}` }] });
+        await client.recall({ userId, query: "fact" });
+      }
+    } finally {
+      await client.close();
+    }
+    for (const userId of users) {
+      const [home, other] = replicaOrder(replicas, userId);
+      assert.ok(await holds(home!, tenant, userId), `${userId} on ${home}`);
+      assert.ok(!(await holds(other!, tenant, userId)), `${userId} not on ${other}`);
+    }
+  });
+
+  it("routes a dns:/// name's addresses by user as well", { skip }, async () => {
+    const port = new URL(`http://${first}`).port;
+    const tenant = `affinity-dns-${randomUUID().slice(0, 8)}`;
+    const users = usersWhose([first, second], (order) => order[0] === second, 2);
+    const client = new RecalldClient({
+      address: `dns:///replicas.recalld.invalid:${port}`,
+      tenant,
+      tls: false,
+      resolveAddresses: async () => [new URL(`http://${first}`).hostname, new URL(`http://${second}`).hostname],
+    });
+    try {
+      for (const userId of users) {
+        await client.write({ userId, memories: [{ type: MemoryType.FACT, content: `Fact about ${userId}` }] });
+      }
+    } finally {
+      await client.close();
+    }
+    for (const userId of users) assert.ok(await holds(second, tenant, userId), `${userId} on ${second}`);
+  });
+
+  it("moves the users of a replica that is down to their next replica, and only them", { skip }, async () => {
+    const down = `127.0.0.3:${new URL(`http://${first}`).port}`;
+    const replicas = [first, second, down];
+    const tenant = `failover-${randomUUID().slice(0, 8)}`;
+    const [refused, skipped] = usersWhose(replicas, (order) => order[0] === down, 2);
+    const [stays] = usersWhose(replicas, (order) => order[0] !== down, 1);
+    const attempts: string[] = [];
+    const count: Interceptor = (next) => async (req) => {
+      attempts.push(new URL(req.url).host);
+      return next(req);
+    };
+    const client = new RecalldClient({ address: replicas.join(","), tenant, interceptors: [count] });
+    try {
+      for (const userId of [refused!, skipped!, stays!]) {
+        await client.write({
+          userId,
+          requestId: `fact-${userId}`, // retried on UNAVAILABLE, like reads
+          memories: [{ type: MemoryType.FACT, content: `Fact about ${userId}` }],
+        });
+      }
+    } finally {
+      await client.close();
+    }
+    const next = (userId: string) => replicaOrder(replicas, userId)[1]!;
+    // The first call refused by the down replica is retried on the user's next one; after that
+    // the down replica is skipped without an attempt.
+    assert.deepEqual(attempts, [down, next(refused!), next(skipped!), replicaOrder(replicas, stays!)[0]]);
+    assert.ok(await holds(next(refused!), tenant, refused!));
+    assert.ok(await holds(next(skipped!), tenant, skipped!));
+    assert.ok(await holds(replicaOrder(replicas, stays!)[0]!, tenant, stays!));
   });
 });

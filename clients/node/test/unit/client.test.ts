@@ -124,9 +124,35 @@ describe("resolveTarget", () => {
     assert.deepEqual(resolveTarget("dns:localhost:50051"), resolveTarget("dns:///localhost:50051"));
     assert.equal(resolveTarget("dns:recalld.prod.svc:443").balancedHost, "recalld.prod.svc");
     assert.throws(() => resolveTarget("dns://8.8.8.8/recalld.prod.svc:443"), /dns:\/\/\/host:port/);
-    assert.throws(() => resolveTarget("ipv4:10.0.0.1:1,10.0.0.2:1"), TypeError);
     assert.throws(() => resolveTarget("ipv4:nonsense"), /host:port/);
     assert.throws(() => resolveTarget("[::1"), /host:port/);
+  });
+  it("takes several replicas as a list, plain or in gRPC's ipv4:/ipv6: forms", () => {
+    assert.deepEqual(resolveTarget("10.0.0.1:50051, 10.0.0.2:50051"), {
+      baseUrl: "https://10.0.0.1:50051",
+      secure: true,
+      replicas: ["10.0.0.1:50051", "10.0.0.2:50051"],
+    });
+    assert.deepEqual(resolveTarget("ipv4:127.0.0.1:7001,127.0.0.2:7001"), {
+      baseUrl: "http://127.0.0.1:7001",
+      secure: false,
+      replicas: ["127.0.0.1:7001", "127.0.0.2:7001"],
+    });
+    assert.deepEqual(resolveTarget("ipv6:[fd00::1]:50051,[fd00::2]:50051", false).replicas, [
+      "[fd00::1]:50051",
+      "[fd00::2]:50051",
+    ]);
+    // TLS unless every replica is a loopback host; an explicit option decides for all.
+    assert.equal(resolveTarget("127.0.0.1:1,10.0.0.1:1").secure, true);
+    assert.equal(resolveTarget("127.0.0.1:1,10.0.0.1:1", false).secure, false);
+    // One distinct address is that address alone, as before.
+    assert.deepEqual(resolveTarget("127.0.0.1:1,127.0.0.1:1"), { baseUrl: "http://127.0.0.1:1", secure: false });
+    assert.deepEqual(resolveTarget("10.0.0.1:1, ,"), resolveTarget("10.0.0.1:1"), "empty entries are dropped");
+    assert.deepEqual(resolveTarget("A.example:1,a.EXAMPLE:1,b.example:1").replicas, ["a.example:1", "b.example:1"]);
+    assert.throws(() => resolveTarget(" , "), /no address/);
+    assert.throws(() => resolveTarget("10.0.0.1:1,10.0.0.2"), /host:port/);
+    assert.throws(() => resolveTarget("http://a:1,http://b:1"), /host:port/);
+    assert.throws(() => resolveTarget("dns:///a:1,b:1"), /one host:port/);
   });
 });
 
