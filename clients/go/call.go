@@ -15,7 +15,8 @@ import (
 )
 
 // invoke makes one call of method m: with the default deadline of m when ctx
-// has none, retried while the retry policy allows it, its error as *Error.
+// has none, retried while the retry policy allows it (over several replicas,
+// each attempt on the next one in the user's order), its error as *Error.
 func invoke[T any](ctx context.Context, c *Client, m Method, hasRequestID bool, call func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if _, ok := ctx.Deadline(); !ok {
@@ -31,6 +32,9 @@ func invoke[T any](ctx context.Context, c *Client, m Method, hasRequestID bool, 
 		defer cancel()
 	}
 	deadline, _ := ctx.Deadline()
+	if c.router != nil {
+		ctx = withAttempts(ctx) // each retry to the next replica
+	}
 	for attempt := 1; ; attempt++ {
 		res, err := call(ctx)
 		if err == nil {

@@ -22,7 +22,8 @@ import (
 )
 
 // Client talks to recalld.v1.MemoryService and recalld.v1.SessionService over
-// one connection. It is safe for concurrent use.
+// one connection, or one per replica when its target names several (see
+// WithRouting). It is safe for concurrent use.
 //
 // Every method applies the default deadline when ctx has none, retries
 // UNAVAILABLE with bounded exponential backoff where that is safe (the reads
@@ -31,18 +32,22 @@ import (
 // request_id, the other writes never; retries stay within the deadline), and
 // returns errors as *Error.
 type Client struct {
-	conn     *grpc.ClientConn
+	conn     *grpc.ClientConn // one target (nil with router)
+	router   *router          // several replicas (nil with conn)
 	raw      recalldv1.MemoryServiceClient
 	sessions recalldv1.SessionServiceClient
 	health   grpc_health_v1.HealthClient
 	cfg      config
 }
 
-// New creates a client for address: "host:port", or "dns:///host:port" to spread
-// calls over every address the name resolves to (round_robin: one connection per
-// replica behind a headless Service, each call to the next); the other gRPC
-// target forms (passthrough:///, ipv4:, ipv6:, unix:) are passed through. With
-// address "" it uses RECALLD_ADDR, or 127.0.0.1:50051 if that is unset too.
+// New creates a client for address: "host:port" (one server), or several
+// replicas — "host:port,host:port", the gRPC lists "ipv4:a:port,b:port" and
+// "ipv6:[a]:port,[b]:port", or "dns:///name:port" for every address the name
+// resolves to (a headless Service; resolved again every 30 s) — over which
+// each user's calls go to one replica (docs/routing.md; WithRouting(RoundRobin)
+// spreads them in turn instead); the other gRPC target forms (passthrough:///,
+// unix:) are passed through. With address "" it uses RECALLD_ADDR, or
+// 127.0.0.1:50051 if that is unset too.
 // Without WithAPIKey or WithTenant it sends RECALLD_API_KEY if set. Explicit
 // arguments always win over the environment. It does not connect until the
 // first call.
@@ -66,9 +71,13 @@ func New(address string, opts ...Option) (*Client, error) {
 		cfg.apiKey = os.Getenv(EnvAPIKey)
 	}
 	scheme, endpoint := splitScheme(address)
+	replicas, err := replicaList(address)
+	if err != nil {
+		return nil, err
+	}
 	switch scheme {
 	case "", "dns", "passthrough":
-		if _, _, err := net.SplitHostPort(endpoint); err != nil {
+		if _, _, err := net.SplitHostPort(endpoint); err != nil && replicas == nil {
 			return nil, fmt.Errorf("recalld: address must be host:port: %w", err)
 		}
 	}
@@ -77,6 +86,9 @@ func New(address string, opts ...Option) (*Client, error) {
 	}
 	if cfg.retry.MaxAttempts < 1 {
 		return nil, errors.New("recalld: RetryPolicy.MaxAttempts must be at least 1")
+	}
+	if cfg.routing != UserAffinity && cfg.routing != RoundRobin {
+		return nil, fmt.Errorf("recalld: unknown routing %d", cfg.routing)
 	}
 	md, err := BuildMetadata(cfg.apiKey, cfg.tenant)
 	if err != nil {
@@ -94,38 +106,74 @@ func New(address string, opts ...Option) (*Client, error) {
 		grpc.WithUserAgent("recalld-go/" + Version),
 		grpc.WithChainUnaryInterceptor(metadataInterceptor(md, cfg.propagator)),
 	}
-	if scheme == "dns" {
+	c := &Client{cfg: cfg}
+	switch {
+	case len(replicas) > 1:
+		c.router = newRouter(cfg.routing, replicaDialer(append(dial, cfg.dialOptions...), ""))
+		if err := c.router.set(replicas); err != nil {
+			return nil, err
+		}
+		c.attach(c.router)
+		return c, nil
+	case scheme == "dns" && cfg.routing == UserAffinity:
+		c.router = newRouter(cfg.routing, replicaDialer(append(dial, cfg.dialOptions...), endpoint))
+		c.router.dns = parseDNSTarget(address)
+		c.router.lookup = newLookup(c.router.dns.server)
+		c.attach(c.router)
+		return c, nil
+	case scheme == "dns":
 		dial = append(dial, grpc.WithDefaultServiceConfig(RoundRobinServiceConfig))
+	case len(replicas) == 1 && scheme == "":
+		address = replicas[0] // "host:port," or a repeated address
 	}
 	dial = append(dial, cfg.dialOptions...)
 	conn, err := grpc.NewClient(address, dial...)
 	if err != nil {
 		return nil, fmt.Errorf("recalld: %w", err)
 	}
-	return &Client{
-		conn:     conn,
-		raw:      recalldv1.NewMemoryServiceClient(conn),
-		sessions: recalldv1.NewSessionServiceClient(conn),
-		health:   grpc_health_v1.NewHealthClient(conn),
-		cfg:      cfg,
-	}, nil
+	c.conn = conn
+	c.attach(conn)
+	return c, nil
+}
+
+// attach makes the stubs call through cc: the connection, or the router.
+func (c *Client) attach(cc grpc.ClientConnInterface) {
+	c.raw = recalldv1.NewMemoryServiceClient(cc)
+	c.sessions = recalldv1.NewSessionServiceClient(cc)
+	c.health = grpc_health_v1.NewHealthClient(cc)
 }
 
 // RoundRobinServiceConfig balances calls over every resolved address; New uses it
-// for "dns:///" targets.
+// for "dns:///" targets with WithRouting(RoundRobin).
 const RoundRobinServiceConfig = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 
 // Version is the client version, sent in the user agent.
 const Version = "0.1.0"
 
 // Raw returns the generated stub, for anything the wrapper does not cover.
+// Over several replicas its calls are routed by their user_id too (without
+// the retries).
 func (c *Client) Raw() recalldv1.MemoryServiceClient { return c.raw }
 
 // RawSessions returns the generated SessionService stub (same connection).
 func (c *Client) RawSessions() recalldv1.SessionServiceClient { return c.sessions }
 
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+// Replicas returns the replicas the client routes over, as last resolved (for
+// "dns:///", none before the first call); with one target, that target.
+func (c *Client) Replicas() []string {
+	if c.router != nil {
+		return c.router.current()
+	}
+	return []string{c.conn.Target()}
+}
+
+// Close closes the connection (every replica's).
+func (c *Client) Close() error {
+	if c.router != nil {
+		return c.router.close()
+	}
+	return c.conn.Close()
+}
 
 // Recall returns the user's memories most relevant to a query, with the
 // user's profile (unless req.SkipProfile), a Context block ready for a prompt

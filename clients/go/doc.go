@@ -2,7 +2,8 @@
 // for AI agents.
 //
 // It wraps the generated recalld.v1.MemoryService and recalld.v1.SessionService
-// stubs (package recalldv1 under gen/recalld/v1), both on one connection, with
+// stubs (package recalldv1 under gen/recalld/v1), both on one connection (or
+// one per replica, each user's calls routed to one of them: WithRouting), with
 // what every caller needs: credentials or a tenant
 // in the request metadata, default deadlines, retries of UNAVAILABLE where a
 // call is idempotent, W3C trace-context propagation from the OpenTelemetry

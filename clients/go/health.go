@@ -21,7 +21,7 @@ const (
 
 // Health asks the server's standard gRPC health service
 // (grpc.health.v1.Health/Check, service "": the whole server) on the client's
-// connection. NOT_SERVING and UNKNOWN are answers, returned without an error;
+// connection (over several replicas, the next one in turn). NOT_SERVING and UNKNOWN are answers, returned without an error;
 // a call that fails (server down, wrong credentials, deadline) returns an
 // *Error. Retried on UNAVAILABLE like the other reads.
 func (c *Client) Health(ctx context.Context, opts ...grpc.CallOption) (HealthStatus, error) {

@@ -17,6 +17,11 @@ const (
 	TenantHeader        = "x-recalld-tenant"
 )
 
+// UserHeader carries RoutingKey(user_id) on every call that names a user, for
+// a proxy that sends each user to one replica (docs/routing.md). The server
+// does not read it.
+const UserHeader = "x-recalld-user"
+
 // BuildMetadata returns the request metadata for an API key (sent as
 // "authorization: Bearer <key>"; the server derives the tenant from it) or,
 // for a server without keys, a tenant ("x-recalld-tenant"). Giving both is
@@ -64,12 +69,17 @@ func InjectTraceContext(ctx context.Context, prop propagation.TextMapPropagator)
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
-// metadataInterceptor adds md and the trace context to every unary call.
+// metadataInterceptor adds md, UserHeader for a request with a user_id, and
+// the trace context to every unary call.
 func metadataInterceptor(md metadata.MD, prop propagation.TextMapPropagator) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		if len(md) > 0 {
+		add := md
+		if u, ok := req.(userRequest); ok && u.GetUserId() != "" {
+			add = metadata.Join(md, metadata.Pairs(UserHeader, RoutingKey(u.GetUserId())))
+		}
+		if len(add) > 0 {
 			out, _ := metadata.FromOutgoingContext(ctx)
-			ctx = metadata.NewOutgoingContext(ctx, metadata.Join(out, md))
+			ctx = metadata.NewOutgoingContext(ctx, metadata.Join(out, add))
 		}
 		return invoker(InjectTraceContext(ctx, prop), method, req, reply, cc, opts...)
 	}

@@ -1,5 +1,6 @@
 // Options of New: credentials, TLS, default deadlines, retries, tracing and
-// dial options, and the environment New reads when they are not given.
+// dial options, and the environment New reads when they are not given
+// (WithRouting is in routing.go).
 
 package recalld
 
@@ -44,6 +45,7 @@ type config struct {
 	retry              RetryPolicy
 	propagator         propagation.TextMapPropagator
 	dialOptions        []grpc.DialOption
+	routing            Routing
 }
 
 // WithAPIKey sends key as "authorization: Bearer <key>"; the server derives
