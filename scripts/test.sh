@@ -35,12 +35,14 @@ step "Node dependencies"
 (cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
 buf=clients/node/node_modules/.bin/buf
 
-step "Deployment checkers: helm, kubecheck, composecheck (Go module proxy, into .tools/)"
-# tests/packaging lints and renders the chart and loads the compose file with them.
-if [[ ! -x .tools/helm || ! -x .tools/kubecheck || ! -x .tools/composecheck ]]; then
+step "Deployment checkers: helm, kubecheck, composecheck, envoycheck (Go module proxy, into .tools/)"
+# tests/packaging lints and renders the chart, loads the compose file and checks the
+# Envoy configuration with them.
+if [[ ! -x .tools/helm || ! -x .tools/kubecheck || ! -x .tools/composecheck || ! -x .tools/envoycheck ]]; then
   (cd deploy/tools && go build -o ../../.tools/helm helm.sh/helm/v4/cmd/helm \
     && go build -o ../../.tools/kubecheck ./kubecheck \
-    && go build -o ../../.tools/composecheck ./composecheck)
+    && go build -o ../../.tools/composecheck ./composecheck \
+    && go build -o ../../.tools/envoycheck ./envoycheck)
 fi
 
 step "Contract: buf lint and format"
@@ -56,7 +58,7 @@ step "TypeScript and Go lint and format"
 (cd clients/node && npm run --silent lint)
 unformatted=$(gofmt -l clients/go deploy/tools)
 [[ -z "$unformatted" ]] || { echo "gofmt would change: $unformatted"; exit 1; }
-(cd deploy/tools && go vet ./kubecheck ./composecheck)
+(cd deploy/tools && go vet ./kubecheck ./composecheck ./envoycheck)
 
 step "Python lint and types"
 ruff check .

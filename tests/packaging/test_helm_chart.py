@@ -1,9 +1,10 @@
 """The Helm chart, checked offline: `helm lint --strict` (values against
 values.schema.json), `helm template`, and every rendered manifest decoded strictly
 into the Kubernetes API types (`deploy/tools/kubecheck`: unknown fields and wrong
-types fail).
+types fail). With `envoy.enabled`, the rendered Envoy configuration also passes
+`deploy/tools/envoycheck` (test_envoy.py checks the file it is rendered from).
 
-scripts/test.sh builds both tools from the Go module proxy into .tools/; elsewhere
+scripts/test.sh builds the tools from the Go module proxy into .tools/; elsewhere
 these tests are skipped, but never in CI (CI=true), where missing tools fail.
 """
 
@@ -20,6 +21,7 @@ from tests.packaging.tools import run, tool
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "deploy" / "helm" / "recalld"
 PRODUCTION = REPO / "deploy" / "helm" / "recalld-values-production.yaml"
+ENVOY = REPO / "deploy" / "envoy" / "envoy.yaml"
 
 
 def _render(*flags: str) -> list[dict[str, Any]]:
@@ -40,8 +42,33 @@ def _container(documents: list[dict[str, Any]]) -> dict[str, Any]:
     return dict(container)
 
 
+def _named(documents: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {d["metadata"]["name"]: d for d in documents if d["kind"] == kind}
+
+
+def _envoy_config(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rendered Envoy configuration, after envoycheck accepted it."""
+    [config_map] = _named(documents, "ConfigMap").values()
+    text = config_map["data"]["envoy.yaml"]
+    checked = run(tool("envoycheck"), "-", stdin=text)
+    assert checked.returncode == 0, checked.stderr
+    config: dict[str, Any] = yaml.safe_load(text)
+    return config
+
+
+def _upstream(config: dict[str, Any]) -> dict[str, Any]:
+    [cluster] = config["static_resources"]["clusters"]
+    endpoint = cluster["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]
+    return dict(endpoint["address"]["socket_address"])
+
+
 def test_the_chart_lints_strictly_with_default_and_production_values() -> None:
-    for flags in ([], ["-f", str(PRODUCTION)]):
+    for flags in (
+        [],
+        ["-f", str(PRODUCTION)],
+        ["--set", "envoy.enabled=true"],
+        ["-f", str(PRODUCTION), "--set", "envoy.enabled=true"],
+    ):
         linted = run(tool("helm"), "lint", "--strict", str(CHART), *flags)
         assert linted.returncode == 0, linted.stdout + linted.stderr
 
@@ -128,11 +155,100 @@ def test_keys_in_clear_text_are_refused_at_render_time() -> None:
         "milvus.uri=milvus:19530",  # no scheme
         "redis.url=http://redis:6379",
         "autoscaling.targetCPUUtilizationPercentage=0",
+        "envoy.enable=true",
+        "envoy.image.tag=",
+        "envoy.service.type=Ingress",
     ],
 )
 def test_values_that_break_the_schema_are_refused(flag: str) -> None:
     linted = run(tool("helm"), "lint", "--strict", str(CHART), "--set", flag)
     assert linted.returncode != 0, flag
+
+
+def test_envoy_hashes_users_onto_the_headless_service() -> None:
+    documents = _render("--set", "envoy.enabled=true")
+    deployments = _named(documents, "Deployment")
+    services = _named(documents, "Service")
+    assert set(deployments) == {"recalld", "recalld-envoy"}
+    assert set(services) == {"recalld", "recalld-envoy"}
+    # The chart's Service is headless: Envoy resolves every ready replica through it.
+    assert services["recalld"]["spec"]["clusterIP"] == "None"
+    config = _envoy_config(documents)
+    assert _upstream(config) == {
+        "address": "recalld.default.svc.cluster.local",
+        "port_value": 50051,
+    }
+    # deploy/envoy/envoy.yaml, aimed at the chart's Service and nothing else.
+    original = yaml.safe_load(ENVOY.read_text())
+    [cluster] = original["static_resources"]["clusters"]
+    endpoint = cluster["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]
+    endpoint["address"]["socket_address"] = _upstream(config)
+    assert config == original
+
+    envoy = deployments["recalld-envoy"]
+    pod = envoy["spec"]["template"]
+    labels = pod["metadata"]["labels"]
+    # The replicas' Service, budget and Deployment never select Envoy's pods, and
+    # Envoy's Service selects nothing else.
+    for selector in (
+        services["recalld"]["spec"]["selector"],
+        _kinds(documents)["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"],
+        deployments["recalld"]["spec"]["selector"]["matchLabels"],
+    ):
+        assert not selector.items() <= labels.items()
+    replica_labels = deployments["recalld"]["spec"]["template"]["metadata"]["labels"]
+    envoy_selector = services["recalld-envoy"]["spec"]["selector"]
+    assert envoy_selector.items() <= labels.items()
+    assert not envoy_selector.items() <= replica_labels.items()
+    assert envoy["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert services["recalld-envoy"]["spec"]["ports"][0]["targetPort"] == "grpc"
+
+    [container] = pod["spec"]["containers"]
+    assert container["image"] == "envoyproxy/envoy:v1.40.0"
+    assert "--config-path=/etc/envoy/config/envoy.yaml" in container["args"]
+    assert container["ports"][0] == {"name": "grpc", "containerPort": 50051, "protocol": "TCP"}
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+    assert container["resources"]["requests"]["cpu"]
+    assert container["readinessProbe"]["tcpSocket"]["port"] == "grpc"
+    assert "drain_listeners?graceful" in container["lifecycle"]["preStop"]["exec"]["command"][2]
+    assert pod["metadata"]["annotations"]["checksum/config"]
+    volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+    assert volumes["config"]["configMap"]["name"] == "recalld-envoy"
+
+
+def test_envoy_gets_a_headless_service_when_the_chart_has_none() -> None:
+    documents = _render("--set", "envoy.enabled=true", "--set", "service.headless=false")
+    services = _named(documents, "Service")
+    assert set(services) == {"recalld", "recalld-headless", "recalld-envoy"}
+    assert "clusterIP" not in services["recalld"]["spec"]
+    assert services["recalld-headless"]["spec"]["clusterIP"] == "None"
+    assert (
+        services["recalld-headless"]["spec"]["selector"] == services["recalld"]["spec"]["selector"]
+    )
+    config = _envoy_config(documents)
+    assert _upstream(config)["address"] == "recalld-headless.default.svc.cluster.local"
+
+
+def test_envoy_with_tls_presents_the_certificate_and_speaks_tls_to_the_replicas() -> None:
+    documents = _render(
+        "-f", str(PRODUCTION), "--set", "envoy.enabled=true", "--set", "envoy.upstreamCAKey=ca.crt"
+    )
+    config = _envoy_config(documents)
+    [listener] = config["static_resources"]["listeners"]
+    downstream = listener["filter_chains"][0]["transport_socket"]["typed_config"]
+    assert downstream["@type"].endswith("tls.v3.DownstreamTlsContext")
+    assert downstream["common_tls_context"]["alpn_protocols"] == ["h2"]
+    [certificate] = downstream["common_tls_context"]["tls_certificates"]
+    assert certificate["certificate_chain"]["filename"] == "/etc/envoy/tls/tls.crt"
+    [cluster] = config["static_resources"]["clusters"]
+    upstream = cluster["transport_socket"]["typed_config"]
+    assert upstream["@type"].endswith("tls.v3.UpstreamTlsContext")
+    context = upstream["common_tls_context"]
+    assert context["validation_context"]["trusted_ca"]["filename"] == "/etc/envoy/tls/ca.crt"
+    pod = _named(documents, "Deployment")["recalld-envoy"]["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["tls"]["secret"]["secretName"] == "recalld-tls"
 
 
 def test_kubecheck_refuses_an_unknown_field() -> None:
