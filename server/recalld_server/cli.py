@@ -45,6 +45,11 @@ async def _serve(argv: Sequence[str]) -> None:
 
 
 def _migrate(command: str, argv: Sequence[str]) -> int:
+    if "--with-vectors" in argv:  # straight from and to the store, no re-embedding
+        from recalld_server.maintenance import bulk_commands
+
+        main = bulk_commands.main_import if command == "import" else bulk_commands.main_export
+        return main(argv, os.environ)
     from recalld_server.migrate import commands
 
     if command == "import":

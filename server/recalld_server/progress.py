@@ -36,7 +36,10 @@ class Progress:
         self.last = now
         rate = done / max(now - self.started, 1e-6)
         percent = 100 * done // total if total else 100
-        text = f"{self.label}: {done}/{total} {self.unit} ({percent}%, {rate:.0f}/s)"
+        text = f"{self.label}: {done}/{total} {self.unit} ({percent}%, {rate:.0f}/s"
+        if 0 < done < total:
+            text += f", about {_duration((total - done) / rate)} left"
+        text += ")"
         if self.tty:
             self.stream.write(f"\r{text}\x1b[K")
             if done >= total:
@@ -52,3 +55,12 @@ class Progress:
         if self.tty and self.shown and not self.ended:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    """A rough duration for an ETA: 45 s, 12 min, 3.5 h."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

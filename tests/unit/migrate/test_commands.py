@@ -30,6 +30,7 @@ def test_progress_prints_when_due_and_at_the_end() -> None:
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("import: 100/300 memories (33%")
+    assert "left)" in lines[0]  # an estimate of the time still needed
     assert lines[1].startswith("import: 300/300 memories (100%")
 
 
