@@ -102,6 +102,7 @@ def main() -> None:
     parser.add_argument("--out", default="bulk-load.json")
     args = parser.parse_args()
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="bulk-load-"))
+    work.mkdir(parents=True, exist_ok=True)
     source = work / "source.jsonl"
     started = time.monotonic()
     with source.open("w", encoding="utf-8") as out:

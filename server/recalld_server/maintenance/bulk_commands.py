@@ -86,6 +86,7 @@ def import_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     parser.add_argument(
         "--batch-size", type=int, default=2_000, help=f"rows written at once (1..{MAX_BATCH})"
     )
+    parser.add_argument("--writers", type=int, default=4, help="batches written at once (1..16)")
     return parser
 
 
@@ -160,6 +161,9 @@ def main_import(argv: Sequence[str], environ: Mapping[str, str]) -> int:
     if not 1 <= args.batch_size <= MAX_BATCH:
         print(f"recalld import: --batch-size must be 1..{MAX_BATCH}", file=sys.stderr)
         return 2
+    if not 1 <= args.writers <= 16:
+        print("recalld import: --writers must be 1..16", file=sys.stderr)
+        return 2
     try:
         handle = args.file.open(encoding="utf-8")
     except OSError as error:
@@ -196,6 +200,7 @@ def _import(
             enumerate(handle, start=2),  # line 1 is the header
             report,
             batch_size=args.batch_size,
+            writers=args.writers,
             on_progress=progress,
         )
     except (BulkModelError, StoreModelError) as error:
