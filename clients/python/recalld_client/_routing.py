@@ -185,9 +185,17 @@ class ReplicaSet:
         return next((r for r in ordered if r.is_up(now)), ordered[0])
 
     def failed(self, replica: Replica) -> None:
-        """The replica could not be reached: skip it for a back-off that doubles."""
+        """The replica could not be reached: skip it for a back-off that doubles.
+
+        Only a failure while it counts as up starts or doubles the back-off: the
+        calls that were in flight when it went down fail together, and must not
+        push it to the ceiling at once.
+        """
+        now = self._clock()
+        if not replica.is_up(now):
+            return
         replica.backoff_s = min(MAX_BACKOFF_S, max(FIRST_BACKOFF_S, 2 * replica.backoff_s))
-        replica.down_until = self._clock() + replica.backoff_s
+        replica.down_until = now + replica.backoff_s
 
     def succeeded(self, replica: Replica) -> None:
         """The replica answered: it is up."""

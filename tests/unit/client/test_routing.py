@@ -146,9 +146,24 @@ async def test_the_back_off_stops_doubling_at_its_ceiling() -> None:
     replicas = _set(clock)
     try:
         replica = await replicas.pick("bob")
-        for _ in range(20):
+        for _ in range(20):  # fails again each time its back-off has passed
             replicas.failed(replica)
+            clock.now += replica.backoff_s
         assert replica.backoff_s == MAX_BACKOFF_S
+    finally:
+        await replicas.close()
+
+
+async def test_calls_failing_together_do_not_lengthen_the_back_off() -> None:
+    """32 calls in flight when the replica went down fail at once: one failure."""
+    clock = Clock()
+    replicas = _set(clock)
+    try:
+        replica = await replicas.pick("bob")
+        for _ in range(32):
+            replicas.failed(replica)
+        assert replica.backoff_s == FIRST_BACKOFF_S
+        assert replica.down_until == clock.now + FIRST_BACKOFF_S
     finally:
         await replicas.close()
 
