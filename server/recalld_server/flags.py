@@ -260,6 +260,31 @@ def serve_parser(environ: Mapping[str, str], defaults: ServerConfig) -> argparse
     return p
 
 
+def add_store_flags(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
+    """Where the offline commands (reembed, bulk export and import) find the store."""
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(environ.get("RECALLD_DATA_DIR", "recalld-data")),
+        help="the embedded Milvus Lite store's directory (env RECALLD_DATA_DIR)",
+    )
+    parser.add_argument(
+        "--milvus-uri",
+        default=environ.get("RECALLD_MILVUS_URI", ""),
+        help="a Milvus server instead of the embedded store (env RECALLD_MILVUS_URI)",
+    )
+    parser.add_argument(
+        "--milvus-token",
+        default=environ.get("RECALLD_MILVUS_TOKEN", ""),
+        help="Milvus server credential (env RECALLD_MILVUS_TOKEN)",
+    )
+
+
+def store_uri(args: argparse.Namespace) -> str:
+    """The store `add_store_flags` named: the server's URI, else the Lite file."""
+    return str(args.milvus_uri or args.data_dir / "milvus.db")
+
+
 def add_embedding_endpoint_flags(p: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
     """Flags of an OpenAI-compatible embeddings endpoint (`serve`, `reembed`, `calibrate`).
 

@@ -13,6 +13,7 @@ from typing import TextIO
 from pymilvus import MilvusClient, MilvusException
 
 from recalld_server.embedding.registry import embedding_models
+from recalld_server.flags import add_store_flags, store_uri
 from recalld_server.maintenance.bulk import (
     BulkFileError,
     BulkHeader,
@@ -37,22 +38,7 @@ def _store_flags(parser: argparse.ArgumentParser, environ: Mapping[str, str]) ->
         required=True,
         help="the rows as stored, vectors included, straight from the store",
     )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=Path(environ.get("RECALLD_DATA_DIR", "recalld-data")),
-        help="the embedded Milvus Lite store's directory (env RECALLD_DATA_DIR)",
-    )
-    parser.add_argument(
-        "--milvus-uri",
-        default=environ.get("RECALLD_MILVUS_URI", ""),
-        help="a Milvus server instead of the embedded store (env RECALLD_MILVUS_URI)",
-    )
-    parser.add_argument(
-        "--milvus-token",
-        default=environ.get("RECALLD_MILVUS_TOKEN", ""),
-        help="Milvus server credential (env RECALLD_MILVUS_TOKEN)",
-    )
+    add_store_flags(parser, environ)
     parser.add_argument("--no-progress", action="store_true", help="no progress line")
 
 
@@ -91,7 +77,7 @@ def import_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
 
 
 def _open(args: argparse.Namespace, command: str, must_exist: bool) -> MilvusClient | None:
-    uri = args.milvus_uri or str(args.data_dir / "milvus.db")
+    uri = store_uri(args)
     if is_local_uri(uri):
         if must_exist and not Path(uri).exists():
             print(f"recalld {command}: no store at {uri}", file=sys.stderr)
@@ -118,7 +104,7 @@ def main_export(argv: Sequence[str], environ: Mapping[str, str]) -> int:
     client = _open(args, "export", must_exist=True)
     if client is None:
         return 2
-    uri = args.milvus_uri or str(args.data_dir / "milvus.db")
+    uri = store_uri(args)
     to_stdout = args.output == "-"
     partial = Path(f"{args.output}.partial")
     progress = None if args.no_progress else Progress("export", "memories")
@@ -184,7 +170,7 @@ def main_import(argv: Sequence[str], environ: Mapping[str, str]) -> int:
 def _import(
     client: MilvusClient, args: argparse.Namespace, header: BulkHeader, handle: TextIO
 ) -> int:
-    uri = args.milvus_uri or str(args.data_dir / "milvus.db")
+    uri = store_uri(args)
     report = BulkImportReport(header)
     progress = None if args.no_progress else Progress("import", "memories")
     started = time.monotonic()

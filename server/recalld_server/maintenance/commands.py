@@ -29,7 +29,12 @@ from recalld_server.embedding.registry import (
     embedding_models,
     model_spec,
 )
-from recalld_server.flags import add_embedding_endpoint_flags, embedding_endpoint
+from recalld_server.flags import (
+    add_embedding_endpoint_flags,
+    add_store_flags,
+    embedding_endpoint,
+    store_uri,
+)
 from recalld_server.maintenance.embedders import STARTUP_TIMEOUT_S, ModelChoice, open_model
 from recalld_server.maintenance.reembed import (
     ReembedReport,
@@ -66,22 +71,7 @@ def reembed_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     parser.add_argument(
         "--list", action="store_true", help="list the models and the store's collections"
     )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=Path(environ.get("RECALLD_DATA_DIR", "recalld-data")),
-        help="the embedded Milvus Lite store's directory (env RECALLD_DATA_DIR)",
-    )
-    parser.add_argument(
-        "--milvus-uri",
-        default=environ.get("RECALLD_MILVUS_URI", ""),
-        help="a Milvus server instead of the embedded store (env RECALLD_MILVUS_URI)",
-    )
-    parser.add_argument(
-        "--milvus-token",
-        default=environ.get("RECALLD_MILVUS_TOKEN", ""),
-        help="Milvus server credential (env RECALLD_MILVUS_TOKEN)",
-    )
+    add_store_flags(parser, environ)
     parser.add_argument(
         "--batch-size", type=int, default=512, help="memories read, embedded and written at once"
     )
@@ -149,7 +139,7 @@ def main_reembed(argv: Sequence[str], environ: Mapping[str, str]) -> int:
     if args.batch_size < 1 or args.batch_size > 16_384:
         print("recalld reembed: --batch-size must be 1..16384", file=sys.stderr)
         return 2
-    uri = args.milvus_uri or str(args.data_dir / "milvus.db")
+    uri = store_uri(args)
     if is_local_uri(uri) and not Path(uri).exists():
         if args.list:  # the models are worth listing before any store exists
             _print_models("")
