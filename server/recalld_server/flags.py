@@ -337,6 +337,13 @@ def add_embedding_endpoint_flags(p: argparse.ArgumentParser, environ: Mapping[st
         help="most requests at once",
     )
     group.add_argument(
+        "--embedding-linger-ms",
+        type=float,
+        default=env("EMBEDDING_LINGER_MS", d.linger_s * 1000),
+        help="while another request is out, how long the next waits for more texts "
+        "(fewer, fuller requests under load; an idle server never waits); 0: never",
+    )
+    group.add_argument(
         "--embedding-timeout",
         type=float,
         default=env("EMBEDDING_TIMEOUT", d.timeout_s),
@@ -377,6 +384,7 @@ def embedding_endpoint(
             query=Framing(args.embedding_query_prefix, args.embedding_query_input_type),
             max_batch=int(args.embedding_max_batch),
             max_in_flight=int(args.embedding_max_in_flight),
+            linger_s=float(args.embedding_linger_ms) / 1000,
             timeout_s=float(args.embedding_timeout),
             max_input_chars=int(args.embedding_max_input_chars),
             encoding_format=str(args.embedding_encoding_format),

@@ -15,6 +15,9 @@ from recalld_server.embedding.openai_wire import ENCODINGS, Framing, Purpose
 MIN_CUT_CHARS = 256
 """A text refused as too long is halved until it is accepted or this short."""
 
+MAX_LINGER_S = 1.0
+"""The longest a request may wait for company (past that it is a delay, not batching)."""
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class EndpointSettings:
@@ -29,6 +32,9 @@ class EndpointSettings:
         query: How recall queries are framed.
         max_batch: Most texts one request carries.
         max_in_flight: Most requests at once (one connection each).
+        linger_s: While another request is out, how long the next one waits for
+            more texts before it leaves (unless it is full); 0: never waits. An
+            idle server never waits: a request with none out leaves at once.
         timeout_s: Deadline of one request, connection and answer included.
         max_input_chars: Longer texts are cut (`openai_wire.cut`) before sending.
         encoding_format: "auto" asks for base64 vectors and falls back to numbers
@@ -49,6 +55,7 @@ class EndpointSettings:
     query: Framing = dataclasses.field(default_factory=Framing)
     max_batch: int = 32
     max_in_flight: int = 4
+    linger_s: float = 0.005
     timeout_s: float = 30.0
     max_input_chars: int = 8192
     encoding_format: str = "auto"
@@ -67,6 +74,8 @@ class EndpointSettings:
             problems.append("dimensions must be positive")
         if self.max_batch < 1 or self.max_in_flight < 1 or self.attempts < 1:
             problems.append("max batch, max in flight and attempts must be at least 1")
+        if not 0 <= self.linger_s <= MAX_LINGER_S:
+            problems.append(f"linger must be between 0 and {MAX_LINGER_S * 1000:g} ms")
         if self.timeout_s <= 0 or self.startup_timeout_s < 0 or self.circuit_cooldown_s < 0:
             problems.append("timeouts must be positive")
         if self.max_input_chars < MIN_CUT_CHARS:

@@ -6,7 +6,11 @@ speak this API. The embedder makes that service safe to depend on:
 
 * **Batching.** Concurrent callers' texts share requests: a request leaves as
   soon as a slot of `max_in_flight` is free, carrying every text queued
-  meanwhile, up to `max_batch`. Under load batches fill; idle, nobody waits.
+  meanwhile, up to `max_batch`. While another request is out, it first waits up
+  to `linger_s` for company (or until it is full): a fast endpoint frees its
+  slots before a second text arrives, so without the wait every single write
+  paid a whole request of the event loop's time (~0.5 ms) for one text. Idle,
+  nobody waits.
 * **Deadlines.** A text carries its call's deadline (`recalld_server.deadlines`);
   a request and its retries end by the latest deadline of the callers it serves,
   and a request whose callers have all gone is cancelled.
@@ -117,6 +121,9 @@ class OpenAIEmbedder:
         )
         self._queue: collections.deque[_Pending] = collections.deque()
         self._queued = asyncio.Event()
+        self._queued_texts = 0
+        self._lingering: asyncio.Future[None] | None = None
+        """Resolved when the batch being held fills (or the linger ends)."""
         self._slots = asyncio.Semaphore(settings.max_in_flight)
         self._dispatcher: asyncio.Task[None] | None = None
         self._sending: set[asyncio.Task[None]] = set()
@@ -251,7 +258,10 @@ class OpenAIEmbedder:
             for i in range(0, len(texts), size)
         ]
         self._queue.extend(pending)
+        self._queued_texts += len(texts)
         self._queued.set()
+        if self._lingering is not None and self._queued_texts >= size:
+            _resolve(self._lingering)
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.create_task(self._dispatch(), name="embed-dispatch")
         try:
@@ -266,6 +276,8 @@ class OpenAIEmbedder:
         while True:
             await self._queued.wait()
             await self._slots.acquire()  # callers queue meanwhile: the batch fills
+            if self._sending and self._queued_texts < self._settings.max_batch:
+                await self._linger()
             batch = self._take()
             if not batch:
                 self._slots.release()
@@ -278,11 +290,26 @@ class OpenAIEmbedder:
             for item in batch:
                 item.future.add_done_callback(functools.partial(_abandon, batch, task))
 
+    async def _linger(self) -> None:
+        """Holds the next request for `linger_s`, or until `max_batch` texts wait."""
+        linger = self._settings.linger_s
+        if linger <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        self._lingering = waiter = loop.create_future()
+        timer = loop.call_later(linger, _resolve, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._lingering = None
+
     def _take(self) -> list[_Pending]:
         """The next batch: queued texts of the oldest caller's purpose, up to max_batch."""
         while self._queue and self._queue[0].future.done():
             self._queue.popleft()  # a caller that gave up
         if not self._queue:
+            self._queued_texts = 0
             return []
         purpose = self._queue[0].purpose
         batch: list[_Pending] = []
@@ -298,6 +325,7 @@ class OpenAIEmbedder:
             else:
                 kept.append(item)
         self._queue = kept
+        self._queued_texts = sum(len(item.texts) for item in kept)
         if not self._queue:
             self._queued.clear()
         return batch
@@ -484,3 +512,8 @@ def _abandon(
     """A caller gave up: when every caller of the request has, so does the request."""
     if future.cancelled() and all(p.future.done() for p in batch):
         task.cancel()
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

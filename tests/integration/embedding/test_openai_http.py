@@ -148,6 +148,74 @@ async def test_concurrent_callers_share_requests(
     assert max(len(r["input"]) for r in endpoint.requests) <= embedder.settings.max_batch
 
 
+async def lingering(endpoint: FaultyEmbeddingServer, **overrides: object) -> OpenAIEmbedder:
+    model = await OpenAIEmbedder.connect(settings(endpoint.url, **overrides))
+    endpoint.requests.clear()
+    return model
+
+
+async def staggered(model: OpenAIEmbedder, texts: list[str], gap_s: float) -> list[np.ndarray]:
+    """One call per text, each started `gap_s` after the one before."""
+    calls = []
+    for text in texts:
+        calls.append(asyncio.ensure_future(model.embed([text])))
+        await asyncio.sleep(gap_s)
+    return list(await asyncio.gather(*calls))
+
+
+async def test_calls_arriving_while_a_request_is_out_wait_to_share_the_next(
+    endpoint: FaultyEmbeddingServer,
+) -> None:
+    model = await lingering(endpoint, linger_s=0.25)
+    try:
+        endpoint.script = ["slow:0.4"]
+        first = asyncio.ensure_future(model.embed(["first"]))
+        await asyncio.sleep(0.05)
+        later = [f"later {i}" for i in range(4)]
+        rows = await staggered(model, later, 0.02)
+        await first
+        for text, row in zip(later, rows, strict=True):
+            np.testing.assert_allclose(row[0], hashed_vector(text, 48), atol=1e-6)
+        # Free slots alone would have sent each later text on its own request.
+        assert [r["input"] for r in endpoint.requests] == [["first"], later]
+    finally:
+        await model.close()
+
+
+async def test_a_lone_call_and_a_full_batch_never_wait_out_the_linger(
+    endpoint: FaultyEmbeddingServer,
+) -> None:
+    model = await lingering(endpoint, linger_s=1.0, max_batch=4)
+    try:
+        started = time.monotonic()
+        await model.embed(["alone"])  # nothing else out: it leaves at once
+        assert time.monotonic() - started < 0.5
+
+        endpoint.script = ["slow:0.3"]
+        first = asyncio.ensure_future(model.embed(["first"]))
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        await staggered(model, [f"filler {i}" for i in range(4)], 0.02)
+        assert time.monotonic() - started < 0.6  # left when the fourth text came
+        await first
+        assert [len(r["input"]) for r in endpoint.requests] == [1, 1, 4]
+    finally:
+        await model.close()
+
+
+async def test_no_linger_sends_whenever_a_slot_is_free(endpoint: FaultyEmbeddingServer) -> None:
+    model = await lingering(endpoint, linger_s=0.0)
+    try:
+        endpoint.script = ["slow:0.3"]
+        first = asyncio.ensure_future(model.embed(["first"]))
+        await asyncio.sleep(0.05)
+        await staggered(model, ["a", "b"], 0.05)
+        await first
+        assert [r["input"] for r in endpoint.requests] == [["first"], ["a"], ["b"]]
+    finally:
+        await model.close()
+
+
 async def test_429_waits_at_least_retry_after(
     embedder: OpenAIEmbedder, endpoint: FaultyEmbeddingServer
 ) -> None:
