@@ -27,6 +27,7 @@ from recalld_server.maintenance.bulk import (
 from recalld_server.progress import Progress
 from recalld_server.storage.milvus_collection import StoreModelError
 from recalld_server.storage.milvus_features import is_local_uri
+from recalld_server.storage.milvus_packing import use_column_packing
 
 MAX_BATCH = 16_384
 
@@ -84,7 +85,7 @@ def _open(args: argparse.Namespace, command: str, must_exist: bool) -> MilvusCli
             return None
         Path(uri).parent.mkdir(parents=True, exist_ok=True)
     try:
-        return MilvusClient(uri=uri, token=args.milvus_token)
+        client = MilvusClient(uri=uri, token=args.milvus_token)
     except MilvusException as error:
         hint = " (Milvus Lite allows one process per store: stop the server using it)"
         print(
@@ -93,6 +94,8 @@ def _open(args: argparse.Namespace, command: str, must_exist: bool) -> MilvusCli
             file=sys.stderr,
         )
         return None
+    use_column_packing(client._get_connection())
+    return client
 
 
 def main_export(argv: Sequence[str], environ: Mapping[str, str]) -> int:

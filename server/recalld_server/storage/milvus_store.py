@@ -32,6 +32,7 @@ from recalld_server.storage.milvus_collection import (
 )
 from recalld_server.storage.milvus_features import is_local_uri
 from recalld_server.storage.milvus_filters import build_filter, tenant_scoped, upkeep_filter
+from recalld_server.storage.milvus_packing import use_column_packing
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,8 @@ class MilvusVectorStore:
         collection = collection_name_for(config.model_id)
         keyword_index = await asyncio.to_thread(ensure_collection, config, collection)
         client = AsyncMilvusClient(uri=config.uri, token=config.token, timeout=config.timeout_s)
+        # The history and request stores share this client, so their rows too.
+        use_column_packing(await client._get_connection())
         return cls(config, client, collection, keyword_index)
 
     @property
