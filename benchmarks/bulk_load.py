@@ -27,6 +27,7 @@ import numpy as np
 from recalld_server.domain.core.ids import new_id
 from recalld_server.embedding.usem import USEM3_MODEL_ID
 from recalld_server.maintenance.bulk import BulkHeader, row_to_line
+from recalld_server.maintenance.bulk_commands import LITE_BATCH, SERVER_BATCH
 
 DIMENSION = 512
 TOPICS = ("tea", "running", "Rust", "Lisbon", "jazz", "chess", "sailing", "ramen")
@@ -96,7 +97,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--users", type=int, default=20_000)
-    parser.add_argument("--batch-size", type=int, default=2_000)
+    parser.add_argument(
+        "--batch-size", type=int, default=None, help="default: the command's own for the store"
+    )
     parser.add_argument("--milvus-uri", default="", help="a Milvus server (default: Lite)")
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--out", default="bulk-load.json")
@@ -115,7 +118,8 @@ def main() -> None:
         if args.milvus_uri
         else ["--data-dir", str(work / "store")]
     )
-    flags = ["--with-vectors", *store, "--batch-size", str(args.batch_size)]
+    batch = args.batch_size or (SERVER_BATCH if args.milvus_uri else LITE_BATCH)
+    flags = ["--with-vectors", *store, *(["--batch-size", str(batch)] if args.batch_size else [])]
     load_s, load_report = _run("import", str(source), *flags)
     again_s, again_report = _run("import", str(source), *flags)
     exported = work / "exported.jsonl"
@@ -128,7 +132,7 @@ def main() -> None:
         "revision": revision,
         "rows": args.rows,
         "users": args.users,
-        "batch_size": args.batch_size,
+        "batch_size": batch,
         "store": args.milvus_uri or "milvus-lite",
         "cpus": os.cpu_count(),
         "file_mb": round(source.stat().st_size / 2**20, 1),

@@ -121,6 +121,23 @@ def test_an_interrupted_import_resumes_with_what_is_missing(
     assert _export(target, root / "resumed-out.jsonl") == lines
 
 
+def test_a_fresh_store_takes_each_id_once_across_batches(
+    source: tuple[Path, list[str]],
+) -> None:
+    # A fresh store skips looking ids up in the store: the file's own repeats must
+    # still be caught, also when they fall in batches written at the same time.
+    root, lines = source
+    repeated = root / "repeated.jsonl"
+    repeated.write_text("\n".join([*lines, lines[1], lines[5], lines[1]]) + "\n", encoding="utf-8")
+    target = root / "fresh-repeats"
+    done = _recalld(
+        "import", "--with-vectors", str(repeated), "--data-dir", str(target), "--batch-size", "2"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "9 read, 6 inserted, 3 already there" in done.stderr
+    assert _export(target, root / "fresh-repeats-out.jsonl") == lines
+
+
 def test_another_models_vectors_are_refused(source: tuple[Path, list[str]]) -> None:
     root, lines = source
     header = json.loads(lines[0])

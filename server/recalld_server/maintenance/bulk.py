@@ -202,7 +202,7 @@ def export_rows(
     on_progress: ProgressFn | None = None,
 ) -> int:
     """Writes the header and every row of `collection`, in id order; returns the rows."""
-    total = _count(client, collection.name)
+    total = stored_rows(client, collection.name)
     write(BulkHeader(collection.model_id, collection.dimension, total).to_line() + "\n")
     done, after = 0, ""
     while True:
@@ -294,8 +294,14 @@ def import_rows(
     batch_size: int = 2_000,
     writers: int = 4,
     on_progress: ProgressFn | None = None,
+    check_present: bool = True,
 ) -> None:
     """Inserts the rows the store lacks, `writers` batches at a time; counts into `report`.
+
+    `check_present=False` skips looking up each batch's ids in the store: only for a
+    collection this run created, which holds nothing but what the run wrote (the file's
+    repeated ids are still caught, by `seen`). A run that is stopped and started again
+    finds the collection there and looks them up.
 
     `lines` yields (line number, text) after the header. A malformed line stops the
     import with BulkFileError once the batches before it are written: a corrected
@@ -329,21 +335,25 @@ def import_rows(
                 seen.add(row["id"])
                 batch.append(row)
                 if len(batch) >= batch_size:
-                    pending.append(pool.submit(_insert_missing, client, collection.name, batch))
+                    pending.append(
+                        pool.submit(_insert_missing, client, collection.name, batch, check_present)
+                    )
                     batch = []
                     settle(writers)
             if batch:
-                pending.append(pool.submit(_insert_missing, client, collection.name, batch))
+                pending.append(
+                    pool.submit(_insert_missing, client, collection.name, batch, check_present)
+                )
         finally:
             settle(0)  # what was handed to the writers lands, even after a bad line
 
 
 def _insert_missing(
-    client: MilvusClient, collection: str, batch: list[dict[str, Any]]
+    client: MilvusClient, collection: str, batch: list[dict[str, Any]], check_present: bool
 ) -> tuple[int, int]:
     """Inserts the batch's rows whose ids the store lacks: (inserted, already there)."""
     present: set[str] = set()
-    for start in range(0, len(batch), QUERY_LIMIT):
+    for start in range(0, len(batch) if check_present else 0, QUERY_LIMIT):
         ids = [str(row["id"]) for row in batch[start : start + QUERY_LIMIT]]
         found = client.query(
             collection,
@@ -358,7 +368,8 @@ def _insert_missing(
     return len(missing), len(batch) - len(missing)
 
 
-def _count(client: MilvusClient, collection: str) -> int:
+def stored_rows(client: MilvusClient, collection: str) -> int:
+    """How many rows the collection holds."""
     rows = client.query(
         collection, filter="", output_fields=["count(*)"], consistency_level="Strong"
     )

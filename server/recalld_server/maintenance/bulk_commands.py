@@ -22,6 +22,7 @@ from recalld_server.maintenance.bulk import (
     export_rows,
     import_rows,
     serving_collection,
+    stored_rows,
     target_collection,
 )
 from recalld_server.progress import Progress
@@ -30,6 +31,12 @@ from recalld_server.storage.milvus_features import is_local_uri
 from recalld_server.storage.milvus_packing import use_column_packing
 
 MAX_BATCH = 16_384
+SERVER_BATCH = 2_000
+LITE_BATCH = 250
+"""Milvus Lite 2.5.1 copies a call's whole vector and array columns for every row it
+inserts, so its cost per row grows with the rows per call: 0.83-0.97 ms of its CPU a
+row at 2,000, 0.31-0.34 at 250, 5-6 at 5,000 (benchmarks/README, "Bulk load with
+vectors"). A server has no such cost and likes large calls."""
 
 
 def _store_flags(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
@@ -71,7 +78,11 @@ def import_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     parser.add_argument("file", type=Path, help="the vectors export to load")
     _store_flags(parser, environ)
     parser.add_argument(
-        "--batch-size", type=int, default=2_000, help=f"rows written at once (1..{MAX_BATCH})"
+        "--batch-size",
+        type=int,
+        default=None,
+        help=f"rows written at once (1..{MAX_BATCH}; default {LITE_BATCH} on Milvus Lite, "
+        f"{SERVER_BATCH} on a server)",
     )
     parser.add_argument("--writers", type=int, default=4, help="batches written at once (1..16)")
     return parser
@@ -147,6 +158,8 @@ def main_import(argv: Sequence[str], environ: Mapping[str, str]) -> int:
         args = import_parser(environ).parse_args(list(argv))
     except SystemExit as error:
         return int(error.code or 0)
+    if args.batch_size is None:
+        args.batch_size = LITE_BATCH if is_local_uri(store_uri(args)) else SERVER_BATCH
     if not 1 <= args.batch_size <= MAX_BATCH:
         print(f"recalld import: --batch-size must be 1..{MAX_BATCH}", file=sys.stderr)
         return 2
@@ -191,6 +204,8 @@ def _import(
             batch_size=args.batch_size,
             writers=args.writers,
             on_progress=progress,
+            # A collection this run created empty holds only what the run writes.
+            check_present=not report.created_collection or stored_rows(client, collection.name) > 0,
         )
     except (BulkModelError, StoreModelError) as error:
         print(f"recalld import: {error}", file=sys.stderr)
