@@ -119,18 +119,31 @@ def _packable(schema: dict[str, Any], kwargs: dict[str, Any]) -> bool:
     )
 
 
-def _request(kind: Any, collection: str, partition: str | None, rows: int, stamp: int) -> Any:
-    return kind(
+def _packed(
+    kind: Any, collection: str, partition: str | None, rows: Any, described: Any, kwargs: Any
+) -> Any | None:
+    """The request built by column, or None where pymilvus must build it.
+
+    `described` is what the handler's `_get_schema` answers: (schema, its timestamp).
+    """
+    schema, stamp = described
+    if not isinstance(rows, list) or not _packable(schema, kwargs):
+        return None
+    request = kind(
         collection_name=collection,
         partition_name=partition if isinstance(partition, str) else "",
-        num_rows=rows,
+        num_rows=len(rows),
         schema_timestamp=stamp,
     )
-
-
-def _filled(request: Any, schema: dict[str, Any], rows: Sequence[dict[str, Any]]) -> Any:
-    request.fields_data.extend(pack_columns(schema["fields"], rows))
+    try:
+        request.fields_data.extend(pack_columns(schema["fields"], rows))
+    except UnsupportedRows:
+        return None
     return request
+
+
+def _rows(entity_rows: Any) -> Any:
+    return [entity_rows] if isinstance(entity_rows, dict) else entity_rows
 
 
 def use_column_packing(handler: Any) -> bool:
@@ -165,19 +178,20 @@ def _async_insert(original: Callable[..., Any], schema_of: Callable[..., Any]) -
         context: Any = None,
         **kwargs: Any,
     ) -> Any:
-        rows = [entity_rows] if isinstance(entity_rows, dict) else entity_rows
-        if isinstance(rows, list) and _packable({}, kwargs):
-            described, stamp = await schema_of(
+        if _packable({}, kwargs):
+            described = await schema_of(
                 collection_name, schema=schema, timeout=timeout, context=context, **kwargs
             )
-            if _packable(described, kwargs):
-                request = _request(
-                    milvus_pb2.InsertRequest, collection_name, partition_name, len(rows), stamp
-                )
-                try:
-                    return _filled(request, described, rows)
-                except UnsupportedRows:
-                    pass
+            request = _packed(
+                milvus_pb2.InsertRequest,
+                collection_name,
+                partition_name,
+                _rows(entity_rows),
+                described,
+                kwargs,
+            )
+            if request is not None:
+                return request
         return await original(
             collection_name, entity_rows, partition_name, schema, timeout, context=context, **kwargs
         )
@@ -195,18 +209,13 @@ def _async_upsert(original: Callable[..., Any], schema_of: Callable[..., Any]) -
         context: Any = None,
         **kwargs: Any,
     ) -> Any:
-        if isinstance(rows, list) and _packable({}, kwargs):
-            described, stamp = await schema_of(
-                collection_name, timeout=timeout, context=context, **kwargs
+        if _packable({}, kwargs):
+            described = await schema_of(collection_name, timeout=timeout, context=context, **kwargs)
+            request = _packed(
+                milvus_pb2.UpsertRequest, collection_name, partition_name, rows, described, kwargs
             )
-            if _packable(described, kwargs):
-                request = _request(
-                    milvus_pb2.UpsertRequest, collection_name, partition_name, len(rows), stamp
-                )
-                try:
-                    return _filled(request, described, rows)
-                except UnsupportedRows:
-                    pass
+            if request is not None:
+                return request
         return await original(
             collection_name, rows, partition_name, timeout, context=context, **kwargs
         )
@@ -225,19 +234,18 @@ def _sync_insert(original: Callable[..., Any], schema_of: Callable[..., Any]) ->
         context: Any = None,
         **kwargs: Any,
     ) -> Any:
-        rows = [entity_rows] if isinstance(entity_rows, dict) else entity_rows
-        if isinstance(rows, list) and _packable({}, kwargs):
-            described, stamp = schema_of(
-                collection_name, timeout=timeout, context=context, **kwargs
+        if _packable({}, kwargs):
+            described = schema_of(collection_name, timeout=timeout, context=context, **kwargs)
+            request = _packed(
+                milvus_pb2.InsertRequest,
+                collection_name,
+                partition_name,
+                _rows(entity_rows),
+                described,
+                kwargs,
             )
-            if _packable(described, kwargs):
-                request = _request(
-                    milvus_pb2.InsertRequest, collection_name, partition_name, len(rows), stamp
-                )
-                try:
-                    return _filled(request, described, rows)
-                except UnsupportedRows:
-                    pass
+            if request is not None:
+                return request
         return original(
             collection_name, entity_rows, partition_name, schema, timeout, context=context, **kwargs
         )
@@ -255,18 +263,13 @@ def _sync_upsert(original: Callable[..., Any], schema_of: Callable[..., Any]) ->
         context: Any = None,
         **kwargs: Any,
     ) -> Any:
-        if isinstance(rows, list) and _packable({}, kwargs):
-            described, stamp = schema_of(
-                collection_name, timeout=timeout, context=context, **kwargs
+        if _packable({}, kwargs):
+            described = schema_of(collection_name, timeout=timeout, context=context, **kwargs)
+            request = _packed(
+                milvus_pb2.UpsertRequest, collection_name, partition_name, rows, described, kwargs
             )
-            if _packable(described, kwargs):
-                request = _request(
-                    milvus_pb2.UpsertRequest, collection_name, partition_name, len(rows), stamp
-                )
-                try:
-                    return _filled(request, described, rows)
-                except UnsupportedRows:
-                    pass
+            if request is not None:
+                return request
         return original(collection_name, rows, partition_name, timeout, context=context, **kwargs)
 
     return prepare
