@@ -131,6 +131,9 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=1, help="c32 windows of --duration, one after another"
     )
+    parser.add_argument(
+        "--shutdown-timeout", type=float, default=900, help="seconds a SIGTERM may take"
+    )
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--out", default="million.json")
     args = parser.parse_args()
@@ -175,16 +178,32 @@ def main() -> None:
             report["rss_mb_after_run"] = _rss_mb(server.process.pid)
             if milvus is not None and milvus.process is not None:
                 report["milvus_server_rss_mb"] = _rss_mb(milvus.process.pid)
+            _save(report, args.out)  # before the stop, which may take long
         finally:
-            server.terminate(120)
+            report["shutdown"] = _stop(server, args.shutdown_timeout)
     finally:
         if milvus is not None:
             milvus.stop()
+    _save(report, args.out)
+    print(json.dumps(report, indent=1))
+
+
+def _save(report: dict[str, Any], out: str) -> None:
     report["revision"] = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    print(json.dumps(report, indent=1))
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    Path(out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+
+
+def _stop(server: ServerProcess, timeout_s: float) -> dict[str, Any]:
+    """SIGTERM, timed: a graceful stop flushes what the server holds (access statistics)."""
+    started = time.monotonic()
+    try:
+        code = server.terminate(timeout_s)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        return {"seconds": round(time.monotonic() - started, 1), "killed_after_s": timeout_s}
+    return {"seconds": round(time.monotonic() - started, 1), "exit_code": code}
 
 
 if __name__ == "__main__":
