@@ -17,6 +17,7 @@ from recalld_server.domain.sensitive.spans import (
     NOT_AN_IDENTIFIER_BEFORE,
     TO_ASCII,
     Detection,
+    cells_under,
 )
 
 # --- identifiers -----------------------------------------------------------------------
@@ -34,11 +35,26 @@ _PASSPORT_WORD = re.compile(
     r"|reisepassnummer|passnummer|pass-nr\.?|hộ chiếu|(?:загран)?паспорт|διαβατήριο|护照|護照"
     r"|旅券|パスポート|여권"
     # Indonesian/Malay, Turkish, Finnish, Hungarian, Czech/Slovak, Danish/Norwegian.
-    r"|\bpaspor\b|\bpasaport\w*|\bpassi\b|útlevél\w*|cestovní pas\b|\bpas\s?nr\.?)"
+    r"|\bpaspor\b|\bpasaport\w*|\bpassi\b|útlevél\w*|cestovní pas\b|\bpas\s?nr\.?"
+    # Romanian, Croatian/Bosnian, Serbian, Slovenian, Slovak, Lithuanian, Latvian,
+    # Icelandic, Albanian, Catalan/Maltese, Welsh, Basque, Azerbaijani/Uzbek, Swahili.
+    r"|pa[șş]aport\w*|putovnic\w*|paso[šs]\b|пасош\w*|potn\w* list\w*|cestovn\w* pas\b"
+    r"|\bpas(?:as|o|e|es|ą|ui)\b|vegabréf\w*|pasaport[eë]?\b|passaport\b|pasbort\b"
+    r"|pasaportea\b|\bpasport\b|pasipoti\b"
+    # Thai, Arabic, Persian, Hebrew, Hindi/Nepali, Bengali, Tamil, Georgian, Armenian,
+    # Amharic, Kazakh.
+    r"|หนังสือเดินทาง|พาสปอร์ต|جواز (?:ال)?سفر|گذرنامه|پاسپورت|דרכון|पासपोर्ट|राहदानी"
+    r"|পাসপোর্ট|கடவுச்சீட்டு|პასპორტ\w*|անձնագիր\w*|ፓስፖርት|төлқұжат"
+    # "travel document", and the short forms: "PP# …", "PPT no. …", "Eesti pass K…".
+    r"|travel document|(?-i:\bPPT?\b)\s*(?=(?:#|no\b|nr\b|num)|\s*[A-Z]{0,2}[0-9]{6,9}\b)"
+    r"|\bpass(?=\s+(?:(?:nr|no|number)\.?\s*|#\s*)?[A-Z]{1,2}[0-9]{6,8}\b))"
 )
 # What every word above holds (lower-cased): without one, no word is looked for.
 _PASSPORT_STEMS = (
     "pas", "útlev", "hộ chiếu", "паспорт", "διαβατ", "护照", "護照", "旅券", "パスポート", "여권",
+    "paș", "paş", "putovn", "пасош", "potn", "cestovn", "vegabr", "หนังสือเดินทาง", "พาสปอร์ต",
+    "جواز", "گذرنامه", "پاسپورت", "דרכון", "पासपोर्ट", "राहदानी", "পাসপোর্ট", "கடவுச்சீட்டு",
+    "პასპორტ", "անձնագիր", "ፓስፖርት", "төлқұжат", "travel document", "pass ",
 )  # fmt: skip
 # "173825112 (passport)", "E12345678 就是他现在的护照号": the number right before the word.
 _PASSPORT_BEFORE = re.compile(
@@ -52,7 +68,18 @@ _PASSPORT_NUMBER = re.compile(
     r"|(?=[A-Z0-9]*[0-9][A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6,9}"
     r"|(?=[A-Z0-9]*[0-9])[A-Z][A-Z0-9]{8})(?![A-Za-z0-9])"
 )
-_SENTENCE_END = re.compile(r"[。；\n]|(?<!\b[Nn]o)(?<![Nn]um)(?<![Nn]r)(?<!\b[Nn])\.\s")
+# "No.", "Nr.", "br." (Croatian, Serbian), "č." (Czech, Slovak) abbreviate "number".
+_SENTENCE_END = re.compile(
+    r"[。；\n]|(?<!\b[Nn]o)(?<![Nn]um)(?<![Nn]r)(?<!\b[Nn])(?<!\b[Bb]r)(?<!\bč)\.\s"
+)
+# A travel document of ICAO type P (a passport) with its number, in XML or JSON.
+_ICAO_PASSPORT = re.compile(
+    r"(?i)\b(?:doc(?:ument)?[_ ]?)?type[\"']?\s*[=:]\s*[\"']P[\"'][^<>{}\n]{0,80}?"
+    r"\b(?:number|num|no|nr)[\"']?\s*[=:]\s*[\"'](?P<value>[A-Z0-9]{6,9})[\"']"
+)
+# A passport number with letters, shortly before the word in the same sentence:
+# "travels on A79903740 — the green South African passport".
+_LETTERED_NUMBER = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,2}[0-9]{6,8}(?![A-Za-z0-9])")
 _DATE_DIGITS = re.compile(r"(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])")
 
 
@@ -102,8 +129,11 @@ def ibans(text: str) -> Iterator[Detection]:
 
 def passports(text: str) -> Iterator[Detection]:
     """Every passport number near a word that says it is one, or in a passport column."""
+    if "P" in text:
+        for match in _ICAO_PASSPORT.finditer(text):
+            yield Detection(Category.PASSPORT, match.start("value"), match.end("value"))
     lowered = text.lower()
-    if not any(stem in lowered for stem in _PASSPORT_STEMS):
+    if "PP" not in text and not any(stem in lowered for stem in _PASSPORT_STEMS):
         return
     for word in _PASSPORT_WORD.finditer(text):
         # The numbers that follow the word in its sentence ("passports E29799765 and
@@ -116,6 +146,8 @@ def passports(text: str) -> Iterator[Detection]:
         if before is not None:
             numbers.extend(_PASSPORT_NUMBER.finditer(text, before.start(1), before.end(1)))
         numbers.extend(_in_its_column(text, word))
+        if before is None:
+            numbers.extend(_shortly_before(text, word.start()))
         for number in numbers:
             value = number.group()
             if value.isdigit() and (len(set(value)) < 3 or _DATE_DIGITS.fullmatch(value)):
@@ -123,33 +155,28 @@ def passports(text: str) -> Iterator[Detection]:
             yield Detection(Category.PASSPORT, number.start(), number.end())
 
 
+def _shortly_before(text: str, word_start: int) -> Iterator[re.Match[str]]:
+    """The last lettered passport number in the 60 characters before the word, same sentence."""
+    window_start = max(0, word_start - 60)
+    ends = [end.end() for end in _SENTENCE_END.finditer(text, window_start, word_start)]
+    start = ends[-1] if ends else window_start
+    numbers = list(_LETTERED_NUMBER.finditer(text, start, word_start))
+    if numbers and not NOT_AN_IDENTIFIER_BEFORE.search(
+        text, max(0, numbers[-1].start() - 24), numbers[-1].start()
+    ):
+        yield numbers[-1]
+
+
 def _in_its_column(text: str, word: re.Match[str]) -> Iterator[re.Match[str]]:
     """The passport numbers under a header cell that names them (CSV, TSV, a table)."""
-    line_start = text.rfind("\n", 0, word.start()) + 1
-    line_end = text.find("\n", word.end())
-    if line_end < 0:
-        return
-    header = text[line_start:line_end]
-    delimiter = next((d for d in ",\t;|" if d in header), None)
-    if delimiter is None:
-        return
-    cells = header.split(delimiter)
-    column = header[: word.start() - line_start].count(delimiter)
-    if not _PASSPORT_WORD.search(cells[column]) or len(cells[column].strip()) > 24:
-        return  # the word in a cell of prose, not a header
-    position = line_end + 1
-    for row in text[position:].split("\n"):
-        row_cells = row.split(delimiter)
-        if len(row_cells) != len(cells):
-            break  # the table ends
-        cell_start = position + sum(len(c) + 1 for c in row_cells[:column])
-        cell = row_cells[column]
-        stripped = cell.strip().strip("\"'")
-        offset = cell_start + cell.index(stripped) if stripped else cell_start
-        number = _PASSPORT_NUMBER.fullmatch(text, offset, offset + len(stripped))
-        if stripped and number is not None:
+
+    def names_passports(cell: str) -> bool:
+        return _PASSPORT_WORD.search(cell) is not None
+
+    for start, end in cells_under(text, word.start(), word.end(), names_passports):
+        number = _PASSPORT_NUMBER.fullmatch(text, start, end)
+        if number is not None:
             yield number
-        position += len(row) + 1
 
 
 _CARD_BRANDS: tuple[tuple[tuple[int, int], int, frozenset[int]], ...] = (
@@ -172,7 +199,23 @@ _CARD_BRANDS: tuple[tuple[tuple[int, int], int, frozenset[int]], ...] = (
     ((56, 58), 2, frozenset({16, 17, 18, 19})),
     ((6759, 6759), 4, frozenset({16, 18, 19})),
     ((2200, 2204), 4, frozenset({16, 17, 18, 19})),  # Mir
+    ((60, 60), 2, frozenset({16})),  # RuPay (and Discover's 6011)
+    ((82, 82), 2, frozenset({16})),
+    ((508, 508), 3, frozenset({16})),
+    ((9792, 9792), 4, frozenset({16})),  # Troy
+    ((8600, 8600), 4, frozenset({16})),  # UzCard
+    ((9860, 9860), 4, frozenset({16})),  # Humo
+    ((636, 639), 3, frozenset({16, 17, 18, 19})),  # InterPayment, InstaPayment
 )
+# A word that names a payment card, in the 40 characters before the number: then any
+# issuer range counts (new or national schemes), with the Luhn check.
+_CARD_WORD = re.compile(
+    r"(?i)\b(?:cards?|karte|carte|tarjeta|cart[ãa]o|carta|kart\w*|karty?|kaart|kortti|kort"
+    r"|kártya|debit|credit|visa|mastercard|amex|rupay|troy|elo|verve|unionpay|jcb|maestro"
+    r"|discover|diners|pan)\b|κάρτα|карт[аыуе]|بطاقة|כרטיס|卡|카드|カード"
+)
+# Cards that are not payment cards: SIM cards (ICCIDs start with 89), library cards.
+_NOT_A_PAYMENT_CARD = re.compile(r"(?i)\b(?:sim|iccid|library|membership|loyalty)\b|sim卡")
 
 
 def _card_spans(text: str, groups: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
@@ -189,13 +232,25 @@ def _card_spans(text: str, groups: list[tuple[int, int]]) -> Iterator[tuple[int,
             start, end = groups[first][0], groups[last][1]
             raw = text[start:end]
             number = raw.replace(" ", "").replace("-", "").translate(TO_ASCII)
-            if not (_is_card_number(number) and _grouped_like_a_card(raw)):
+            if not _grouped_like_a_card(raw):
+                continue
+            if not (_is_card_number(number) or _named_card(text, start, number)):
                 continue
             if taken and taken[-1][0] == start:
                 taken[-1] = (start, end)  # the longest card from the same first group
             elif all(end <= s or start >= e for s, e in taken):
                 taken.append((start, end))
     yield from sorted(taken, key=lambda span: span[0])
+
+
+def _named_card(text: str, start: int, digits: str) -> bool:
+    """A number the text calls a card, whatever its issuer range, that passes Luhn."""
+    if not 13 <= len(digits) <= 19 or not digits.isdigit() or digits.startswith("89"):
+        return False
+    before = text[max(0, start - 40) : start]
+    if not _CARD_WORD.search(before) or _NOT_A_PAYMENT_CARD.search(before):
+        return False
+    return bool(luhn.is_valid(digits))
 
 
 def _is_card_number(digits: str) -> bool:

@@ -44,11 +44,32 @@ _COMMAND_OPTIONS = (
     r"(?<!\S)-(?:src|dest)?(?:store|key)pass\s+",
     r"(?<!\S)-pass(?:in|out)?\s+pass:",
     r"\bcaddy\s+hash-password\b[^\n]*?\s--plaintext[\s=]",
+    # Any long option named for a password: --password=…, --db-pass …, --passphrase '…'.
+    r"(?<!\S)--?(?:[A-Za-z][A-Za-z-]*?)?(?:pass(?:word|wd|phrase)?|pwd)(?:=|[ \t]+)"
+    r"(?!(?:pass|env|file|fd):|stdin\b)(?=\S)",
+    # Archivers glue it to -p (7-Zip, RAR) or take it after -P (zip, unzip).
+    r"\b(?:7z|7za|7zz|rar|unrar)\b[^\n]*?\s-p(?=[^\s-])",
+    r"\b(?:zip|unzip)\b[^\n]*?\s-P\s+",
+    # Samba and friends: -U user%password.
+    r"(?<!\S)-U\s+[\"']?[^\s%\"']+%",
+    # A user and password as arguments: mosquitto_passwd -b FILE USER PW, rabbitmqctl.
+    r"\bmosquitto_passwd\b[^\n]*?\s-b\s+\S+\s+\S+\s+",
+    r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+",
+    # SQL Server's sqlcmd and bcp, OpenLDAP's -w, MongoDB's shell.
+    r"\b(?:sqlcmd|bcp|osql)\b[^\n]*?\s-P\s*",
+    r"\bldap(?:search|add|modify|delete|passwd|whoami)\b[^\n]*?\s-w\s+",
+    r"\bmongo(?:sh|dump|restore|import|export)?\b[^\n]*?\s-p\s+",
+    # PowerShell: ConvertTo-SecureString "…" -AsPlainText.
+    r"\bConvertTo-SecureString\s+(?:-String\s+)?",
+    # chpasswd reads user:password lines.
+    r"\b(?:echo|printf)\s+[\"']?[A-Za-z0-9_.-]+:(?=[^\n|]*\|\s*(?:sudo\s+)?chpasswd)",
+    r"\bchpasswd\s*<<<\s*[\"']?[A-Za-z0-9_.-]+:",
 )
 # A literal word of each command above: without one, the commands are not looked for.
 _COMMAND_WORDS = (
     "mysql", "redis-cli", "sshpass", "docker", "curl", "htpasswd", "wpa_passphrase",
-    "requirepass", "net", "pass", "caddy",
+    "requirepass", "net", "pass", "caddy", "pwd", "7z", "rar", "zip", "-U", "mosquitto",
+    "rabbitmqctl", "sqlcmd", "bcp", "osql", "ldap", "mongo", "SecureString", "chpasswd",
 )  # fmt: skip
 _COMMAND_PASSWORD = re.compile(
     "(?:" + "|".join(_COMMAND_OPTIONS) + ")"
@@ -65,6 +86,16 @@ _QUOTED_PAIR = re.compile(
     r"(?i)[\"'](?P<name>[A-Za-z0-9_.-]*(?:password|passwd|pwd|pass|passphrase)"
     r"(?:[_.-][A-Za-z0-9_.-]*)?)[\"']\]?\s*(?:,|=>?)\s*"
     r"[\"'](?P<value>[^\"'\s|]{6,64})[\"']"
+)
+
+
+# XML named for a password: an element (<password>…</password>), or a name and a value
+# (.NET's <add key="SmtpPassword" value="…" />, <entry name="db.pass" value="…"/>).
+_XML_PASSWORD = re.compile(
+    r"(?i)<(?P<tag>[\w:.-]*(?:password|passwd|pwd|passphrase)[\w.-]*)>"
+    r"(?P<element>[^<\n]{3,128})</(?P=tag)>"
+    r"|\b(?:key|name)\s*=\s*\"(?P<name>[^\"\n]*(?:password|passwd|pwd|pass|passphrase)[^\"\n]*)\""
+    r"\s+value\s*=\s*\"(?P<attribute>[^\"\n]{3,128})\""
 )
 
 
@@ -96,6 +127,18 @@ def passwords_in_syntax(text: str) -> Iterator[Detection]:
     lowered = text.lower()
     if "pass" in lowered or "pwd" in lowered:
         yield from _quoted_pairs(text)
+        if "<" in text or "value" in lowered:
+            yield from _xml_passwords(text)
+
+
+def _xml_passwords(text: str) -> Iterator[Detection]:
+    for match in _XML_PASSWORD.finditer(text):
+        group = "element" if match.group("element") is not None else "attribute"
+        name = (match.group("tag") or match.group("name")).casefold()
+        value = match.group(group).strip()
+        if value and not NOT_A_PASSWORD_FIELD.search(name) and could_be_a_password(value):
+            start = match.start(group) + match.group(group).index(value)
+            yield Detection(Category.PASSWORD, start, start + len(value))
 
 
 def _quoted_pairs(text: str) -> Iterator[Detection]:

@@ -7,8 +7,10 @@ import re
 # Printable ASCII but quotes: passwords are typed on keyboards; CJK after one ends it.
 PASSWORD_CHARS = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e]"
 # Config keys about passwords that hold something else.
+# "min" and "max" as whole parts of the name: "admin_password" is a password.
 NOT_A_PASSWORD_FIELD = re.compile(
-    r"hash|salt|policy|reset|file|length|hint|expir|strength|min|max|rule|field|prompt|label"
+    r"hash|salt|policy|reset|file|length|hint|expir|strength|rule|field|prompt|label"
+    r"|(?<![a-z])(?:min|max)(?![a-z])"
 )
 TRAILING = ".,;:!?)]}>”’\"'`。，；：！？）」"
 _REDACTED = frozenset({"redacted", "hidden", "masked", "removed", "omitted", "null", "none"})
@@ -20,12 +22,18 @@ _NOT_A_PASSWORD_WORDS = """
     too very really still now being also in on at of for to and or but same old new
     unknown forgotten lost hidden encrypted hashed case-sensitive sensitive ok fine good
     bad simple complex easy hard known unchanged temporary
+    files compat systemd sss ldap nis winbind
     str string int bytes bool text varchar char optional field hash policy manager
     what which never one something anything nothing whatever generated
 """
 NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
 # Code on the right of "password =": a call ("getpass.getpass()", "input("), not a value.
 _VARIABLE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%")
+# A PowerShell command (an approved verb, a dash, a noun).
+_CMDLET = re.compile(
+    r"(?:Get|Set|New|Remove|Add|Clear|ConvertTo|ConvertFrom|Read|Write|Invoke|Import|Export"
+    r"|Start|Stop|Test|Select|Out|Format|Enable|Disable|Update|Register)-[A-Z][A-Za-z]+"
+)
 _CALL = re.compile(r"[A-Za-z_][\w.]*\(\)?$|[A-Za-z_]\w*\.[A-Za-z_][\w.]*\(")
 
 
@@ -40,11 +48,17 @@ def could_be_a_password(value: str) -> bool:
         return False
     if _VARIABLE.fullmatch(value):  # "$DB_PASS", "%PGPASSWORD%"
         return False
+    if _CMDLET.fullmatch(value):  # "$pw = ConvertTo-SecureString …" names a command
+        return False
+    # "the password is printed on the sticker", "… is expiring": what it is like.
+    if value.isalpha() and value.islower() and value.endswith(("ed", "ing")):
+        return False
     return value.strip("<>[](){}*").casefold() not in _REDACTED
 
 
 def looks_made_up(value: str) -> bool:
     """Letters mixed with digits or symbols, as passwords are and words are not."""
+    value = value.rstrip(TRAILING)  # "again?" is a word at the end of a question
     letters = any(c.isalpha() for c in value)
     others = any(c.isdigit() or not c.isalnum() for c in value)
     return len(value) >= 6 and letters and others

@@ -14,14 +14,23 @@ from recalld_server.domain.sensitive.password_values import (
     could_be_a_password,
     looks_made_up,
 )
-from recalld_server.domain.sensitive.spans import Detection
+from recalld_server.domain.sensitive.spans import Detection, cells_under
 
 # "password", also inside a config key (DB_PASSWORD, mysql-root-pwd, "wifi_pass", psk=).
+# The word in the languages people write to an assistant in: Chinese, Japanese, Korean,
+# Russian and Serbian, Greek, Turkish, Thai, Arabic, Hebrew, Hindi, then in Latin
+# script German, Dutch, Swedish, Norwegian, Danish, Finnish, Polish, Czech and
+# Slovak, Hungarian, Romanian, Spanish, Portuguese, French, Vietnamese, Indonesian.
 _PASSWORD_WORD = re.compile(
-    r"(?:密码|密碼|口令|PIN ?码|pin ?码)"
+    r"(?:密码|密碼|口令|PIN ?码|pin ?码|提取码|提取碼|暗証番号|パスワード|비밀번호|암호"
+    r"|пароль|парол[яюем]|лозинк[аеу]|κωδικός|şifre(?:si|m|niz)?|รหัสผ่าน"
+    r"|كلمة (?:المرور|السر)|סיסמ[הא]|पासवर्ड)"
     r"|(?<![A-Za-z0-9_/\\])(?<![A-Za-z0-9]-)(?:[A-Za-z0-9]+[_-])*"
-    r"(?:password|passwd|passcode|pass ?phrase|pwd|pw|pass|psk|pin(?: ?code)?"
-    r"|(?:door|gate|alarm|lock(?:-screen)?|entry) code|keypad(?: code)?)"
+    r"(?:password|passwort|kennwort|wachtwoord|l[öo]senord|passord|adgangskode|salasana"
+    r"|has[łl]o|heslo|jelsz[óo]|parol[ăa]|contrase[ñn]a|senha|palavra-passe|mot de passe"
+    r"|mật khẩu|kata sandi|passwd|passcode|pass ?phrase|pwd|pw|pass|psk|pin(?: ?code)?"
+    r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box)"
+    r" code|keypad(?: code)?)"
     r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
     re.IGNORECASE,
 )
@@ -30,17 +39,24 @@ _PASSWORD_WORD = re.compile(
 # to", or a dash.
 _PASSWORD_STATED = re.compile(
     r"(?i)(?:\s+(?:for|of|on|to|at|in|from|with|the|that|which|we|i|you|he|she|they|my|his"
-    r"|her|our)\s+[^\n,;:：。=—]{0,40}?|\s*[（(][^）)\n]{0,80}[）)]"
-    r"|[^\s，。,；;！!？?：:=\x21-\x7e]{1,6}?)?"
-    r"(?:\s*(?:\b(?:is|was|will be|are)\b|=|:|：|->"
+    # ... and in French, Spanish, Portuguese, Italian, German, Swedish, Polish.
+    r"|her|our|de|del|du|des|da|do|di|per|für|von|vom|zum|zur|för|dla)\s+[^\n,;:：。=—]{0,40}?|\s*[（(][^）)\n]{0,80}[）)]"
+    r"|[^\s，。,；;！!？?：:=\x21-\x7e]{1,6}?"
+    # Any words before a colon: "passphrase (the 25th word) Joaquim uses: …".
+    r"|\s+(?P<clause>[^\n,;:：。=—.!?\"]{1,60}?)(?=\s*[:：]))?"
+    r"(?:\s*(?:\b(?:is|was|will be|are|ist|lautet|war|est|était|es|era|é|è|är|jest)(?!\w)"
+    r"|=|:|：|->"
     # "密码还是 root 的": 还是 and 或是 ask "or", they do not state.
     r"|(?<![还或])是|为|為|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
     # "to", but not "read it to me: …".
     r"|\s+(?:(?:set|changed|reset|updated)\s+)?to\s+(?!(?:me|him|her|them|us|you)\b)"
     r"|\s+(?P<dash>[—–]\s*|--?\s+))"
-    r"(?:(?:now|still|actually|just|simply|it's|it is)\s+)?"
+    # Fillers of speech: "the password is, um, Greenfinch_22".
+    r",?\s*(?:(?:now|still|actually|just|simply|it's|it is|um+|uh+|erm?|ah)\b,?\s+)*"
+    # Google's app passwords: four groups of four letters.
+    r"(?:(?P<groups>[a-z]{4}(?: [a-z]{4}){3})(?![A-Za-z])"
     # Quoted, a password may hold spaces or any script ("velvet moth", “晴天2025”).
-    r"(?:[\"“「'‘](?P<quoted>[^\"”」'’\n]{3,64})[\"”」'’]"
+    r"|[\"“「'‘](?P<quoted>[^\"”」'’\n]{3,64})[\"”」'’]"
     # After the Chinese word, Chinese characters with digits or letters (晓峰2025).
     r"|(?P<mixed>[\u4e00-\u9fff]{1,8}[0-9A-Za-z!@#$%^&*_.-]{2,})"
     rf"|[\"'“‘`「]?(?P<value>{PASSWORD_CHARS}{{3,}}))"
@@ -58,18 +74,44 @@ _PASSWORD_BARE_CJK = re.compile(
     r"(?=[\s，。,；;！!？?）)]|$)"
     rf"|\s*[\"'“‘`「]?(?P<value>{PASSWORD_CHARS}{{3,}})"
 )
+# Words between the password's word and a colon that say the colon is not before it.
+_NOT_ABOUT_THE_VALUE = re.compile(
+    r"(?i)hash|salt|policy|reset|file|length|hint|expir|strength|rule|field|prompt|label"
+    r"|manager|vault|keeper|generator|require|change|recover|forg[eo]t|link|url|page"
+    r"|screen|form|menu|option|setting|format|example|e\.g|sample|type"
+)
+_PASSPORT_SHAPE = re.compile(r"[A-Z]{1,2}[0-9]{6,8}")
 _TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
 _PIN_WORDS = ("pin", "码", "密", "口令", "code", "keypad")
 
 
+# What every word above holds (case-folded): without one, no word is looked for.
+_PASSWORD_STEMS = (
+    "pass", "pw", "pin", "psk", "code", "keypad", "kennwort", "wachtwoord", "senord",
+    "adgangskode", "salasana", "has", "heslo", "jelsz", "parol", "contrase", "senha",
+    "mật khẩu", "kata sandi", "密", "口令", "提取", "暗証", "パスワード", "비밀번호", "암호",
+    "парол", "лозинк", "κωδικ", "şifre", "รหัสผ่าน", "كلمة", "סיסמ", "पासवर्ड",
+)  # fmt: skip
+
+
 def passwords(text: str) -> Iterator[Detection]:
     """Every password the text states, in a sentence, a config line or a command."""
-    for word in _PASSWORD_WORD.finditer(text):
+    lowered = text.casefold()
+    words = (
+        _PASSWORD_WORD.finditer(text)
+        if any(stem in lowered for stem in _PASSWORD_STEMS)
+        else iter(())
+    )
+    for word in words:
         if text[max(0, word.start() - 2) : word.start()] == "${":
             continue  # "${DB_PASSWORD:?missing}" names a variable
         found = _after_the_word(text, word)
         if found is not None:
             yield found
+        else:
+            yield from _changed_later(text, word)
+        if "\n" in text:
+            yield from _in_its_column(text, word)
     yield from _passwords_elsewhere(text)
     yield from passwords_in_syntax(text)
 
@@ -84,8 +126,15 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         spaced = _PASSWORD_BARE_CJK.match(text, word.end())
         stated = spaced if spaced is not None and spaced.group("mixed") else None
     named = stated.groupdict() if stated is not None else {}
-    if stated is not None and (named.get("quoted") or (chinese and named.get("mixed"))):
-        group = "quoted" if named.get("quoted") else "mixed"
+    clause = named.get("clause")
+    # "password manager: 1Password", "password reset link sent to: ana@example.com".
+    if clause is not None and (
+        _NOT_ABOUT_THE_VALUE.search(clause) or any(c in (named.get("value") or "") for c in "@/")
+    ):
+        return None
+    strong = named.get("quoted") or named.get("groups") or (chinese and named.get("mixed"))
+    if stated is not None and strong:
+        group = next(g for g in ("quoted", "groups", "mixed") if named.get(g))
         value = stated.group(group).strip().rstrip(TRAILING)
         if not could_be_a_password(value):
             return None
@@ -115,9 +164,12 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     # does "to" ("no password to store") or a dash ("password on the card — Maren
     # didn't type it").
     pin = stripped.isdigit() and 4 <= len(stripped) <= 8 and any(w in name for w in _PIN_WORDS)
+    if name == "pass" and _PASSPORT_SHAPE.fullmatch(stripped):
+        return None  # "Eesti pass K7654824": a passport
     weak = (
         name in {"pass", "pw", "pin", "psk"}
         or stated is None
+        or bool(named.get("clause"))
         or bool(named.get("dash"))
         or _TO.match(text, word.end()) is not None
     )
@@ -127,6 +179,40 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         return None  # "the promo code is 2024": only a PIN-length code counts
     start = match.start("value")
     return Detection(Category.PASSWORD, start, start + len(stripped))
+
+
+# Changed later in the sentence: "初始密码是身份证后六位，她已经改成了 X", "the password was
+# her birthday until she changed it to X".
+_CHANGED_TO = re.compile(
+    r"(?i)(?:改成了?|改为了?|换成了?|更改为|设成了?|(?:changed|updated|reset|set)\s+(?:it\s+)?to"
+    r"|now it'?s|it'?s now)\s*[\"'“‘]?"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
+_SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?:\s|$)")
+
+
+def _changed_later(text: str, word: re.Match[str]) -> Iterator[Detection]:
+    """A made-up value the password was changed to, later in the word's sentence."""
+    reach = text[word.end() : word.end() + 100]
+    end = _SENTENCE_END.search(reach)
+    window_end = word.end() + (end.start() if end else len(reach))
+    match = _CHANGED_TO.search(text, word.end(), window_end)
+    if match is not None:
+        value = match.group("value").rstrip(TRAILING)
+        if looks_made_up(value) and could_be_a_password(value):
+            start = match.start("value")
+            yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+def _in_its_column(text: str, word: re.Match[str]) -> Iterator[Detection]:
+    """The passwords under a header cell that names them (CSV, TSV, a Markdown table)."""
+
+    def names_passwords(cell: str) -> bool:
+        return not NOT_A_PASSWORD_FIELD.search(cell.casefold())
+
+    for start, end in cells_under(text, word.start(), word.end(), names_passwords):
+        if could_be_a_password(text[start:end]) and " " not in text[start:end]:
+            yield Detection(Category.PASSWORD, start, end)
 
 
 # The value before the word: "uses sunflower1988 as the password", "X is the wifi password".
@@ -142,23 +228,39 @@ _PASSWORD_ANSWER = re.compile(
     rf"(?P<value>{PASSWORD_CHARS}{{6,}})\s*$",
     re.MULTILINE,
 )
+# The answer to a question about a code or a PIN, on the next line ("what's the garage
+# door code again?\nA: 7391 then the hash key").
+_CODE_ANSWER = re.compile(
+    r"(?im)^(?P<question>[^\n]*(?:\bcode\b|\bpin\b|passcode|密码|暗証番号|비밀번호)[^\n]{0,40}[?？])"
+    r"\s*\n\s*(?:[\w ]{1,12}[:：]\s*)?(?P<value>[0-9]{4,8})(?![\w.,:/-])"
+)
+# Codes that are not secrets: what a shop, a parcel or a sign-in sends.
+_NOT_A_SECRET_CODE = re.compile(
+    r"(?i)promo|discount|coupon|voucher|gift|tracking|zip|postal|post ?code|area|country"
+    r"|error|status|verification|confirm|booking|reference|referral|invite|invitation|tax"
+    r"|product|dial|region|qr|bar ?code|验证码|邮编|区号"
+)
 # A login written as user / password ("ops@vance-studio.io / Aws#Vance2026"), after a
 # word that says so or with a default administrator's name ("admin/Fuwu2024x").
 _LOGIN_WORD = re.compile(
     r"(?i)\b(?:login|log-in|credentials?|creds)\b|账号密码|账号和密码|用户名和密码|账密"
 )
-_LOGIN_PAIR = re.compile(rf"(?<![^\s:：(（])[^\s/:：]+\s?/\s?(?P<value>{PASSWORD_CHARS}{{6,}})")
+_LOGIN_PAIR = re.compile(
+    rf"(?<![^\s:：(（])[^\s/:：]*[A-Za-z0-9][^\s/:：]*\s?/\s?(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
 _ADMIN_PAIR = re.compile(
     r"(?i)(?<![\w/.:@-])(?:admin|administrator|root)(?:/| / )"
     r"(?P<value>[\x21\x23-\x26\x28-\x2e\x30-\x5f\x61-\x7e]{6,})(?![/\w])"
 )
 # A lock's code: "the code for the garage door is 5512", "the safe combination:
 # 12-34-56", "her locker opens with 3391", "the archive unlocks with Tax2024!Rivera".
-_LOCK = r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault)s?"
+_LOCK = r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault|lockbox|keybox)s?"
 _LOCK_VALUE = r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[\x21\x23-\x26\x28-\x7e]{3,})"
 _LOCK_CODES = (
     re.compile(
         rf"(?i)\b(?:code|combination|combo)\s+(?:for|to|of|on)\s+(?:[\w'-]+\s+){{0,3}}?{_LOCK}\b"
+        # Where the lock is: "the code for the key safe at the holiday cottage is 6184".
+        r"(?:\s+(?:at|in|on|by|near|behind|outside|inside|of|by)\s+(?:[\w'-]+\s+){0,4}?[\w'-]+)?"
         rf"\s*(?:\b(?:is|was)\b|:|=|[—–])\s*{_LOCK_VALUE}"
     ),
     re.compile(
@@ -233,6 +335,10 @@ def _passwords_elsewhere(text: str) -> Iterator[Detection]:
                 break
     if any(w in lowered for w in ("code", "combination", "combo", "opens", "unlocks")):
         yield from _lock_codes(text)
+    if "\n" in text and ("?" in text or "？" in text):
+        for match in _CODE_ANSWER.finditer(text):
+            if not _NOT_A_SECRET_CODE.search(match.group("question")):
+                yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
     if "phrase" in lowered or "master password" in lowered or "口令" in text:
         yield from _passphrases(text)
 

@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive import key_context
+from recalld_server.domain.sensitive.key_shapes import KNOWN_KEYS
 from recalld_server.domain.sensitive.spans import Detection
 
 # --- private keys -----------------------------------------------------------------
@@ -29,70 +31,6 @@ _PUTTY_KEY = re.compile(
 )
 _PUTTY_PRIVATE = re.compile(r"Private-Lines:[^\n]*\n[ \t]*[A-Za-z0-9+/=]{16,}")
 
-# --- keys and tokens with a known shape ---------------------------------------------
-
-_TOKEN_CHARS = r"A-Za-z0-9_\-"
-_KNOWN_KEYS = re.compile(
-    "|".join(
-        (
-            # OpenAI (sk-, sk-proj-, sk-svcacct-), Anthropic (sk-ant-), DeepSeek and others.
-            rf"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9][{_TOKEN_CHARS}]{{19,}}",
-            # Stripe secret and restricted keys.
-            r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
-            # GitHub personal, OAuth, user, server and refresh tokens.
-            r"(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}",
-            r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{30,}",
-            r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_\-]{20,}",
-            # AWS access key ids.
-            r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}(?![A-Za-z0-9])",
-            # Slack tokens and incoming webhooks.
-            r"(?<![A-Za-z0-9])xox[abposrec]-[A-Za-z0-9-]{10,}",
-            r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}",
-            # Google API keys.
-            r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_\-]{35}(?![A-Za-z0-9_-])",
-            # Hugging Face, npm, PyPI, SendGrid, Twilio-like.
-            r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}",
-            r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36,}",
-            r"(?<![A-Za-z0-9_-])pypi-[A-Za-z0-9_\-]{50,}",
-            r"(?<![A-Za-z0-9_])SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
-            # Tencent Cloud SecretId, Telegram bot tokens, DigitalOcean, Azure-style.
-            r"(?<![A-Za-z0-9])AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])",
-            # Aliyun AccessKey ids.
-            r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{12,30}(?![A-Za-z0-9])",
-            r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])",
-            r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}",
-            # Zhipu (BigModel) API keys: an id and a secret.
-            r"(?<![A-Za-z0-9])[0-9a-f]{32}\.[A-Za-z0-9]{16}(?![A-Za-z0-9])",
-            # JSON Web Tokens: a base64url JSON header ("{" encodes as "ey").
-            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-            # Mapbox secret tokens (a JWT-like body after "sk."; "pk." ones are public).
-            r"(?<![A-Za-z0-9_.-])sk\.eyJ[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
-            # Airtable personal access tokens, Mailgun, LangSmith, ElevenLabs, E2B.
-            r"(?<![A-Za-z0-9])pat[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])",
-            r"(?<![A-Za-z0-9_-])key-[0-9a-f]{32}(?![A-Za-z0-9_-])",
-            r"(?<![A-Za-z0-9_])lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}(?![A-Za-z0-9])",
-            r"(?<![A-Za-z0-9_])sk_[0-9a-f]{48}(?![A-Za-z0-9])",
-            r"(?<![A-Za-z0-9_])e2b_[0-9a-f]{40}(?![A-Za-z0-9])",
-            # Discord bot tokens: the bot's id in base64, a timestamp, an HMAC.
-            r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}"
-            r"(?![A-Za-z0-9_.-])",
-            # HashiCorp Vault service, batch and recovery tokens.
-            r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])",
-            # New Relic user keys, insert keys, browser tokens.
-            r"(?<![A-Za-z0-9])(?:NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19})"
-            r"(?![A-Za-z0-9])",
-            # Firebase Cloud Messaging legacy server keys.
-            r"(?<![A-Za-z0-9_-])AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}",
-            # Fireworks AI, Firecrawl, Postman, Doppler.
-            r"(?<![A-Za-z0-9_])fw_(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{20,}"
-            r"(?![A-Za-z0-9_])",
-            r"(?<![A-Za-z0-9_-])fc-[0-9a-f]{32}(?![A-Za-z0-9])",
-            r"(?<![A-Za-z0-9])PMAK-[0-9a-f]{24}-[0-9a-f]{34}(?![A-Za-z0-9])",
-            r"(?<![A-Za-z0-9_.])dp\.(?:st|sa|ct|pt|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?"
-            r"[A-Za-z0-9]{40,44}(?![A-Za-z0-9])",
-        )
-    )
-)
 # Chat-bot webhooks whose URL holds the secret: WeCom (企业微信) and DingTalk (钉钉) as
 # a query parameter, Feishu/Lark and Discord in the path. The secret part is masked.
 _WEBHOOK = re.compile(
@@ -107,7 +45,7 @@ _HEROKU_NETRC = re.compile(
     r"(?P<value>[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})(?![A-Za-z0-9-])"
 )
 # Every known shape is one run of these characters, 15 or more ("xoxb-" and ten).
-_KEY_RUN = re.compile(r"(?<![A-Za-z0-9_.:/-])[A-Za-z0-9_.:/-]{15,}")
+_KEY_RUN = re.compile(r"(?<![A-Za-z0-9_.:/+=-])[A-Za-z0-9_.:/+=-]{15,}")
 _BEARER = re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)")
 
 # --- generic secrets: a keyword, then a random-looking value ----------------------------
@@ -142,8 +80,15 @@ _PUBLIC_MATERIAL = re.compile(
     # Password hashes in modular crypt format: $2b$12$…, $argon2id$v=19$…, $6$….
     r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567]|y|gy|sha1|pbkdf2(?:-sha[0-9]+)?|scrypt)\$"
     r"[A-Za-z0-9./+=$,:-]+"
+    # Django's password hashes: pbkdf2_sha256$870000$salt$hash.
+    r"|(?<![A-Za-z0-9_])(?:pbkdf2_sha(?:1|256)|bcrypt_sha256|argon2|scrypt)\$[A-Za-z0-9./+=$,:-]+"
+    # Bitcoin extended public keys, Stripe publishable keys, reCAPTCHA site keys.
+    r"|(?<![A-Za-z0-9])[xyzt]pub[1-9A-HJ-NP-Za-km-z]{100,112}"
+    r"|(?<![A-Za-z0-9_])pk_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|(?i:site[ _-]?key)\s*[:=]?\s*[A-Za-z0-9_-]{40}"
     # An identifier named as one: "segment id Y3Bqc4lea…", "trace ID: …".
-    r"|(?i:\b(?:id|uuid|guid|identifier)\b(?:\s+is)?)\s*[:=#]?\s*[A-Za-z0-9_-]+"
+    r"|(?i:\b(?:id|uuid|guid|identifier|ksuid|ulid|nanoid|cuid)\b(?:\s+is)?)\s*[:=#,]?\s*"
+    r"[A-Za-z0-9_-]+"
     r"|(?<![A-Za-z0-9_])(?:pi|ch|cus|in|sub|evt|txn|prod|price|pm|seti|acct)_[A-Za-z0-9]{14,}"
     r"|data:[A-Za-z0-9.+/-]+;base64,[A-Za-z0-9+/=]+"
     r"|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)"
@@ -162,13 +107,14 @@ def private_keys(text: str) -> Iterator[Detection]:
         for match in _PUTTY_KEY.finditer(text):
             if _PUTTY_PRIVATE.search(match.group()):
                 yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
+    yield from key_context.private_keys_by_context(text)
 
 
 def api_keys(text: str) -> Iterator[Detection]:
     """Every key or token: vendor formats, bearer tokens, random values given as secrets."""
     # Known shapes are looked for only in long runs of the characters keys are made of.
     for run in _KEY_RUN.finditer(text):
-        for match in _KNOWN_KEYS.finditer(text, run.start(), run.end()):
+        for match in KNOWN_KEYS.finditer(text, run.start(), run.end()):
             if len(set(match.group())) >= 10:  # not a placeholder like sk-xxxxxxxxxxxxxxxx
                 yield Detection(Category.API_KEY, match.start(), match.end())
     if "hook" in text or "robot/send" in text:
@@ -185,14 +131,25 @@ def api_keys(text: str) -> Iterator[Detection]:
         if _random_enough(value, min_length=16, keyword=True):
             start = match.start("value")
             yield Detection(Category.API_KEY, start, start + len(value))
-    public: list[tuple[int, int]] | None = None  # found once, when a random word needs it
-    for match in _RANDOM_WORD.finditer(text):
-        if not _random_enough(match.group(), min_length=24, keyword=False):
-            continue
+    public: list[tuple[int, int]] | None = None  # found once, when a value needs it
+    named = [
+        *key_context.keys_in_clauses(text, _random_after_a_word),
+        *key_context.named_values(text, _random_after_a_word),
+    ]
+    random_words = [
+        Detection(Category.API_KEY, match.start(), match.end())
+        for match in _RANDOM_WORD.finditer(text)
+        if _random_enough(match.group(), min_length=24, keyword=False)
+    ]
+    for detection in (*named, *random_words):
         if public is None:
             public = [(m.start(), m.end()) for m in _PUBLIC_MATERIAL.finditer(text)]
-        if not any(start <= match.start() < end for start, end in public):
-            yield Detection(Category.API_KEY, match.start(), match.end())
+        if not any(start <= detection.start < end for start, end in public):
+            yield detection
+
+
+def _random_after_a_word(value: str) -> bool:
+    return _random_enough(value.rstrip("."), min_length=16, keyword=True)
 
 
 def _entropy(value: str) -> float:

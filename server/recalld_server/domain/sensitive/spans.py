@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.categories import PLACEHOLDER_LABELS
@@ -72,3 +72,42 @@ def ascii_alnum(char: str) -> bool:
 PLACEHOLDER = re.compile(
     r"\[(?:" + "|".join(PLACEHOLDER_LABELS.values()) + r")(?: ••••[A-Za-z0-9]{4})?\]"
 )
+
+
+def cells_under(
+    text: str, start: int, end: int, names_it: Callable[[str], bool]
+) -> Iterator[tuple[int, int]]:
+    """The cells under a header cell (CSV, TSV, `;` or `|` separated, a Markdown table).
+
+    `text[start:end]` is a word in the header line; `names_it` says whether the
+    whole header cell names the column's values (a short cell, not prose). Each
+    cell is given without its spaces and quotes, up to the row the table ends at.
+    """
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    if line_end < 0:
+        return
+    header = text[line_start:line_end]
+    delimiter = next((d for d in ",\t;|" if d in header), None)
+    if delimiter is None:
+        return
+    cells = header.split(delimiter)
+    column = header[: start - line_start].count(delimiter)
+    if len(cells[column].strip()) > 24 or not names_it(cells[column]):
+        return  # the word in a cell of prose, not a header
+    position = line_end + 1
+    for row in text[position:].split("\n"):
+        row_cells = row.split(delimiter)
+        if len(row_cells) != len(cells):
+            break  # the table ends
+        cell_start = position + sum(len(c) + 1 for c in row_cells[:column])
+        cell = row_cells[column]
+        stripped = cell.strip().strip("\"'")
+        if stripped and not _RULE.fullmatch(stripped):
+            offset = cell_start + cell.index(stripped)
+            yield offset, offset + len(stripped)
+        position += len(row) + 1
+
+
+# A Markdown table's rule under its header: "---", ":--:".
+_RULE = re.compile(r":?-{3,}:?")

@@ -1,0 +1,216 @@
+"""The fourth round: secrets found by the words and structure around them.
+
+Keys without a vendor shape after a word for a key in their clause, values of
+variables, parameters and elements named for secrets, private keys by their word or
+checksum, passwords in more languages, tables, XML and command options, cards of
+any issuer when named as cards, passports in more languages. Each rule has a
+positive and the nearest look-alike it must leave alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from recalld_server.domain.sensitive.detection import Detector
+
+DETECTOR = Detector()
+
+
+def found(text: str) -> list[tuple[str, str]]:
+    return [(d.category.value, text[d.start : d.end]) for d in DETECTOR.find(text)]
+
+
+def _wif(secret: bytes) -> str:
+    """A Bitcoin WIF key with its real checksum (compressed, mainnet)."""
+    payload = b"\x80" + secret + b"\x01"
+    raw = payload + hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4]
+    number = int.from_bytes(raw, "big")
+    alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+    out = ""
+    while number:
+        number, rest = divmod(number, 58)
+        out = alphabet[rest] + out
+    return out
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("PagerDuty REST key u+vzSHFO4rJBR23_4EAB — read-only", "u+vzSHFO4rJBR23_4EAB"),
+        ("用户的华为云 AK RZJ8HNRH2X5Q18ZQKA3B，SK 晚点发", "RZJ8HNRH2X5Q18ZQKA3B"),
+        (
+            "Renata pastes her stream key into OBS before every live: p4as-xdfs-musz-c7bh-hscd",
+            "p4as-xdfs-musz-c7bh-hscd",
+        ),
+        ("the Twitch stream key: live_123456789_AbCdEfGhIjKlMnOpQrStUvWxYz", None),
+        ("TF_TOKEN_app_terraform_io=9bNVWm9WDub5zSaKDu8YmHkFcjfn3MH terraform apply", None),
+        ("rtmp://live.example.com/app/?streamname=x&key=dfcc1418d8078eeb29a986639f2b0ebf", None),
+        ("<apiKey>Zx81kQm2Lp09RtYv44Hn</apiKey>", "Zx81kQm2Lp09RtYv44Hn"),
+    ],
+)
+def test_finds_a_key_named_in_its_clause_or_by_its_name(text: str, value: str | None) -> None:
+    keys = [v for c, v in found(text) if c == "api_key"]
+    assert len(keys) == 1, found(text)
+    if value is not None:
+        assert keys == [value]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the key 'user_profile_cache_v2_20240101' in Redis",
+        "cache key user:42:profile:v3",
+        "key takeaways from the meeting: revenue up 12%",
+        "token count was 12345678 for request 3fa85f64-5717-4562-b3fc-2c963f66afa6",
+        "The session token expired (request id 7f9c2ba4e88f827d616045507605853e)",
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed the key handling",
+        "Signing setup: key below, passphrase granite-swallow-51",
+        "the webhook secret is stored in Vault at secret/data/prod/stripe-webhook-signing",
+        "Primary key id_9f8e7d6c5b4a3f2e1d0c",
+        "KMS key arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+        "a KSUID, SKgk40TiENwTq7aURoQpnhXNcDO, tags each chat message",
+        "Stripe publishable key: pk_live_ap9LOj7Sk4my7HxASIdRNV0V",
+        "reCAPTCHA site key 6LfZM3Jm5R7YjmSd4WJHABwkZLisXswCYNbb9TgE goes into the form",
+        "Django keeps pbkdf2_sha256$870000$4QgmkiOJxpCYZe0ebEkyKw$TwTZwfY94LcR1OtZgZaLFyOBZWzVi9t3vI",
+    ],
+)
+def test_leaves_alone_names_ids_and_public_keys_near_a_key_word(text: str) -> None:
+    assert [c for c, _ in found(text) if c in ("api_key", "private_key")] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "钱包私钥 3b86503674e34c878579718c3c3f9ed55b58c1686bad07599ed87f922e5098ff，只剩一点 ETH",
+        "MetaMask account key: 0x7c7f3e37ac153e9def9c94eb37708ad0536ab2cac597824f75ddd73d502abe37",
+        "[Interface]\nPrivateKey = 74XVMAbxgwyWEbRPDEnLOgdNeCEJRYFkumhIi7HNzQA=\nAddress = 10.8.0.2/32",
+        "age key: AGE-SECRET-KEY-1ZRPP4A48LWWX2E3D6YWQ8TKJSL50C28R32TSZ5X53V67PQMHQ6C6SQV8HT",
+        "paper wallet, WIF format: KAmG4MRut1XxkwwHQ5s93VsoZi4MF2AeopTUFJnmAASLZCctWLeP",
+        f"found in an old notebook: {_wif(bytes(range(1, 33)))}",
+    ],
+)
+def test_finds_private_keys_by_their_word_or_checksum(text: str) -> None:
+    assert [c for c, _ in found(text)] == ["private_key"], found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tx hash 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060 from my wallet",
+        "my wallet's tx 5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+        "wallet backup checksum e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "watch-only wallet from the xpub xpub6HL13TkXsYnExCqrZkAS5K3bR3tL7WekvPFXwswbMXZ4f3Bi"
+        "XhLuLzTd7brTTgfJ2NaPwffNBcHpTVTp3rUkqDmjABenWj8VR85547i2rY6",
+    ],
+)
+def test_leaves_alone_hashes_and_public_keys_near_a_wallet(text: str) -> None:
+    assert [c for c, _ in found(text) if c == "private_key"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Liesl's FinanzOnline Passwort Gruber.Steuer24", "Gruber.Steuer24"),
+        ("la contraseña del router es Tortuga_2019", "Tortuga_2019"),
+        ("Yasmina 的 Wi-Fi mot de passe 是 Riad-Jasmin-44", "Riad-Jasmin-44"),
+        ("Ayaka's パスワード for the JR East app: Shinkansen_E5", "Shinkansen_E5"),
+        ("so the password for the portal is, um, Greenfinch_22, capital G", "Greenfinch_22"),
+        ("the passphrase (the 25th word) Joaquim uses: saudade-no-cais", "saudade-no-cais"),
+        ("the Gmail app password for the printer: wlcq nvtf jopz kmsb", "wlcq nvtf jopz kmsb"),
+        ("初始密码是身份证后六位，她已经改成了 Jrc!Teach2026", "Jrc!Teach2026"),
+        ("[security]\nadmin_user = admin\nadmin_password = Graf4na-Cormac", "Graf4na-Cormac"),
+        ("<server>\n  <password>Maven_Deploy_Prz</password>\n</server>", "Maven_Deploy_Prz"),
+        ('<add key="SmtpPassword" value="Web.config!Mail7" />', "Web.config!Mail7"),
+        ("gpg --batch --passphrase 'seedvault orange tram' -d b.gpg", "seedvault orange tram"),
+        ("7z a -pTax2025!Folder -mhe=on receipts.7z receipts/", "Tax2025!Folder"),
+        ("smbclient //nas/photos -U rawiri%Whanau_Photos_8", "Whanau_Photos_8"),
+        ("mosquitto_passwd -b /etc/mosquitto/passwd ha Mqtt!Aroha2026", "Mqtt!Aroha2026"),
+        ('$pw = ConvertTo-SecureString "Winserv!Lombardi3" -AsPlainText', "Winserv!Lombardi3"),
+        ("the code for the key safe at the cottage is 6184; Wi-Fi card on the fridge", "6184"),
+        ("Q: what's the garage door code again?\nA: 7391 then the hash key", "7391"),
+        ("百度网盘分享链接的提取码是 k7qz，七天后失效", "k7qz"),
+    ],
+)
+def test_finds_passwords_in_more_languages_and_syntaxes(text: str, value: str) -> None:
+    assert ("password", value) in found(text), found(text)
+
+
+def test_finds_the_passwords_in_a_table_column_only() -> None:
+    table = "| site | login | password |\n| --- | --- | --- |\n| Tesco | ottie.f | Bramble#71 |"
+    assert found(table) == [("password", "Bramble#71")]
+    csv = "site,password_hint\nTesco,first pet plus year"
+    assert found(csv) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password manager: Bitwarden2024",
+        "docker login -u benedek --password-stdin < ~/.config/docker_token",
+        "$pw = ConvertTo-SecureString $plain -AsPlainText -Force",
+        "passwd:         files systemd",
+        "the router's default password is printed on the sticker",
+        "Q: what's the promo code?\nA: 2024 for the spring sale",
+        "Q: what's the door code again?\nA: ask Tom",
+        "ffmpeg -i in.mp4 -pass 1 -f null /dev/null",
+        "password reset link sent to: ana@example.com",
+    ],
+)
+def test_leaves_alone_what_only_looks_like_a_password(text: str) -> None:
+    assert [v for c, v in found(text) if c == "password"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Siddharth's RuPay card 6070 2023 9000 5738 keeps getting declined", "6070 2023 9000 5738"),
+        ("Zeynep'in Troy kartı: 9792 9217 0877 6745", "9792 9217 0877 6745"),
+        ("her new debit card 7992 7398 7130 0008 arrived", "7992 7398 7130 0008"),
+    ],
+)
+def test_finds_cards_of_any_scheme_named_as_cards(text: str, value: str) -> None:
+    assert ("card_number", value) in found(text), found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Her SIM card 8986 0312 3456 7890 124 is from China Mobile",
+        "her library card 7992 7398 7130 0008 expires soon",
+        "batch 7992 7398 7130 0008 shipped",  # Luhn-valid, unknown range, no card word
+    ],
+)
+def test_leaves_alone_other_cards_and_unnamed_numbers(text: str) -> None:
+    assert [c for c, _ in found(text) if c == "card_number"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Mihaela Stoica's pașaport: 79775303 — renewing it in Manchester", "79775303"),
+        ("Ljubica Radic, putovnica br. 870268388, expires in November", "870268388"),
+        ("Egle Vaitkute — pasas Nr. 97954572 — flies to Chengdu", "97954572"),
+        ("potni list PC6459246 — the Slovenian one", "PC6459246"),
+        ("user: PP# 838063562, exp 2031 — Talia's", "838063562"),
+        ("Kadri Saar — Eesti pass K7654824", "K7654824"),
+        ('<Document Type="P" Number="KG21V5ZT4" IssuingCountry="DEU"/>', "KG21V5ZT4"),
+        ("Kagiso travels on A79903740 — the green South African passport", "A79903740"),
+    ],
+)
+def test_finds_passports_in_more_languages_and_forms(text: str, value: str) -> None:
+    assert ("passport", value) in found(text), found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the boarding pass: NH962 seat 41C",
+        "flight CA1234 then passport control",
+        "order A1234567 and two passports to renew",
+        '<Document Type="V" Number="KG21V5ZT4"/>',
+    ],
+)
+def test_leaves_alone_numbers_that_are_not_passports(text: str) -> None:
+    assert [c for c, _ in found(text) if c == "passport"] == []
