@@ -5,6 +5,8 @@ recall at c32, and RSS, on the embedded default and on a Milvus server.
         --out benchmarks/results/million-lite-<rev>.json
     python -m benchmarks.million --rows 1000000 --users 20000 --store server \
         --out benchmarks/results/million-server-<rev>.json
+    python -m benchmarks.million --store server --prewarm --working-set-mb 6144 \
+        --rounds 3 --out benchmarks/results/million-server-steady-<rev>.json
 
 The memories are synthetic (benchmarks/bulk_load.py: unit vectors of the bundled
 model's dimension, 50 per user over 100 tenants), loaded by `recalld import
@@ -13,6 +15,9 @@ embedding each query. The vectors are random, so what is measured is cost, not
 quality. Cold: the first recall of each of `--cold-users` users, one at a time,
 after the server started (each loads the user from the store). Warm: `--concurrency`
 callers in a closed loop for `--duration` seconds over a Zipf mix of all users.
+With `--prewarm`, every user is recalled once first (8 callers): the steady state
+of a server whose working set (`--working-set-mb`) holds its users; without it,
+the windows start from a cold server and measure the warm-up.
 """
 
 from __future__ import annotations
@@ -80,6 +85,17 @@ async def _measure(server: ServerProcess, args: argparse.Namespace) -> dict[str,
 
         cold_users = random.Random(11).sample(range(args.users), args.cold_users)
         cold = [await recall(u) for u in cold_users]
+        prewarm: dict[str, Any] = {}
+        if args.prewarm:  # the steady state: every user recalled once, at 8 callers
+            queue = list(range(args.users))
+            started = time.monotonic()
+
+            async def warm() -> None:
+                while queue:
+                    await recall(queue.pop())
+
+            await asyncio.gather(*(warm() for _ in range(8)))
+            prewarm = {"prewarm_s": round(time.monotonic() - started, 1)}
 
         pick = _zipf_picker(args.users, 1.0, 7)
         rounds = []
@@ -108,7 +124,12 @@ async def _measure(server: ServerProcess, args: argparse.Namespace) -> dict[str,
                     "errors": errors,
                 }
             )
-    return {"cold_first_recall": _quantiles(cold), "warm_c32": rounds[-1], "c32_rounds": rounds}
+    return {
+        "cold_first_recall": _quantiles(cold),
+        **prewarm,
+        "warm_c32": rounds[-1],
+        "c32_rounds": rounds,
+    }
 
 
 def _write_source(path: Path, rows: int, users: int) -> float:
@@ -134,6 +155,19 @@ def main() -> None:
     parser.add_argument(
         "--shutdown-timeout", type=float, default=900, help="seconds a SIGTERM may take"
     )
+    parser.add_argument(
+        "--prewarm",
+        action="store_true",
+        help="recall every user once (8 callers) before the c32 windows: the steady state",
+    )
+    parser.add_argument(
+        "--working-set-mb", type=int, default=None, help="the server's --working-set-mb"
+    )
+    parser.add_argument(
+        "--skip-load",
+        action="store_true",
+        help="the store in --work-dir already holds the rows (a repeated run)",
+    )
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--out", default="million.json")
     args = parser.parse_args()
@@ -155,18 +189,18 @@ def main() -> None:
         milvus.start()
         store_flags = ["--milvus-uri", milvus.uri]
         server_flags = ["--milvus-uri", milvus.uri]
+    report["settings"] = {
+        "prewarm": args.prewarm,
+        "working_set_mb": args.working_set_mb,
+        "rounds": args.rounds,
+        "duration_s": args.duration,
+        "concurrency": args.concurrency,
+    }
+    if args.working_set_mb is not None:
+        server_flags += ["--working-set-mb", str(args.working_set_mb)]
     try:
-        started = time.monotonic()
-        loaded = subprocess.run(
-            [sys.executable, "-m", "recalld_server", "import", "--with-vectors", str(source),
-             *store_flags, "--no-progress"],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        report["load_s"] = round(time.monotonic() - started, 1)
-        report["load_rows_per_s"] = round(args.rows / report["load_s"])
-        report["load_report"] = loaded.stderr.strip().splitlines()[-3:]
-        if loaded.returncode != 0:
-            raise SystemExit(f"load failed: {loaded.stderr}")
+        if not args.skip_load:
+            _load(report, source, store_flags, args.rows)
         started = time.monotonic()
         server = ServerProcess(work / "lite", *server_flags, "--consolidate-interval", "0")
         server.start(timeout_s=1800)
@@ -186,6 +220,20 @@ def main() -> None:
             milvus.stop()
     _save(report, args.out)
     print(json.dumps(report, indent=1))
+
+
+def _load(report: dict[str, Any], source: Path, store_flags: list[str], rows: int) -> None:
+    started = time.monotonic()
+    loaded = subprocess.run(
+        [sys.executable, "-m", "recalld_server", "import", "--with-vectors", str(source),
+         *store_flags, "--no-progress"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    report["load_s"] = round(time.monotonic() - started, 1)
+    report["load_rows_per_s"] = round(rows / report["load_s"])
+    report["load_report"] = loaded.stderr.strip().splitlines()[-3:]
+    if loaded.returncode != 0:
+        raise SystemExit(f"load failed: {loaded.stderr}")
 
 
 def _save(report: dict[str, Any], out: str) -> None:
