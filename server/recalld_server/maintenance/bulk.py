@@ -133,8 +133,8 @@ def line_to_row(line: str, number: int, header: BulkHeader) -> dict[str, Any]:
     missing = [name for name in (*SCALAR_FIELDS, "embedding") if name not in fields]
     if missing:
         raise BulkFileError(f"line {number}: missing {', '.join(missing)}")
-    for name in SCALAR_FIELDS:
-        if not _well_typed(name, fields[name]):
+    for name, well_typed in _FIELD_CHECKS:
+        if not well_typed(fields[name]):
             raise BulkFileError(f"line {number}: {name} has the wrong type")
     if not fields["id"]:
         raise BulkFileError(f"line {number}: the id is empty")
@@ -154,24 +154,46 @@ def line_to_row(line: str, number: int, header: BulkHeader) -> dict[str, Any]:
     if not np.isfinite(vector).all():
         raise BulkFileError(f"line {number}: the embedding holds NaN or infinity")
     row = {name: fields[name] for name in SCALAR_FIELDS}
-    row["embedding"] = vector.astype(np.float32).tolist()
+    row["embedding"] = vector.tolist()  # "<f4" is float32 as read: Python floats, no copy
     return row
 
 
-def _well_typed(name: str, value: Any) -> bool:
-    if name in _TEXT_FIELDS:
-        return isinstance(value, str)
-    if name in _NUMBER_FIELDS:
-        return (
-            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        )
-    if name in _BOOL_FIELDS:
-        return isinstance(value, bool)
-    if name == "tags":
-        return isinstance(value, list) and all(isinstance(t, str) for t in value)
-    if name == "metadata":
-        return isinstance(value, dict)
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _flag(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _tags(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(t, str) for t in value)
+
+
+def _mapping(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)  # times, enums, counters
+
+
+def _check_for(name: str) -> Callable[[Any], bool]:
+    if name in _TEXT_FIELDS:
+        return _text
+    if name in _NUMBER_FIELDS:
+        return _number
+    if name in _BOOL_FIELDS:
+        return _flag
+    return {"tags": _tags, "metadata": _mapping}.get(name, _whole)
+
+
+# One check per field, chosen once: a file of a million lines checks 28 million values.
+_FIELD_CHECKS = tuple((name, _check_for(name)) for name in SCALAR_FIELDS)
 
 
 def serving_collection(
