@@ -7,36 +7,49 @@ during tuning), ``holdout.jsonl`` (the fresh held-out split, since measured),
 ``final.jsonl`` (the last held-out measurement, since measured),
 ``fresh.jsonl`` (a further last held-out measurement, written the same way as
 final, since measured), ``sixth.jsonl`` (one more, written the same way as
-fresh), ``seventh.jsonl`` (one more, written the same way as sixth) and
-``eighth.jsonl`` (one more, written the same way as seventh) beside this file.
-The sentences are hand-written in ``lines_dev.py``, ``lines_test.py``,
-``lines_holdout.py``, ``lines_final.py``, ``lines_fresh.py``, ``lines_sixth.py``,
-``lines_seventh.py`` and ``lines_eighth.py``; this script fills the ``⟦...⟧``
+fresh), ``seventh.jsonl`` (one more, written the same way as sixth),
+``eighth.jsonl`` (one more, written the same way as seventh) and ``ninth.jsonl``
+(one more, written the same way as eighth) beside this file. The sentences are
+hand-written in ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``,
+``lines_final.py``, ``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``,
+``lines_eighth.py`` and ``lines_ninth.py``; this script fills the ``⟦...⟧``
 tokens in them with values it generates (fixed seeds, so re-running rewrites
 identical files) and labels them:
 
     ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc,
-                          seventh adds mir diners, eighth adds disc65 maestro rupay troy;
+                          seventh adds mir diners, eighth adds disc65 maestro rupay troy,
+                          ninth adds elo hiper dankort verve (19 digits) uatp (15 digits);
                           separator s=space d=dash n=none, seventh adds nb=no-break space,
                           eighth adds s4=spaces every four digits whatever the brand)
     ⟦id⟧ ⟦id X⟧ ⟦id x⟧ ⟦id sp⟧   national_id (X: check char X; x: lower case; sp: 6-8-4 groups;
-                          eighth adds kid: born 2010-2022)
+                          eighth adds kid: born 2010-2022; ninth adds elder: born 1952-1962,
+                          dash: 6-8-4 groups with dashes, and old15: a first-generation
+                          15-digit ID, region + YYMMDD + sequence, no check character)
     ⟦pp cnE⟧             passport (cnE cnEA cnG us uk de jp hk ca in fr kr es ng pt gr;
                           holdout adds it pl ie au br mx ru tw sg ch vn nl; seventh adds
                           se cz il dk fi th pk at id be ua nz tr my za ar ph hu kz; eighth
                           adds cnP lt lv ro hr si bg eg ir bd lk ke gh ma cl co pe mn is
-                          lu mo sa ee)
+                          lu mo sa ee; ninth adds cnD (diplomatic) usA (next-generation US
+                          book) sk uz np et ae qa ec kh ug az tz ge ve uy)
     ⟦ph cn sp⟧           phone (kind cn|land|us|ca|uk|de|jp|fr|sg|hk|au|kr|pt|cz, then a format;
-                          holdout, then seventh, then eighth add formats and the kinds in
-                          ``more`` in Gen._phone_once)
+                          holdout, then seventh, then eighth, then ninth add formats and the
+                          kinds in ``more`` in Gen._phone_once; ninth adds cn fw (full-width
+                          digits), cn p86nd, cn wa (86 without the plus), us p1sd, de e164
+                          and national formats such as ke0 es0 br0 and 00-prefixed uk00 fr00)
     ⟦key openai⟧         api_key (see Gen.key for the kinds)
     ⟦pem rsa⟧            private_key (rsa ec pkcs8 enc openssh pgp, holdout adds dsa ec8
                           opensshenc ed25519 rsaenc, seventh adds ppk, a PuTTY key file,
                           eighth adds ppk2 (PuTTY v2, RSA), age, wgpriv (a WireGuard
                           private key), ethpriv (64 hex), ethpriv0x and wif (a Bitcoin
-                          key); _esc _flat _indent _indent4 _indent6 _crlf, seventh adds
-                          _quote, eighth adds _join (no separator), _br and _tab)
-    ⟦iban DE s⟧          iban (country, see IBAN_LEN; s = groups of 4, n = compact)
+                          key), ninth adds ec384 rsa4096 x25519, nsec (Nostr), xprv (BIP32),
+                          solb58 and soljson (Solana), edsk (Tezos), jwkd (a JWK "d"), pemb64
+                          (a whole PEM block base64-encoded) and ppk3enc (an encrypted PuTTY
+                          v3 key file); _esc _flat _indent _indent4 _indent6 _crlf, seventh
+                          adds _quote, eighth adds _join (no separator), _br and _tab, ninth
+                          adds _escr (escaped CRLF), _dbl (doubly escaped newlines) and _bq
+                          (a reply quoted twice))
+    ⟦iban DE s⟧          iban (country, see IBAN_LEN; s = groups of 4, n = compact; ninth
+                          adds l = groups of 4 in lower case)
     ⟦email=a@b.com⟧      email, written literally
     ⟦pw=Secret1⟧         password, written literally (only the password is the value)
     ⟦neg sha1⟧           a generated look-alike that is NOT labelled (hashes, UUIDs, bad
@@ -70,10 +83,15 @@ same rules against all seven older splits: no person in ``EIGHTH_NAMES``
 appears in dev, test, holdout, final, fresh, sixth or seventh, no holdout,
 final, fresh, sixth or seventh person appears in it, no sentence is a near-copy
 of an older one (``EIGHTH_MAX_SIMILARITY``), and every category has English,
-Chinese and mixed lines. The splits are built in the order dev, test, holdout,
-final, fresh, sixth, seventh, eighth from one set of used values, each with its
-own seed, so a later split (and the generator kinds added for it) leaves the
-earlier files byte-identical.
+Chinese and mixed lines. The ninth split is held to the same rules against all
+eight older splits: no person in ``NINTH_NAMES`` appears in dev, test, holdout,
+final, fresh, sixth, seventh or eighth, no holdout, final, fresh, sixth, seventh
+or eighth person appears in it, no sentence is a near-copy of an older one
+(``NINTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
+lines. The splits are built in the order dev, test, holdout, final, fresh, sixth,
+seventh, eighth, ninth from one set of used values, each with its own seed, so a
+later split (and the generator kinds added for it) leaves the earlier files
+byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
 """
@@ -133,7 +151,7 @@ def ric_check_char(first17: str) -> str:
 
 
 def ric_ok(number: str) -> bool:
-    n = number.replace(" ", "").upper()
+    n = number.replace(" ", "").replace("-", "").upper()  # dashes: ninth split
     if not re.fullmatch(r"\d{17}[\dX]", n):
         return False
     try:
@@ -141,6 +159,17 @@ def ric_ok(number: str) -> bool:
     except ValueError:
         return False
     return ric_check_char(n[:17]) == n[17]
+
+
+def ric15_ok(number: str) -> bool:
+    """A first-generation 15-digit resident ID: region code and a real YYMMDD date."""
+    if not re.fullmatch(r"\d{15}", number) or number[:6] not in RIC_REGIONS:
+        return False
+    try:
+        dt.date(1900 + int(number[6:8]), int(number[8:10]), int(number[10:12]))
+    except ValueError:
+        return False
+    return True
 
 
 def _iban_digits(s: str) -> str:
@@ -230,6 +259,19 @@ IBAN_LEN = {
     "OM": 23,
     "SC": 31,
     "VA": 22,
+    # added for the ninth split
+    "IQ": 23,
+    "SV": 28,
+    "GT": 28,
+    "PS": 29,
+    "TL": 23,
+    "BY": 28,
+    "LY": 25,
+    "RU": 33,
+    "ST": 25,
+    "NI": 28,
+    "MN": 20,
+    "YE": 30,
 }
 
 
@@ -453,6 +495,7 @@ US_AREAS = [
     "773",
 ]
 CA_AREAS = ["604", "416", "514", "403", "613"]
+FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")  # added for the ninth split
 
 
 class Gen:
@@ -522,6 +565,18 @@ class Gen:
             return luhn_complete(r.choice(["6521", "6522", "6070", "6080"]) + self.d(11))
         if brand == "troy":
             return luhn_complete("9792" + self.d(11))
+        # added for the ninth split: Elo and Hipercard (Brazil), Dankort, 19-digit Verve
+        # (Nigeria) and 15-digit UATP (airline) cards
+        if brand == "elo":
+            return luhn_complete(r.choice(["636368", "504175", "438935", "451416"]) + self.d(9))
+        if brand == "hiper":
+            return luhn_complete("606282" + self.d(9))
+        if brand == "dankort":
+            return luhn_complete("5019" + self.d(11))
+        if brand == "verve":
+            return luhn_complete(r.choice(["506099", "506105", "506118"]) + self.d(12))
+        if brand == "uatp":
+            return luhn_complete("1" + r.choice("23456789") + self.d(12))
         raise ValueError(brand)
 
     def card(self, brand: str, fmt: str) -> str:
@@ -563,22 +618,25 @@ class Gen:
         )
 
     # ------------------------------------------------------------ Chinese resident ID
-    def _region_birth(self, kid: bool = False) -> str:
+    def _region_birth(self, kid: bool = False, elder: bool = False) -> str:
         region = self.r.choice(sorted(RIC_REGIONS))
         start = dt.date(RIC_REGIONS[region], 1, 1).toordinal()
         end = dt.date(2006, 12, 31).toordinal()
         if kid:  # added for the eighth split: children born 2010-2022
             start, end = dt.date(2010, 1, 1).toordinal(), dt.date(2022, 12, 31).toordinal()
+        if elder:  # added for the ninth split: born 1952-1962, in a region known since 1952
+            region = self.r.choice(sorted(k for k, y in RIC_REGIONS.items() if y <= 1952))
+            start, end = dt.date(1952, 1, 1).toordinal(), dt.date(1962, 12, 31).toordinal()
         return region + dt.date.fromordinal(self.r.randint(start, end)).strftime("%Y%m%d")
 
     def ric(self, mode: str = "") -> str:
         def one() -> str:
             for _ in range(500):
-                first = self._region_birth(kid=mode == "kid") + self.d(3)
+                first = self._region_birth(kid=mode == "kid", elder=mode == "elder") + self.d(3)
                 c = ric_check_char(first)
                 if mode.upper() == "X" and c != "X":
                     continue
-                if mode in ("", "kid") and c == "X":
+                if mode in ("", "kid", "elder", "dash") and c == "X":
                     # keep X for the explicit cases
                     continue
                 v = first + c
@@ -586,8 +644,22 @@ class Gen:
                     v = v.lower()
                 if mode == "sp":
                     v = v[:6] + " " + v[6:14] + " " + v[14:]
+                if mode == "dash":  # added for the ninth split: 6-8-4 groups with dashes
+                    v = v[:6] + "-" + v[6:14] + "-" + v[14:]
                 return v
             raise AssertionError
+
+        return self.unique(one)
+
+    def ric15(self) -> str:
+        """A first-generation 15-digit resident ID (added for the ninth split): region,
+        YYMMDD birth date and a 3-digit sequence, no check character."""
+
+        def one() -> str:
+            region = self.r.choice(sorted(k for k, y in RIC_REGIONS.items() if y <= 1983))
+            start, end = dt.date(1935, 1, 1).toordinal(), dt.date(1980, 12, 31).toordinal()
+            birth = dt.date.fromordinal(self.r.randint(start, end)).strftime("%y%m%d")
+            return region + birth + self.d(3)
 
         return self.unique(one)
 
@@ -720,6 +792,25 @@ class Gen:
                 return self.s(L, 2) + self.d(6)
             if kind == "mo":
                 return "M" + r.choice("AB") + self.d(7)
+            # added for the ninth split
+            if kind == "cnD":  # Chinese diplomatic passports
+                return "DE" + self.d(7)
+            if kind == "usA":  # US next-generation passport books: a letter, then 8 digits
+                return r.choice("AZ") + self.d(8)
+            if kind in ("sk", "uz", "np", "et"):
+                return {"sk": self.s(L, 2), "uz": "FA", "np": "PA", "et": "EP"}[kind] + self.d(7)
+            if kind in ("ae", "qa", "ec", "kh"):
+                return {"ae": r.choice(L), "qa": "A", "ec": "A", "kh": "N"}[kind] + self.d(7)
+            if kind in ("ug", "az"):
+                return {"ug": "A", "az": "C"}[kind] + self.d(8)
+            if kind == "tz":
+                return "TAE" + self.d(6)
+            if kind == "ge":
+                return self.d(2) + self.s(L, 2) + self.d(5)
+            if kind == "ve":
+                return r.choice("123456789") + self.d(8)
+            if kind == "uy":
+                return "C" + self.d(6)
             raise ValueError(kind)
 
         return self.unique(one)
@@ -774,6 +865,11 @@ class Gen:
                 # added for the eighth split
                 "dot": f"{p}.{a}.{b}",
                 "p86sd": f"+86 {p}-{a}-{b}",
+                # added for the ninth split: full-width digits, +86- run together, and
+                # 86 without the plus (as in a wa.me link)
+                "fw": f"{p}{a}{b}".translate(FULLWIDTH),
+                "p86nd": f"+86-{p}{a}{b}",
+                "wa": f"86{p}{a}{b}",
             }[fmt], "CN"
         if kind == "land":
             fmt, _, area = fmt.partition(":")
@@ -805,6 +901,8 @@ class Gen:
                 "nat1": f"1 ({area}) 555-{line}",
                 # added for the eighth split
                 "p1paren": f"+1 ({area}) 555-{line}",
+                # added for the ninth split
+                "p1sd": f"+1 {area}-555-{line}",
             }[fmt], "US"
         if kind == "uk":
             if fmt == "land":
@@ -825,6 +923,8 @@ class Gen:
                 return f"+49 30 {d(8)}", "DE"
             if fmt == "p0":  # added for the eighth split
                 return f"+49 (0){r.choice(['151', '160', '170', '176'])} {d(8)}", "DE"
+            if fmt == "e164":  # added for the ninth split
+                return f"+49{r.choice(['151', '160', '170', '176'])}{d(8)}", "DE"
             return f"+49 {r.choice(['151', '152', '160', '170', '176'])} {d(8)}", "DE"
         if kind == "jp":
             if fmt == "nat":  # added for the holdout split
@@ -950,6 +1050,33 @@ class Gen:
             "mn": lambda: (f"+976 {r.choice('89')}{d(3)} {d(4)}", "MN"),
             "kh": lambda: (f"+855 {r.choice(['12', '17', '92', '96'])} {d(3)} {d(3)}", "KH"),
             "kr82": lambda: (f"+82-10-{r.choice('2345678')}{d(3)}-{d(4)}", "KR"),
+            # added for the ninth split: national formats, and 00 prefixes dialled from China
+            "ke0": lambda: (f"07{d(2)} {d(6)}", "KE"),
+            "ng0": lambda: (f"080{r.choice('3678')} {d(3)} {d(4)}", "NG"),
+            "za0": lambda: (f"08{r.choice('234')} {d(3)} {d(4)}", "ZA"),
+            "ie0": lambda: (f"08{r.choice('35679')} {d(3)} {d(4)}", "IE"),
+            "es0": lambda: (f"6{d(2)} {d(2)} {d(2)} {d(2)}", "ES"),
+            "be0": lambda: (f"04{r.choice('789')}{d(1)} {d(2)} {d(2)} {d(2)}", "BE"),
+            "ch0": lambda: (f"07{r.choice('6789')} {d(3)} {d(2)} {d(2)}", "CH"),
+            "at0": lambda: (f"0664 {d(7)}", "AT"),
+            "pl0": lambda: (f"{r.choice('5678')}{d(2)} {d(3)} {d(3)}", "PL"),
+            "se0": lambda: (f"070-{d(3)} {d(2)} {d(2)}", "SE"),
+            "ae0": lambda: (f"05{r.choice('0256')} {d(3)} {d(4)}", "AE"),
+            "sa0": lambda: (f"05{r.choice('03456')} {d(3)} {d(4)}", "SA"),
+            "eg0": lambda: (f"01{r.choice('0125')} {d(4)} {d(4)}", "EG"),
+            "vn0": lambda: (f"09{d(1)} {d(3)} {d(4)}", "VN"),
+            "id0": lambda: (f"0812-{d(4)}-{d(4)}", "ID"),
+            "ph0": lambda: (f"0917 {d(3)} {d(4)}", "PH"),
+            "br0": lambda: (f"(11) 9{d(4)}-{d(4)}", "BR"),
+            "my0": lambda: (f"01{r.choice('2346789')}-{d(3)} {d(4)}", "MY"),
+            "th0": lambda: (f"08{d(1)} {d(3)} {d(4)}", "TH"),
+            "pk0": lambda: (f"03{d(2)} {d(7)}", "PK"),
+            "it0": lambda: (f"3{r.choice('2345')}{d(1)} {d(3)} {d(4)}", "IT"),
+            "uk00": lambda: (f"0044 7{r.choice(['911', '700', '400', '823'])} {d(6)}", "CN"),
+            "fr00": lambda: (
+                "0033 " + r.choice("67") + " " + " ".join(d(2) for _ in range(4)),
+                "CN",
+            ),
         }
         if kind in more:
             return more[kind]()
@@ -999,6 +1126,31 @@ class Gen:
             "exp": now + r.choice([600, 7200]),
         }
         sig = bytes(r.randrange(256) for _ in range(256))
+        return ".".join(
+            [
+                enc(json.dumps(header, separators=(",", ":")).encode()),
+                enc(json.dumps(payload, separators=(",", ":")).encode()),
+                enc(sig),
+            ]
+        )
+
+    def _supabase_anon(self) -> str:
+        """A Supabase anon JWT, public by design (added for the ninth split)."""
+        r = self.r
+
+        def enc(b: bytes) -> str:
+            return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+        now = r.randint(1_700_000_000, 1_760_000_000)
+        header = {"alg": "HS256", "typ": "JWT"}
+        payload = {
+            "iss": "supabase",
+            "ref": self.s(LOWER, 20),
+            "role": "anon",
+            "iat": now,
+            "exp": now + 315_360_000,
+        }
+        sig = bytes(r.randrange(256) for _ in range(32))
         return ".".join(
             [
                 enc(json.dumps(header, separators=(",", ":")).encode()),
@@ -1194,6 +1346,146 @@ class Gen:
             "lower32": lambda: s(LOWER + DIGITS, 32),
             "openai_admin": lambda: "sk-admin-" + s(B64URL, 64) + "T3BlbkFJ" + s(B64URL, 64),
             "grefresh": lambda: "1//0" + s(B64URL, 99),
+            # added for the ninth split: Databricks, Heroku (v2), Shopify custom app, Slack
+            # config refresh, GitLab pipeline trigger and runner registration, Hugging Face
+            # org, Pulumi, 1Password service account, Buildkite, CircleCI, Dynatrace,
+            # Sourcegraph, Contentful, Prefect, Brevo, Plaid, Meta (Facebook) access tokens,
+            # fal.ai, Grafana Cloud, Sentry org tokens, Cloudinary secrets, Azure SAS
+            # signatures (URL-encoded), legacy Vault tokens, JFrog (API key, reference
+            # token), NuGet, SonarQube, Intercom, X (Twitter) bearer tokens, DingTalk robot
+            # signing secrets, Feishu tenant tokens, Cerebras, PlanetScale, MailerSend,
+            # Clerk, LangSmith service keys, Stripe restricted test keys, LINE channel
+            # tokens, Bitwarden Secrets Manager, Infisical, Convex deploy keys, RunPod,
+            # Anyscale, Coze, Dify, FastGPT, ModelScope, WeCom corpsecret, DingTalk
+            # AppSecret and JPush master secrets
+            "databricks": lambda: "dapi" + s(HEX, 32),
+            "heroku": lambda: "HRKU-AA" + s(B64URL, 58),
+            "shpca": lambda: "shpca_" + s(HEX, 32),
+            "xoxe": lambda: "xoxe.xoxp-1-" + s(UPPER + DIGITS, 164),
+            "glptt": lambda: "glptt-" + s(HEX, 40),
+            "glrunner": lambda: "GR1348941" + s(B64URL, 20),
+            "hforg": lambda: "api_org_" + s(string.ascii_letters, 34),
+            "pulumi": lambda: "pul-" + s(HEX, 40),
+            "op_sa": lambda: "ops_eyJzaWduSW5BZGRyZXNzIjoi" + s(ALNUM, 280),
+            "buildkite": lambda: "bkua_" + s(HEX, 40),
+            "circleci": lambda: "CCIPAT_" + s(ALNUM, 22) + "_" + s(HEX, 40),
+            "dynatrace": lambda: "dt0c01." + s(UPPER + DIGITS, 24) + "." + s(UPPER + DIGITS, 64),
+            "sourcegraph": lambda: "sgp_" + s(HEX, 16) + "_" + s(HEX, 40),
+            "contentful": lambda: "CFPAT-" + s(B64URL, 43),
+            "prefect": lambda: "pnu_" + s(ALNUM, 36),
+            "brevo": lambda: "xkeysib-" + s(HEX, 64) + "-" + s(ALNUM, 16),
+            "plaid": lambda: (
+                "access-production-"
+                + "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+            ),
+            "fb": lambda: "EAA" + r.choice("BGIJ") + s(ALNUM, r.randint(150, 200)),
+            "fal": lambda: (
+                "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+                + ":"
+                + s(HEX, 32)
+            ),
+            "grafanacloud": lambda: "glc_eyJvIjoi" + s(ALNUM, 150) + "fQ==",
+            "sentry_org": lambda: "sntrys_eyJpYXQiOjE3" + s(ALNUM, 140) + "_" + s(B64URL, 43),
+            "cloudinary": lambda: s(B64URL, 27),
+            "azsas": lambda: (
+                (s(B64, 43) + "=").replace("+", "%2B").replace("/", "%2F").replace("=", "%3D")
+            ),
+            "vault_legacy": lambda: "s." + s(ALNUM, 24),
+            "jfrog": lambda: "AKCp8" + s(ALNUM, 68),
+            "jfrog_ref": lambda: "cmVmdGtuOjAxOjE3" + s(ALNUM, 48),
+            "nuget": lambda: "oy2" + s(LOWER + DIGITS, 43),
+            "sonar": lambda: r.choice(["squ_", "sqp_", "sqa_"]) + s(HEX, 40),
+            "intercom": lambda: "dG9rOj" + s(B64, 54) + "=",
+            "xbearer": lambda: "A" * 21 + s(ALNUM, 25) + "%3D" + s(ALNUM, 50),
+            "dingsec": lambda: "SEC" + s(HEX, 64),
+            "feishu_tat": lambda: "t-g10" + d(2) + s(ALNUM, 35),
+            "cerebras": lambda: "csk-" + s(LOWER + DIGITS, 48),
+            "pscale": lambda: "pscale_tkn_" + s(B64URL, 43),
+            "mailersend": lambda: "mlsn." + s(HEX, 64),
+            "clerk": lambda: "sk_live_" + s(ALNUM, 42),
+            "lsv2_sk": lambda: "lsv2_sk_" + s(HEX, 32) + "_" + s(HEX, 10),
+            "rk_test": lambda: "rk_test_" + s(ALNUM, 99),
+            "line": lambda: s(B64, 171) + "=",
+            "bws": lambda: (
+                "0."
+                + "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+                + "."
+                + s(ALNUM, 30)
+                + ":"
+                + s(B64, 22)
+                + "=="
+            ),
+            "infisical": lambda: (
+                "st."
+                + "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+                + "."
+                + s(HEX, 32)
+                + "."
+                + s(HEX, 32)
+            ),
+            "convex": lambda: (
+                "prod:"
+                + r.choice(["happy", "quiet", "brave", "shiny", "tidy"])
+                + "-"
+                + r.choice(["otter", "heron", "lynx", "marten", "ibis"])
+                + "-"
+                + d(3)
+                + "|eyJ2MiI6Ij"
+                + s(ALNUM, 60)
+                + "In0="
+            ),
+            "runpod": lambda: "rpa_" + s(UPPER + DIGITS, 46),
+            "anyscale": lambda: "esecret_" + s(LOWER + DIGITS, 32),
+            "coze": lambda: "pat_" + s(ALNUM, 64),
+            "dify": lambda: "app-" + s(ALNUM, 24),
+            "fastgpt": lambda: "fastgpt-" + s(ALNUM, 48),
+            "modelscope": lambda: (
+                "ms-"
+                + "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+            ),
+            "wecom": lambda: s(B64URL, 43),
+            "dingapp": lambda: s(B64URL, 64),
+            "jpush": lambda: s(HEX, 24),
         }
         return self.unique(table[kind])
 
@@ -1218,6 +1510,9 @@ class Gen:
             70,
             5,
         ),
+        # added for the ninth split: a P-384 SEC1 key and a 4096-bit PKCS#1 RSA key
+        "ec384": ("EC PRIVATE KEY", "MIGkAgEBBDA", 64, 4),
+        "rsa4096": ("RSA PRIVATE KEY", "MIIJKQIBAAKCAgEA", 64, 8),
     }
 
     def pem(self, spec: str) -> str:
@@ -1299,6 +1594,64 @@ class Gen:
         if base == "wif":
             b58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
             return self.unique(lambda: self.r.choice("KL") + self.s(b58, 51))
+        # added for the ninth split: more keys that are not PEM blocks (a Nostr nsec, a BIP32
+        # xprv, a Solana key in base58 and as the id.json byte array, a Tezos edsk, the "d"
+        # of a JWK), an X25519 PKCS#8 key, a whole PEM block base64-encoded (a Kubernetes
+        # Secret's data), and an encrypted PuTTY v3 key file
+        b58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+        if base == "nsec":
+            return self.unique(lambda: "nsec1" + self.s("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 58))
+        if base == "xprv":
+            return self.unique(lambda: "xprv9" + self.s(b58, 106))
+        if base == "solb58":
+            return self.unique(lambda: self.s(b58, self.r.choice([87, 88])))
+        if base == "soljson":
+            return self.unique(
+                lambda: "[" + ",".join(str(self.r.randint(0, 255)) for _ in range(64)) + "]"
+            )
+        if base == "edsk":
+            return self.unique(lambda: "edsk" + self.s(b58, 50))
+        if base == "jwkd":
+            return self.unique(lambda: self.s(B64URL, 43))
+        if base == "x25519":
+            return self.unique(
+                lambda: (
+                    "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VuBCIEI"
+                    + self.s(B64, 27)
+                    + "\n-----END PRIVATE KEY-----"
+                )
+            )
+        if base == "pemb64":
+
+            def one_b64() -> str:
+                body = "MIIEpAIBAAKCAQEA" + self.s(B64, 64 * 3 + self.r.randint(12, 40))
+                lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+                pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines)
+                pem += "\n-----END RSA PRIVATE KEY-----\n"
+                return base64.b64encode(pem.encode()).decode()
+
+            return self.unique(one_b64)
+        if base == "ppk3enc":
+
+            def one_ppk3() -> str:
+                pub = "AAAAC3NzaC1lZDI1NTE5AAAAI" + self.s(B64, 43)
+                return (
+                    "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: aes256-cbc\nComment: "
+                    + self.r.choice(["work-laptop", "nas-admin", "jumphost"])
+                    + "\nPublic-Lines: 2\n"
+                    + pub[:64]
+                    + "\n"
+                    + pub[64:]
+                    + "\nKey-Derivation: Argon2id\nArgon2-Memory: 8192\nArgon2-Passes: 13"
+                    + "\nArgon2-Parallelism: 1\nArgon2-Salt: "
+                    + self.s(HEX, 32)
+                    + "\nPrivate-Lines: 1\n"
+                    + self.s(B64, 64)
+                    + "\nPrivate-MAC: "
+                    + self.s(HEX, 64)
+                )
+
+            return self.unique(one_ppk3)
         if base == "rsaenc":  # added for the holdout split: legacy OpenSSL-encrypted RSA
 
             def one_rsaenc() -> str:
@@ -1336,6 +1689,11 @@ class Gen:
                 "join": "",
                 "br": "<br>",
                 "tab": "\n\t",
+                # added for the ninth split: escaped CRLF (a Windows JSON dump), doubly
+                # escaped newlines (JSON inside JSON), a reply quoted twice
+                "escr": "\\r\\n",
+                "dbl": "\\\\n",
+                "bq": "\n>> ",
             }[style]
             return (
                 f"-----BEGIN {label}-----" + sep + sep.join(lines) + sep + f"-----END {label}-----"
@@ -1475,6 +1833,22 @@ class Gen:
             return r.choice(["SSCB", "MCBL"]) + d(2) + d(2) + d(16) + "SCR"
         if cc == "VA":
             return "001" + d(15)
+        # added for the ninth split
+        if cc in ("IQ", "SV", "GT", "PS", "BY", "NI", "YE"):
+            banks = {
+                "IQ": ["NBIQ", "RAFB", "AIBI"],
+                "SV": ["CENR", "BAMC", "AGRI"],
+                "GT": ["TRAJ", "BAGU", "INDL"],
+                "PS": ["PALS", "ARAB", "QUDS"],
+                "BY": ["NBRB", "AKBB", "ALFA"],
+                "NI": ["BAPR", "BCCE", "LAFI"],
+                "YE": ["CBYE", "IBYE"],
+            }[cc]
+            return r.choice(banks) + d(IBAN_LEN[cc] - 8)
+        if cc == "RU":
+            return "04" + d(7) + d(5) + d(15)
+        if cc in ("TL", "LY", "ST", "MN"):
+            return d(IBAN_LEN[cc] - 4)
         raise ValueError(cc)
 
     def iban(self, cc: str, fmt: str, bad: bool = False) -> str:
@@ -1491,8 +1865,10 @@ class Gen:
                 # must exist): draw again. No dev/test/holdout value needed a redraw,
                 # so this (added for the final split) leaves those files unchanged.
                 return None
-            if fmt == "s":
+            if fmt in ("s", "l"):
                 s = " ".join(s[i : i + 4] for i in range(0, len(s), 4))
+            if fmt == "l":  # added for the ninth split: typed in lower case
+                s = s.lower()
             return s
 
         return self.unique(one)
@@ -1623,6 +1999,41 @@ class Gen:
             "pbkdf2": lambda: "pbkdf2_sha256$870000$" + s(ALNUM, 22) + "$" + s(B64, 43) + "=",
             "recaptcha": lambda: "6L" + s(B64URL, 38),
             "mapboxpk": lambda: "pk.eyJ1Ijoi" + s(B64URL, 60) + "." + s(B64URL, 22),
+            # added for the ninth split
+            "sshmd5": lambda: ":".join(s(HEX, 2) for _ in range(16)),
+            "uuid7": lambda: (
+                "019"
+                + s(HEX, 5)
+                + "-"
+                + s(HEX, 4)
+                + "-7"
+                + s(HEX, 3)
+                + "-"
+                + self.r.choice("89ab")
+                + s(HEX, 3)
+                + "-"
+                + s(HEX, 12)
+            ),
+            "cfray": lambda: s(HEX, 16) + "-" + self.r.choice(["SJC", "FRA", "HKG", "NRT", "LHR"]),
+            "stripepi": lambda: "pi_3" + s(ALNUM, 23),
+            "stripecus": lambda: "cus_" + s(ALNUM, 14),
+            "chatcmpl": lambda: "chatcmpl-" + s(ALNUM, 29),
+            "oaifile": lambda: "file-" + s(ALNUM, 22),
+            "anthmsg": lambda: "msg_01" + s(ALNUM, 22),
+            "anthreq": lambda: "req_011C" + s(ALNUM, 20),
+            "gosum": lambda: "h1:" + s(B64, 43) + "=",
+            "nixhash": lambda: s("0123456789abcdfghijklmnpqrsvwxyz", 32),
+            "yescrypt": lambda: "$y$j9T$" + s("./" + ALNUM, 22) + "$" + s("./" + ALNUM, 43),
+            "ssha": lambda: "{SSHA}" + s(B64, 38) + "==",
+            "mysqlhash": lambda: "*" + s("0123456789ABCDEF", 40),
+            "sha384": lambda: s(HEX, 96),
+            "soladdr": lambda: s("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 44),
+            "soltx": lambda: s("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 88),
+            "ethsig": lambda: "0x" + s(HEX, 130),
+            "keygrip": lambda: s("0123456789ABCDEF", 40),
+            "datawebp": lambda: "data:image/webp;base64,UklGR" + s(B64, 100),
+            "supaanon": self._supabase_anon,
+            "b64u43": lambda: s(B64URL, 43),
         }
         if kind.startswith("cardfail"):
             _, brand, fmt = kind.split(":")
@@ -1715,6 +2126,7 @@ SEEDS = {
     "sixth": 52704619,
     "seventh": 83190457,
     "eighth": 29584731,
+    "ninth": 71846293,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -1725,6 +2137,7 @@ MIN_PER_CAT = {
     "sixth": 25,
     "seventh": 25,
     "eighth": 25,
+    "ninth": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -1735,10 +2148,11 @@ MIN_LINES = {
     "sixth": 320,
     "seventh": 320,
     "eighth": 320,
+    "ninth": 320,
 }
-# The final, fresh, sixth, seventh and eighth splits must also have English,
+# The final, fresh, sixth, seventh, eighth and ninth splits must also have English,
 # Chinese and mixed lines in every category.
-ALL_LANGS = {"final", "fresh", "sixth", "seventh", "eighth"}
+ALL_LANGS = {"final", "fresh", "sixth", "seventh", "eighth", "ninth"}
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
 # Nor any fresh sentence to one of dev, test, holdout or final.
@@ -1749,6 +2163,8 @@ SIXTH_MAX_SIMILARITY = 0.8
 SEVENTH_MAX_SIMILARITY = 0.8
 # Nor any eighth sentence to one of dev, test, holdout, final, fresh, sixth or seventh.
 EIGHTH_MAX_SIMILARITY = 0.8
+# Nor any ninth sentence to one of dev, test, holdout, final, fresh, sixth, seventh or eighth.
+NINTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -1761,6 +2177,8 @@ def fill(body: str, g: Gen) -> tuple[str, str | None]:
     if kind == "card":
         return g.card(args[0], args[1]), "card_number"
     if kind == "id":
+        if args and args[0] == "old15":  # added for the ninth split
+            return g.ric15(), "national_id"
         return g.ric(args[0] if args else ""), "national_id"
     if kind == "pp":
         return g.passport(args[0]), "passport"
@@ -1840,6 +2258,17 @@ RAW_KEY_RE = re.compile(
     r"|(?:0x)?[0-9a-f]{64}"
     r"|[KL][1-9A-HJ-NP-Za-km-z]{51}"
 )
+# more keys that are not PEM blocks (ninth split): Nostr nsec, BIP32 xprv, Solana (base58
+# or the id.json byte array), Tezos edsk, a JWK "d", a PEM block base64-encoded
+NINTH_RAW_KEY_RE = re.compile(
+    r"nsec1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}"
+    r"|xprv9[1-9A-HJ-NP-Za-km-z]{106}"
+    r"|[1-9A-HJ-NP-Za-km-z]{87,88}"
+    r"|\[\d{1,3}(?:,\d{1,3}){63}\]"
+    r"|edsk[1-9A-HJ-NP-Za-km-z]{50}"
+    r"|[A-Za-z0-9_-]{43}"
+    r"|LS0tLS1CRUdJTi[A-Za-z0-9+/]+=*"
+)
 DIGIT_RUN = re.compile(r"\d(?:[ -]?\d)*")
 IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}")
 CN_MOBILE_LIKE = re.compile(r"(?<!\d)1[3-9]\d(?:[ -]?\d){8}(?!\d)")
@@ -1864,15 +2293,23 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
         digits = re.sub(r"[ \u00a0-]", "", v)  # no-break spaces: seventh split
         assert digits.isdigit() and 13 <= len(digits) <= 19 and luhn_ok(digits), v
         # 65, 60, Maestro and Troy prefixes: eighth split
-        assert re.match(r"4|5[1-5]|2[2-7]|3[47]|62|35|6011|36|65|60|50[123]|6759|9792", digits), v
+        # Elo, Hipercard, Dankort, Verve and UATP prefixes: ninth split
+        assert re.match(
+            r"4|5[1-5]|2[2-7]|3[47]|62|35|6011|36|65|60|50[123]|6759|9792"
+            r"|636368|504175|606282|5019|506|1",
+            digits,
+        ), v
         if std:
             assert std.luhn(digits), v
     elif cat == "national_id":
+        if len(v) == 15:  # a first-generation ID (ninth split): stdnum knows only 18 digits
+            assert ric15_ok(v), v
+            return
         assert ric_ok(v), v
         if std:
-            assert std.ric(v.replace(" ", "").upper()), v
+            assert std.ric(v.replace(" ", "").replace("-", "").upper()), v
     elif cat == "iban":
-        assert iban_ok(v) and len(v.replace(" ", "")) == IBAN_LEN[v[:2]], v
+        assert iban_ok(v) and len(v.replace(" ", "")) == IBAN_LEN[v[:2].upper()], v
         if std:
             assert std.iban(v), v
     elif cat == "phone":
@@ -1886,7 +2323,12 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
     elif cat == "passport":
         assert PASSPORT_RE.fullmatch(v), v
     elif cat == "private_key":
-        assert PEM_RE.fullmatch(v) or PPK_RE.fullmatch(v) or RAW_KEY_RE.fullmatch(v), v
+        assert (
+            PEM_RE.fullmatch(v)
+            or PPK_RE.fullmatch(v)
+            or RAW_KEY_RE.fullmatch(v)
+            or NINTH_RAW_KEY_RE.fullmatch(v)
+        ), v
     elif cat == "api_key":
         assert len(v) >= 20 and not re.search(r"\s", v), v
     elif cat == "password":
@@ -2055,15 +2497,16 @@ def main() -> None:
     from benchmarks.masking.data.lines_final import FINAL, FINAL_NAMES
     from benchmarks.masking.data.lines_fresh import FRESH, FRESH_NAMES
     from benchmarks.masking.data.lines_holdout import HOLDOUT, HOLDOUT_NAMES
+    from benchmarks.masking.data.lines_ninth import NINTH, NINTH_NAMES
     from benchmarks.masking.data.lines_seventh import SEVENTH, SEVENTH_NAMES
     from benchmarks.masking.data.lines_sixth import SIXTH, SIXTH_NAMES
     from benchmarks.masking.data.lines_test import TEST
 
     std = _stdnum()
     used: set[str] = set()
-    # Order matters: dev, test, holdout, final, fresh, sixth, seventh, then eighth share
-    # ``used``; each has its own seed, so each later split leaves the files of the earlier
-    # ones unchanged.
+    # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, then ninth
+    # share ``used``; each has its own seed, so each later split leaves the files of the
+    # earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -2072,6 +2515,7 @@ def main() -> None:
     sixth, _ = build("sixth", SIXTH, used, std)
     seventh, _ = build("seventh", SEVENTH, used, std)
     eighth, _ = build("eighth", EIGHTH, used, std)
+    ninth, _ = build("ninth", NINTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -2081,7 +2525,8 @@ def main() -> None:
     }
     older_than_seventh = {**older_than_sixth, "sixth": sixth}
     older_than_eighth = {**older_than_seventh, "seventh": seventh}
-    splits = {**older_than_eighth, "eighth": eighth}
+    older_than_ninth = {**older_than_eighth, "eighth": eighth}
+    splits = {**older_than_ninth, "ninth": ninth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -2145,7 +2590,22 @@ def main() -> None:
     errors += names_listed("eighth", EIGHTH_NAMES, eighth)
     errors += [
         f"eighth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates("eighth", splits, EIGHTH_MAX_SIMILARITY)
+        for other, ratio, old, new in near_duplicates(
+            "eighth", older_than_ninth, EIGHTH_MAX_SIMILARITY
+        )
+    ]
+    # The ninth split: the same rules against all eight older splits.
+    errors += names_check("ninth", NINTH_NAMES, older_than_ninth, re.IGNORECASE)
+    errors += names_check("holdout", HOLDOUT_NAMES, {"ninth": ninth}, re.IGNORECASE)
+    errors += names_check("final", FINAL_NAMES, {"ninth": ninth}, re.IGNORECASE)
+    errors += names_check("fresh", FRESH_NAMES, {"ninth": ninth}, re.IGNORECASE)
+    errors += names_check("sixth", SIXTH_NAMES, {"ninth": ninth}, re.IGNORECASE)
+    errors += names_check("seventh", SEVENTH_NAMES, {"ninth": ninth}, re.IGNORECASE)
+    errors += names_check("eighth", EIGHTH_NAMES, {"ninth": ninth}, re.IGNORECASE)
+    errors += names_listed("ninth", NINTH_NAMES, ninth)
+    errors += [
+        f"ninth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
+        for other, ratio, old, new in near_duplicates("ninth", splits, NINTH_MAX_SIMILARITY)
     ]
     for split, recs in splits.items():
         st = stats(split, recs)
