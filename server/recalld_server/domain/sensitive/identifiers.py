@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Iterator
 
@@ -25,9 +26,25 @@ from recalld_server.domain.sensitive.spans import (
 # Digits in groups split by single spaces or dashes; a card is a run of whole groups.
 _DIGIT_RUN = re.compile(rf"{BEFORE}[{DIGIT}]+(?:[ \-][{DIGIT}]+)*{AFTER}")
 _GROUP = re.compile(rf"[{DIGIT}]+")
+# 6-8-4, whole or in groups split by spaces or dashes (as forms print it).
 _NATIONAL_ID = re.compile(
-    rf"{BEFORE}[1-9１-９][{DIGIT}]{{5}}[ ]?[{DIGIT}]{{8}}[ ]?[{DIGIT}]{{3}}[{DIGIT}Xx]"
-    rf"(?![A-Za-z{DIGIT}_])"
+    rf"{BEFORE}[1-9１-９][{DIGIT}]{{5}}(?:[ ]?[{DIGIT}]{{8}}[ ]?|-[{DIGIT}]{{8}}-)"
+    rf"[{DIGIT}]{{3}}[{DIGIT}Xx](?![A-Za-z{DIGIT}_])"
+)
+# The first-generation ID (before 1999): 15 digits, region, YYMMDD, sequence, no check
+# digit; only after a word for it, since any 15 digits could pass.
+_OLD_NATIONAL_ID = re.compile(rf"{BEFORE}[1-8][0-9]{{14}}(?![A-Za-z{DIGIT}_-])")
+_ID_WORD = re.compile(r"(?i)身份证|身份證|证件|證件|sfz|居民|\bid\b|identity|resident")
+_PROVINCES = frozenset(
+    {
+        "11", "12", "13", "14", "15", "21", "22", "23", "31", "32", "33", "34", "35", "36",
+        "37", "41", "42", "43", "44", "45", "46", "50", "51", "52", "53", "54", "61", "62",
+        "63", "64", "65", "71", "81", "82",
+    }
+)  # fmt: skip
+_IBAN_AFTER_WORD = re.compile(
+    r"(?i)\biban\b\s*(?:no\.?|number|nr\.?)?\s*[:：=]?\s*"
+    r"(?P<value>[A-Za-z]{2}[0-9]{2}(?:[ ]?[A-Za-z0-9]){11,30})(?![A-Za-z0-9])"
 )
 IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 _PASSPORT_WORD = re.compile(
@@ -86,9 +103,25 @@ _DATE_DIGITS = re.compile(r"(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9
 def national_ids(text: str) -> Iterator[Detection]:
     """Every Chinese resident ID number with a valid date and check digit."""
     for match in _NATIONAL_ID.finditer(text):
-        number = match.group().replace(" ", "").translate(TO_ASCII).upper()
+        number = match.group().replace(" ", "").replace("-", "").translate(TO_ASCII).upper()
         if ric.is_valid(number):
             yield Detection(Category.NATIONAL_ID, match.start(), match.end())
+    for match in _OLD_NATIONAL_ID.finditer(text):
+        if _ID_WORD.search(text, max(0, match.start() - 40), match.start()) and _old_id_valid(
+            match.group()
+        ):
+            yield Detection(Category.NATIONAL_ID, match.start(), match.end())
+
+
+def _old_id_valid(number: str) -> bool:
+    """A first-generation ID: a province's region code and a real date of birth (19YY)."""
+    if number[:2] not in _PROVINCES:
+        return False
+    try:
+        datetime.date(1900 + int(number[6:8]), int(number[8:10]), int(number[10:12]))
+    except ValueError:
+        return False
+    return True
 
 
 def cards(text: str) -> Iterator[Detection]:
@@ -110,21 +143,32 @@ def cards(text: str) -> Iterator[Detection]:
 
 
 def ibans(text: str) -> Iterator[Detection]:
-    """Every IBAN that passes mod 97."""
+    """Every IBAN that passes mod 97 (in lower case too, right after the word "IBAN")."""
+    if "iban" in text.lower():
+        for named in _IBAN_AFTER_WORD.finditer(text):
+            value = named.group("value")
+            end = _valid_iban_length(value.upper())
+            if value != value.upper() and end:
+                yield Detection(Category.IBAN, named.start("value"), named.start("value") + end)
     position = 0
     while (match := IBAN_SHAPE.search(text, position)) is not None:
-        raw = match.group()
         position = match.start() + 1
-        # The pattern may run on into the next word or the next IBAN: the longest
-        # valid prefix is the IBAN, and the search goes on right after it.
-        for end in range(len(raw), 14, -1):
-            candidate = raw[:end]
-            if candidate[-1] == " ":
-                continue
-            if stdnum_iban.is_valid(candidate.replace(" ", "")):
-                yield Detection(Category.IBAN, match.start(), match.start() + end)
-                position = match.start() + end
-                break
+        end = _valid_iban_length(match.group())
+        if end:
+            yield Detection(Category.IBAN, match.start(), match.start() + end)
+            position = match.start() + end
+
+
+def _valid_iban_length(raw: str) -> int:
+    """The length of the longest prefix that is a valid IBAN (0: none).
+
+    The shape may run on into the next word or the next IBAN; the search goes on
+    right after the IBAN found.
+    """
+    for end in range(len(raw), 14, -1):
+        if raw[end - 1] != " " and stdnum_iban.is_valid(raw[:end].replace(" ", "")):
+            return end
+    return 0
 
 
 def passports(text: str) -> Iterator[Detection]:
@@ -132,6 +176,8 @@ def passports(text: str) -> Iterator[Detection]:
     if "P" in text:
         for match in _ICAO_PASSPORT.finditer(text):
             yield Detection(Category.PASSPORT, match.start("value"), match.end("value"))
+    if "<<" in text:
+        yield from _machine_readable(text)
     lowered = text.lower()
     if "PP" not in text and not any(stem in lowered for stem in _PASSPORT_STEMS):
         return
@@ -153,6 +199,33 @@ def passports(text: str) -> Iterator[Detection]:
             if value.isdigit() and (len(set(value)) < 3 or _DATE_DIGITS.fullmatch(value)):
                 continue
             yield Detection(Category.PASSPORT, number.start(), number.end())
+
+
+# The machine-readable zone of a passport (ICAO 9303, TD3): line 1 "P<KEN…", line 2
+# the number (9 characters, "<"-padded), its check digit, nationality, birth date …
+_MRZ = re.compile(
+    r"(?m)^P[A-Z<][A-Z<]{3}[A-Z<]{30,45}[ \t]*\r?\n"
+    r"(?P<number>[A-Z0-9<]{9})(?P<check>[0-9])[A-Z<]{3}[0-9]{6}[0-9][MFX<][0-9]{6}[0-9]"
+)
+
+
+def _machine_readable(text: str) -> Iterator[Detection]:
+    """The passport number of a machine-readable zone whose check digit holds."""
+    for match in _MRZ.finditer(text):
+        number = match.group("number")
+        if _mrz_check(number) == int(match.group("check")):
+            value = number.rstrip("<")
+            start = match.start("number")
+            yield Detection(Category.PASSPORT, start, start + len(value))
+
+
+def _mrz_check(field: str) -> int:
+    """ICAO 9303's check digit: weights 7, 3, 1; digits as themselves, A=10 … Z=35, < = 0."""
+    total = 0
+    for position, char in enumerate(field):
+        value = int(char) if char.isdigit() else 0 if char == "<" else ord(char) - 55
+        total += value * (7, 3, 1)[position % 3]
+    return total % 10
 
 
 def _shortly_before(text: str, word_start: int) -> Iterator[re.Match[str]]:
@@ -206,13 +279,14 @@ _CARD_BRANDS: tuple[tuple[tuple[int, int], int, frozenset[int]], ...] = (
     ((8600, 8600), 4, frozenset({16})),  # UzCard
     ((9860, 9860), 4, frozenset({16})),  # Humo
     ((636, 639), 3, frozenset({16, 17, 18, 19})),  # InterPayment, InstaPayment
+    ((1, 1), 1, frozenset({15})),  # UATP (airline accounts)
 )
 # A word that names a payment card, in the 40 characters before the number: then any
 # issuer range counts (new or national schemes), with the Luhn check.
 _CARD_WORD = re.compile(
     r"(?i)\b(?:cards?|karte|carte|tarjeta|cart[ãa]o|carta|kart\w*|karty?|kaart|kortti|kort"
     r"|kártya|debit|credit|visa|mastercard|amex|rupay|troy|elo|verve|unionpay|jcb|maestro"
-    r"|discover|diners|pan)\b|κάρτα|карт[аыуе]|بطاقة|כרטיס|卡|카드|カード"
+    r"|discover|diners|uatp|pan)\b|κάρτα|карт[аыуе]|بطاقة|כרטיס|卡|카드|カード"
 )
 # Cards that are not payment cards: SIM cards (ICCIDs start with 89), library cards.
 _NOT_A_PAYMENT_CARD = re.compile(r"(?i)\b(?:sim|iccid|library|membership|loyalty)\b|sim卡")

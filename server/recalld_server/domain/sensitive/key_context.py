@@ -16,12 +16,19 @@ identities are private keys by their shape alone.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import re
 from collections.abc import Callable, Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
-from recalld_server.domain.sensitive.spans import Detection
+from recalld_server.domain.sensitive.spans import (
+    Detection,
+    answered_below,
+    cells_under,
+    listed_under,
+)
 
 RandomEnough = Callable[[str], bool]
 
@@ -40,7 +47,8 @@ _NOT_A_SECRET_KEY = re.compile(
     r"|idempotent|licen[cs]e|product|activation|registration|serial|registry|map|lookup|index"
     r"|composite|unique|routing|shard|hash|row|host|music|answer|piano|house|car|room|door"
     r"|spare|master bedroom|surrogate|natural|candidate|s3|bucket|dedup(?:e|lication)?|sign-in"
-    r"|message|musical|field|column|json|dict(?:ionary)?|hot|short ?cut|function|f[0-9]+)"
+    r"|message|musical|field|column|json|dict(?:ionary)?|hot|short ?cut|function|f[0-9]+"
+    r"|search-only|search only|read-only public|anon|anonymous)"
     r"[ _-]*$"
 )
 # Words right after the word that make it about something else: "key id", "token count".
@@ -67,8 +75,9 @@ _CANDIDATE = re.compile(
 _SECRET_NAME = r"[A-Za-z0-9_.-]*(?:key|token|secret|credential|auth)[A-Za-z0-9_.-]*"
 _NAMED_VALUE = re.compile(
     rf"(?i)(?<![A-Za-z0-9_.-])(?P<name>{_SECRET_NAME})\s*=\s*[\"']?"
-    r"(?P<value>[A-Za-z0-9+/_\-.~]{16,}={0,2})"
-    rf"|[?&](?P<param>{_SECRET_NAME})=(?P<query>[A-Za-z0-9+/_\-.~%]{{16,}})"
+    r"(?P<value>[A-Za-z0-9+/_\-.~:]{16,}={0,2})"
+    # Query parameters: also an app's id and a URL's signature (SAS, pre-signed URLs).
+    rf"|[?&](?P<param>{_SECRET_NAME}|appid|app_id|sig|signature)=(?P<query>[A-Za-z0-9+/_\-.~%]{{16,}})"
     rf"|<(?P<tag>{_SECRET_NAME})>\s*(?P<element>[A-Za-z0-9+/_\-.~]{{16,}}={{0,2}})\s*</(?P=tag)>"
 )
 _NOT_A_SECRET_NAME = re.compile(
@@ -89,12 +98,25 @@ _PRIVATE_SHAPE = re.compile(
     r"(?<![A-Za-z0-9+/])(?:0x)?[0-9a-fA-F]{64}(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?![A-Za-z0-9+/=])"
     r"|(?<![A-Za-z0-9])[5KLc9][1-9A-HJ-NP-Za-km-z]{50,51}(?![A-Za-z0-9])"
+    # A 64-byte secret in base58 (Solana and other ed25519 wallets' exports).
+    r"|(?<![A-Za-z0-9])[1-9A-HJ-NP-Za-km-z]{86,88}(?![A-Za-z0-9])"
 )
-# A private key by its shape alone.
+# A private key by its shape alone: age identities, BIP-32 extended private keys, Nostr
+# (nsec, bech32), Tezos (edsk, spsk, p2sk), and a PEM private key in base64 (as a
+# Kubernetes Secret or an environment variable holds one: "LS0tLS1CRUdJTi" is
+# "-----BEGIN" encoded).
 _PRIVATE_BY_SHAPE = re.compile(
     r"(?<![A-Za-z0-9])AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9])[xt]prv[1-9A-HJ-NP-Za-km-z]{100,112}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9])nsec1[02-9ac-hj-np-z]{58}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9])(?:edsk|spsk|p2sk)[1-9A-HJ-NP-Za-km-z]{50,95}(?![A-Za-z0-9])"
 )
+_BASE64_PEM = re.compile(r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}")
+# The private members of a JSON Web Key ("d" of EC and OKP keys; RSA's primes too).
+_JWK_PRIVATE = re.compile(r"\"(?:d|p|q|dp|dq|qi)\"\s*:\s*\"(?P<value>[A-Za-z0-9_-]{20,})\"")
+# A keypair file as a JSON array of 64 bytes (Solana's id.json).
+_BYTE_ARRAY_KEY = re.compile(r"\[\s*(?:[0-9]{1,3}\s*,\s*){63}[0-9]{1,3}\s*\]")
+_KEYPAIR_WORD = re.compile(r"(?i)solana|keypair|id\.json|wallet|private|secret|私钥")
 _WIF = re.compile(r"(?<![A-Za-z0-9])[5KLc9][1-9A-HJ-NP-Za-km-z]{50,51}(?![A-Za-z0-9])")
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
@@ -113,6 +135,7 @@ def keys_in_clauses(text: str, random_enough: RandomEnough) -> Iterator[Detectio
             continue
         if _NOT_THE_SECRET_AFTER.match(text, word.end()):
             continue
+        yield from _keys_around(text, word, random_enough)
         reach = text[word.end() : word.end() + 120]
         end = _CLAUSE_END.search(reach)
         window_end = word.end() + (end.start() if end else len(reach))
@@ -126,6 +149,29 @@ def keys_in_clauses(text: str, random_enough: RandomEnough) -> Iterator[Detectio
             if random_enough(value) and not _words_joined(value):
                 yield Detection(Category.API_KEY, candidate.start(), candidate.end())
                 break
+
+
+def _keys_around(
+    text: str, word: re.Match[str], random_enough: RandomEnough
+) -> Iterator[Detection]:
+    """Keys listed under the word's heading, in its table column, or given as the answer."""
+    if "\n" not in text:
+        return
+
+    def names_keys(cell: str) -> bool:
+        return _KEY_WORD.search(cell) is not None and not _NOT_A_SECRET_NAME.search(cell)
+
+    spans = [
+        *listed_under(text, word.start()),
+        *cells_under(text, word.start(), word.end(), names_keys),
+    ]
+    answers = [
+        span for span in answered_below(text, word.start()) if random_enough(text[slice(*span)])
+    ]
+    for start, end in [*spans, *answers[:1]]:
+        value = text[start:end].rstrip(".,;")
+        if random_enough(value) and not _words_joined(value):
+            yield Detection(Category.API_KEY, start, start + len(value))
 
 
 def _words_joined(value: str) -> bool:
@@ -157,6 +203,8 @@ def named_values(text: str, random_enough: RandomEnough) -> Iterator[Detection]:
         if _NOT_A_SECRET_NAME.search(name):
             continue
         value = match.group(group)
+        if "//" in value:
+            continue  # a URL, not a key
         if random_enough(value.replace("%2B", "+").replace("%2F", "/").replace("%3D", "=")):
             yield Detection(Category.API_KEY, match.start(group), match.end(group))
 
@@ -167,10 +215,24 @@ def private_keys_by_context(text: str) -> Iterator[Detection]:
         return  # every shape below is longer than 16 characters
     for match in _PRIVATE_BY_SHAPE.finditer(text):
         yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
+    if "LS0tLS1CRUdJTi" in text:
+        for match in _BASE64_PEM.finditer(text):
+            if _encodes_a_private_key(match.group()):
+                yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
+    if '"kty"' in text:
+        for match in _JWK_PRIVATE.finditer(text):
+            yield Detection(Category.PRIVATE_KEY, match.start("value"), match.end("value"))
+    if "[" in text:
+        for match in _BYTE_ARRAY_KEY.finditer(text):
+            numbers = [int(n) for n in re.findall(r"[0-9]+", match.group())]
+            context = text[max(0, match.start() - 80) : match.start()]
+            if max(numbers) <= 255 and _KEYPAIR_WORD.search(context):
+                yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
     for match in _WIF.finditer(text):
         if _valid_wif(match.group()):
             yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
-    for word in _PRIVATE_WORD.finditer(text):
+    words = list(_PRIVATE_WORD.finditer(text))
+    for word in words:
         reach = text[word.end() : word.end() + 160]
         end = _CLAUSE_END.search(reach)
         window_end = word.end() + (end.start() if end else len(reach))
@@ -179,6 +241,22 @@ def private_keys_by_context(text: str) -> Iterator[Detection]:
                 break
             yield Detection(Category.PRIVATE_KEY, shape.start(), shape.end())
             break
+    # Or the word just after the key: "0x3467… ← 这是用户测试钱包的私钥".
+    for shape in _PRIVATE_SHAPE.finditer(text) if words else ():
+        after = text[shape.end() : shape.end() + 40]
+        clause = after[: m.start()] if (m := _CLAUSE_END.search(after)) else after
+        named_before = _ANOTHER_THING.search(text, max(0, shape.start() - 24), shape.start())
+        if _PRIVATE_WORD.search(clause) and not (named_before or _ANOTHER_THING.search(clause)):
+            yield Detection(Category.PRIVATE_KEY, shape.start(), shape.end())
+
+
+def _encodes_a_private_key(value: str) -> bool:
+    """Base64 that decodes to a PEM block of a private key."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY" in decoded[:80]
 
 
 def _valid_wif(value: str) -> bool:

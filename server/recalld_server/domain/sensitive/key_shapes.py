@@ -120,6 +120,26 @@ KNOWN_KEYS = re.compile(
             r"(?<![A-Za-z0-9_])y[0-3]_[A-Za-z0-9_-]{35,}",
             r"(?<![A-Za-z0-9])(?:AQVN|YC)[A-Za-z0-9_-]{35,38}(?![A-Za-z0-9_-])",
             r"(?<![A-Za-z0-9])AKLT[A-Za-z0-9_-]{40,}",
+            # Hugging Face organisation tokens, Cerebras, RunPod, Coze (扣子), Dify,
+            # ModelScope (魔搭), FastGPT.
+            r"(?<![A-Za-z0-9_])api_org_[A-Za-z0-9]{30,}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_-])csk-[a-z0-9]{40,60}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_])rpa_[A-Z0-9]{40,}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_])pat_[A-Za-z0-9]{60,70}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_-])app-(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[a-z])"
+            r"[A-Za-z0-9]{24}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_-])ms-[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_-])fastgpt-[A-Za-z0-9]{40,}(?![A-Za-z0-9])",
+            # Secrets managers: Infisical service tokens, Bitwarden Secrets Manager access
+            # tokens. X (Twitter) app bearer tokens; MailerSend; Convex deploy keys;
+            # Intercom access tokens (base64 of "tok:…").
+            r"(?<![A-Za-z0-9_.])st\.[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\.[0-9a-f]{32}\.[0-9a-f]{32}",
+            r"(?<![A-Za-z0-9.])0\.[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\.[A-Za-z0-9]{20,}"
+            r":[A-Za-z0-9+/=]{16,}",
+            r"(?<![A-Za-z0-9])A{20,22}[A-Za-z0-9%]{30,}",
+            r"(?<![A-Za-z0-9_.])mlsn\.[0-9a-f]{64}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9])(?:prod|dev|preview):[a-z0-9-]+\|[A-Za-z0-9+/=]{40,}",
+            r"(?<![A-Za-z0-9+/])dG9rOj[A-Za-z0-9+/=]{40,}",
         )
     )
 )

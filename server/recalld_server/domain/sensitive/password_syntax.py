@@ -22,7 +22,7 @@ _PASSWORD_ENV = re.compile(
 )
 # Credentials in a URI (postgres://user:password@host).
 _URI_PASSWORD = re.compile(
-    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s@/]{3,})@"
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:(?P<value>[^\s@/]{3,})@"
 )
 # The password argument of command lines: what comes before the value.
 _COMMAND_OPTIONS = (
@@ -31,7 +31,11 @@ _COMMAND_OPTIONS = (
     r"\bsshpass\b[^\n]*?\s-p\s*",
     r"\bdocker\s+login\b[^\n]*?\s(?:-p|--password)[\s=]",
     r"\bcurl\b[^\n]*?\s(?:-u|--user)\s+[^\s:'\"]+:",
-    r"\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+\s+",
+    r"\bhtpasswd\b[^\n]*?\s-(?=\w*b)(?!\w*n)\w+\s+\S+\s+\S+\s+",
+    # With -n there is no file: htpasswd -Bbn USER PASSWORD.
+    r"\bhtpasswd\b[^\n]*?\s-(?=\w*b)(?=\w*n)\w+\s+\S+\s+",
+    # ~/.netrc: machine HOST login USER password PASSWORD.
+    r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+",
     r"\bwpa_passphrase\s+\S+\s+",
     r"\brequirepass\s+",
     # Windows: "net use Z: \\nas\share PASSWORD /user:NAME", "… /user:NAME PASSWORD",
@@ -68,7 +72,7 @@ _COMMAND_OPTIONS = (
 # A literal word of each command above: without one, the commands are not looked for.
 _COMMAND_WORDS = (
     "mysql", "redis-cli", "sshpass", "docker", "curl", "htpasswd", "wpa_passphrase",
-    "requirepass", "net", "pass", "caddy", "pwd", "7z", "rar", "zip", "-U", "mosquitto",
+    "requirepass", "net", "pass", "caddy", "pwd", "machine", "7z", "rar", "zip", "-U", "mosquitto",
     "rabbitmqctl", "sqlcmd", "bcp", "osql", "ldap", "mongo", "SecureString", "chpasswd",
 )  # fmt: skip
 _COMMAND_PASSWORD = re.compile(

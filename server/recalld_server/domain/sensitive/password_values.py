@@ -23,6 +23,7 @@ _NOT_A_PASSWORD_WORDS = """
     unknown forgotten lost hidden encrypted hashed case-sensitive sensitive ok fine good
     bad simple complex easy hard known unchanged temporary
     files compat systemd sss ldap nis winbind
+    capital lowercase uppercase caps lower upper all
     str string int bytes bool text varchar char optional field hash policy manager
     what which never one something anything nothing whatever generated
 """
@@ -42,7 +43,7 @@ def could_be_a_password(value: str) -> bool:
     if len(value) < 3 or value.casefold() in NOT_A_PASSWORD:
         return False
     # Variables and redactions: "${DB_PASSWORD}", "[FILTERED]", ":'new_pw'".
-    if value.startswith(("${", "{{", "%(", "<", "[", "$(", "*", ":")):
+    if value.startswith(("${", "{{", "%(", "<", "[", "$(", "*", ":", "(")):
         return False
     if not any(c.isalnum() for c in value) or _CALL.match(value):  # "******", "getpass("
         return False

@@ -14,7 +14,12 @@ from recalld_server.domain.sensitive.password_values import (
     could_be_a_password,
     looks_made_up,
 )
-from recalld_server.domain.sensitive.spans import Detection, cells_under
+from recalld_server.domain.sensitive.spans import (
+    Detection,
+    answered_below,
+    cells_under,
+    listed_under,
+)
 
 # "password", also inside a config key (DB_PASSWORD, mysql-root-pwd, "wifi_pass", psk=).
 # The word in the languages people write to an assistant in: Chinese, Japanese, Korean,
@@ -22,13 +27,15 @@ from recalld_server.domain.sensitive.spans import Detection, cells_under
 # script German, Dutch, Swedish, Norwegian, Danish, Finnish, Polish, Czech and
 # Slovak, Hungarian, Romanian, Spanish, Portuguese, French, Vietnamese, Indonesian.
 _PASSWORD_WORD = re.compile(
-    r"(?:密码|密碼|口令|PIN ?码|pin ?码|提取码|提取碼|暗証番号|パスワード|비밀번호|암호"
-    r"|пароль|парол[яюем]|лозинк[аеу]|κωδικός|şifre(?:si|m|niz)?|รหัสผ่าน"
+    r"(?:密码|密碼|口令|PIN ?码|pin ?码|提取码|提取碼|登录码|登入码|暗証番号|パスワード"
+    r"|비밀번호|암호|пароль|парол[яюем]|лозинк[аеу]|κωδικός|şifre(?:si|m|niz)?|รหัสผ่าน"
     r"|كلمة (?:المرور|السر)|סיסמ[הא]|पासवर्ड)"
     r"|(?<![A-Za-z0-9_/\\])(?<![A-Za-z0-9]-)(?:[A-Za-z0-9]+[_-])*"
-    r"(?:password|passwort|kennwort|wachtwoord|l[öo]senord|passord|adgangskode|salasana"
+    r"(?:passwords|password|passwort|kennwort|wachtwoord|l[öo]senord|passord|adgangskode|salasana"
     r"|has[łl]o|heslo|jelsz[óo]|parol[ăa]|contrase[ñn]a|senha|palavra-passe|mot de passe"
     r"|mật khẩu|kata sandi|passwd|passcode|pass ?phrase|pwd|pw|pass|psk|pin(?: ?code)?"
+    # Typed in a hurry: "pasword", "passwrod", "passowrd".
+    r"|pas+w(?:or|ro|o)d|passowrd|pssword"
     r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box)"
     r" code|keypad(?: code)?)"
     r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
@@ -43,7 +50,9 @@ _PASSWORD_STATED = re.compile(
     r"|her|our|de|del|du|des|da|do|di|per|für|von|vom|zum|zur|för|dla)\s+[^\n,;:：。=—]{0,40}?|\s*[（(][^）)\n]{0,80}[）)]"
     r"|[^\s，。,；;！!？?：:=\x21-\x7e]{1,6}?"
     # Any words before a colon: "passphrase (the 25th word) Joaquim uses: …".
-    r"|\s+(?P<clause>[^\n,;:：。=—.!?\"]{1,60}?)(?=\s*[:：]))?"
+    r"|\s*(?P<clause>[^\s\n,;:：。=—.!?\"][^\n,;:：。=—.!?\"]{0,59}?)(?=\s*[:：])"
+    # An aside between dashes: "The password — he told me after I promised — is X".
+    r"|\s+[—–]\s[^—–\n]{1,160}?\s[—–])??"
     r"(?:\s*(?:\b(?:is|was|will be|are|ist|lautet|war|est|était|es|era|é|è|är|jest)(?!\w)"
     r"|=|:|：|->"
     # "密码还是 root 的": 还是 and 或是 ask "or", they do not state.
@@ -82,12 +91,13 @@ _NOT_ABOUT_THE_VALUE = re.compile(
 )
 _PASSPORT_SHAPE = re.compile(r"[A-Z]{1,2}[0-9]{6,8}")
 _TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
-_PIN_WORDS = ("pin", "码", "密", "口令", "code", "keypad")
+_PIN_WORDS = ("pin", "码", "密", "口令", "code", "keypad", "番号", "暗証")
 
 
 # What every word above holds (case-folded): without one, no word is looked for.
 _PASSWORD_STEMS = (
-    "pass", "pw", "pin", "psk", "code", "keypad", "kennwort", "wachtwoord", "senord",
+    "pass", "pasw", "pssw", "pw", "pin", "psk", "code", "keypad", "登录", "登入", "kennwort",
+    "wachtwoord", "senord",
     "adgangskode", "salasana", "has", "heslo", "jelsz", "parol", "contrase", "senha",
     "mật khẩu", "kata sandi", "密", "口令", "提取", "暗証", "パスワード", "비밀번호", "암호",
     "парол", "лозинк", "κωδικ", "şifre", "รหัสผ่าน", "كلمة", "סיסמ", "पासवर्ड",
@@ -112,6 +122,7 @@ def passwords(text: str) -> Iterator[Detection]:
             yield from _changed_later(text, word)
         if "\n" in text:
             yield from _in_its_column(text, word)
+            yield from _listed_or_answered(text, word)
     yield from _passwords_elsewhere(text)
     yield from passwords_in_syntax(text)
 
@@ -167,7 +178,7 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     if name == "pass" and _PASSPORT_SHAPE.fullmatch(stripped):
         return None  # "Eesti pass K7654824": a passport
     weak = (
-        name in {"pass", "pw", "pin", "psk"}
+        name in {"pass", "pw", "pin", "psk", "passwords"}  # a list follows "passwords:"
         or stated is None
         or bool(named.get("clause"))
         or bool(named.get("dash"))
@@ -204,6 +215,26 @@ def _changed_later(text: str, word: re.Match[str]) -> Iterator[Detection]:
             yield Detection(Category.PASSWORD, start, start + len(value))
 
 
+def _listed_or_answered(text: str, word: re.Match[str]) -> Iterator[Detection]:
+    r"""Passwords listed under a heading with the word, or given in answer to a question.
+
+    "Passwords:\n- Netflix: Ashcombe_Flix", "user: what's the wifi pw?\nassistant: …
+    \nuser: it's Jiayou-2026": made-up values only, or a PIN after a word for one.
+    """
+    name = word.group().casefold()
+    pin_word = any(w in name for w in _PIN_WORDS)
+    for start, end in listed_under(text, word.start()):
+        value = text[start:end].rstrip(TRAILING)
+        if looks_made_up(value) and could_be_a_password(value):
+            yield Detection(Category.PASSWORD, start, start + len(value))
+    for start, end in answered_below(text, word.start()):
+        value = text[start:end].rstrip(TRAILING)
+        pin = pin_word and value.isdigit() and 4 <= len(value) <= 8
+        if (pin or looks_made_up(value)) and could_be_a_password(value) and value.isascii():
+            yield Detection(Category.PASSWORD, start, start + len(value))
+            return
+
+
 def _in_its_column(text: str, word: re.Match[str]) -> Iterator[Detection]:
     """The passwords under a header cell that names them (CSV, TSV, a Markdown table)."""
 
@@ -218,7 +249,10 @@ def _in_its_column(text: str, word: re.Match[str]) -> Iterator[Detection]:
 # The value before the word: "uses sunflower1988 as the password", "X is the wifi password".
 _PASSWORD_BEFORE_WORD = re.compile(
     rf"(?<![^\s\"'“‘`(（:：])(?P<value>{PASSWORD_CHARS}{{6,}})\s+(?:is|was|as)\s+"
-    r"(?:(?:the|my|his|her|our|their|its)\s+)?(?:[\w-]+\s+){0,2}?(?:password|passcode|passphrase)\b",
+    r"(?:(?:the|my|his|her|our|their|its)\s+)?(?:[\w-]+\s+){0,2}?(?:password|passcode|passphrase)\b"
+    # "Gr33nhouse-Tomat0 — Bartholomew's Bitwarden master password".
+    rf"|(?:^|(?<=\n))(?P<led>{PASSWORD_CHARS}{{6,}})\s+[—–]\s+(?:[\w'’-]+\s+){{0,4}}?"
+    r"(?:master\s+)?(?:password|passcode|passphrase)\b",
     re.IGNORECASE,
 )
 # The answer to a question about a password, on the next line ("what's the password?
@@ -249,8 +283,10 @@ _LOGIN_PAIR = re.compile(
     rf"(?<![^\s:：(（])[^\s/:：]*[A-Za-z0-9][^\s/:：]*\s?/\s?(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
 _ADMIN_PAIR = re.compile(
-    r"(?i)(?<![\w/.:@-])(?:admin|administrator|root)(?:/| / )"
+    r"(?i)(?<![\w/.:@-])(?:admin|administrator|root)(?:(?:/| / )"
     r"(?P<value>[\x21\x23-\x26\x28-\x2e\x30-\x5f\x61-\x7e]{6,})(?![/\w])"
+    # "admin:ricoh-3rd-floor", not a passwd line ("root:x:0:0:…").
+    r"|:(?P<colon>[\x21\x23-\x26\x28-\x2e\x30-\x39\x3b-\x5f\x61-\x7e]{6,})(?![:/\w]))"
 )
 # A lock's code: "the code for the garage door is 5512", "the safe combination:
 # 12-34-56", "her locker opens with 3391", "the archive unlocks with Tax2024!Rivera".
@@ -304,6 +340,9 @@ _NOT_A_CHINESE_PASSPHRASE = re.compile(
 _WIFI_KEY = re.compile(
     r"(?i)\b(?:wi-?fi|wlan|ssid)\b[^\n]{0,60}?\b(?:network |wpa2? |wi-?fi )?key\b"
     r"(?:\s*(?:\bis\b|:|=))?\s+(?P<value>[^\s\"'`]{6,64})"
+    # "WPA2 key saunailta", "WPA passphrase: …", and a Wi-Fi QR code's "P:" field.
+    r"|(?i:\bwpa[23]?(?:-psk)?\s+(?:key|passphrase|psk)\b)\s*[:=]?\s*(?P<wpa>[^\s\"'`,;]{6,64})"
+    r"|WIFI:[^\n]*?(?<=[:;])P:(?P<qr>(?:\\.|[^;\\\n])+);"
 )
 
 
@@ -314,17 +353,22 @@ def _passwords_elsewhere(text: str) -> Iterator[Detection]:
     patterns = []
     if "pass" in lowered or "密码" in text:
         patterns += [_PASSWORD_BEFORE_WORD, _PASSWORD_ANSWER]
-    if "/" in text and ("admin" in lowered or "root" in lowered):
+    if ("/" in text or ":" in text) and ("admin" in lowered or "root" in lowered):
         patterns.append(_ADMIN_PAIR)
-    if "key" in lowered and any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid")):
+    wifi = "key" in lowered and any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid"))
+    if wifi or "wpa" in lowered or "WIFI:" in text:
         patterns.append(_WIFI_KEY)
     for pattern in patterns:
         for match in pattern.finditer(text):
-            value = match.group("value").rstrip(TRAILING)
-            if not (looks_made_up(value) and could_be_a_password(value)):
+            named = {k: v for k, v in match.groupdict().items() if v is not None}
+            group = next(iter(named))
+            value = named[group].rstrip(TRAILING)
+            # The key of a WPA network or a Wi-Fi QR code is what the format says.
+            given = group in ("wpa", "qr")
+            if not ((given or looks_made_up(value)) and could_be_a_password(value)):
                 continue
             if "://" not in value and not value.upper().startswith(("WPA", "WEP")):
-                start = match.start("value")
+                start = match.start(group)
                 yield Detection(Category.PASSWORD, start, start + len(value))
     for word in _LOGIN_WORD.finditer(text):
         for pair in _LOGIN_PAIR.finditer(text, word.end(), min(len(text), word.end() + 80)):

@@ -45,7 +45,7 @@ _HEROKU_NETRC = re.compile(
     r"(?P<value>[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})(?![A-Za-z0-9-])"
 )
 # Every known shape is one run of these characters, 15 or more ("xoxb-" and ten).
-_KEY_RUN = re.compile(r"(?<![A-Za-z0-9_.:/+=-])[A-Za-z0-9_.:/+=-]{15,}")
+_KEY_RUN = re.compile(r"(?<![A-Za-z0-9_.:/+=%|-])[A-Za-z0-9_.:/+=%|-]{15,}")
 _BEARER = re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)")
 
 # --- generic secrets: a keyword, then a random-looking value ----------------------------
@@ -76,7 +76,14 @@ _PUBLIC_MATERIAL = re.compile(
     # Mapbox public tokens ("pk.eyJ…", meant for the browser).
     r"|(?<![A-Za-z0-9_.-])pk\.eyJ[A-Za-z0-9_.-]+"
     # WireGuard's "PublicKey = …", a public key given by name.
-    r"|(?i:public[ _-]?key|pubkey)\s*[=:]\s*[\"']?[A-Za-z0-9+/=_-]+"
+    r"|(?i:public[ _-]?key|pubkey|公钥)\s*[=:：]?\s*[\"']?(?!-|ssh-|ecdsa-|sk-ssh)[A-Za-z0-9+/=_-]+"
+    # age recipients and Nostr public keys; Go module sums; LDAP password hashes.
+    r"|(?<![A-Za-z0-9])(?:age1|npub1)[02-9ac-hj-np-z]{58}"
+    r"|(?<![A-Za-z0-9])h1:[A-Za-z0-9+/=]+"
+    r"|\{(?:SSHA|SHA|SSHA256|SSHA512|SHA256|SHA512|MD5|SMD5|CRYPT|PBKDF2[A-Z0-9-]*)\}[A-Za-z0-9+/=.$]+"
+    # Objects of model providers' APIs: completions, messages, files, runs, batches.
+    r"|(?<![A-Za-z0-9_-])(?:chatcmpl|cmpl|file|msg|resp|run|thread|asst|batch|req|toolu|call"
+    r"|ftjob|ft|vs|step)[-_][A-Za-z0-9]{10,}"
     # Password hashes in modular crypt format: $2b$12$…, $argon2id$v=19$…, $6$….
     r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567]|y|gy|sha1|pbkdf2(?:-sha[0-9]+)?|scrypt)\$"
     r"[A-Za-z0-9./+=$,:-]+"
@@ -87,7 +94,8 @@ _PUBLIC_MATERIAL = re.compile(
     r"|(?<![A-Za-z0-9_])pk_(?:live|test)_[A-Za-z0-9]{16,}"
     r"|(?i:site[ _-]?key)\s*[:=]?\s*[A-Za-z0-9_-]{40}"
     # An identifier named as one: "segment id Y3Bqc4lea…", "trace ID: …".
-    r"|(?i:\b(?:id|uuid|guid|identifier|ksuid|ulid|nanoid|cuid)\b(?:\s+is)?)\s*[:=#,]?\s*"
+    r"|(?i:\b(?:id|uuid|guid|identifier|ksuid|ulid|nanoid|cuid|session|address|addr|tx|txid"
+    r"|txn|transaction)\b(?:\s+(?:is|for [\w ]{1,20}?(?=[:：])))?)\s*[:=#,：]?\s*"
     r"[A-Za-z0-9_-]+"
     r"|(?<![A-Za-z0-9_])(?:pi|ch|cus|in|sub|evt|txn|prod|price|pm|seti|acct)_[A-Za-z0-9]{14,}"
     r"|data:[A-Za-z0-9.+/-]+;base64,[A-Za-z0-9+/=]+"
@@ -140,6 +148,9 @@ def api_keys(text: str) -> Iterator[Detection]:
         Detection(Category.API_KEY, match.start(), match.end())
         for match in _RANDOM_WORD.finditer(text)
         if _random_enough(match.group(), min_length=24, keyword=False)
+        # A PEM block in base64: private ones are private keys (key_context.py), public
+        # keys and certificates are public.
+        and not match.group().startswith("LS0tLS1CRUdJTi")
     ]
     for detection in (*named, *random_words):
         if public is None:
@@ -157,6 +168,10 @@ def _entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
+# What documentation and templates put where a key goes.
+_PLACEHOLDER_KEY = re.compile(r"(?i)example|x{6,}|your[_-]?|placeholder|changeme|dummy")
+
+
 def _random_enough(value: str, *, min_length: int, keyword: bool) -> bool:
     """A value that looks generated: long, mixed, high entropy, and not a known non-secret.
 
@@ -165,7 +180,7 @@ def _random_enough(value: str, *, min_length: int, keyword: bool) -> bool:
     identifiers and base64 of ordinary text are left alone.
     """
     core = value.rstrip("=")
-    if len(core) < min_length:
+    if len(core) < min_length or _PLACEHOLDER_KEY.search(core):
         return False
     digits = sum(c.isdigit() for c in core)
     upper = sum(c.isupper() for c in core)
@@ -204,4 +219,8 @@ def _decodes_to_text(value: str) -> bool:
         plain = decoded.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return plain.isprintable() and (" " in plain or plain.isalpha())
+    if not plain.isprintable():
+        return False
+    # Words in any script, with their spaces and punctuation: "周五交房租，顺便交水电".
+    wordy = sum(c.isalpha() or c.isspace() for c in plain)
+    return " " in plain or plain.isalpha() or wordy >= 0.7 * len(plain)

@@ -111,3 +111,53 @@ def cells_under(
 
 # A Markdown table's rule under its header: "---", ":--:".
 _RULE = re.compile(r":?-{3,}:?")
+
+
+# A bullet item "- Netflix: …", "* 扣子：…", "• prod — …": its label, then its value.
+_LISTED = re.compile(r"[ \t]*[-*•·][ \t]+[^:：\n]{1,40}?\s*[:：=—–]\s*(?P<value>\S+)")
+# What a line of a conversation starts with: "user:", "A:", "助手：", "Mia:".
+_SPEAKER = re.compile(r"[ \t]*(?:[\w .'-]{1,20}[:：])?[ \t]*")
+_ANSWER_START = re.compile(r"(?i)(?:it'?s|it is|that'?s|here(?: it is)?|是|就是)[ ,:：]*")
+_QUESTION = re.compile(
+    r"[?？]|多少|是什么|是啥|几号|什么"
+    r"|(?i:\b(?:what'?s|what is|whats|where'?s|which|do you have|can you|could you|send me)\b)"
+)
+
+
+def listed_under(text: str, start: int) -> Iterator[tuple[int, int]]:
+    """The values of the bullet items right under a heading line that ends with a colon.
+
+    `start` is a word in the heading ("API keys:", "用户的 AI 应用密钥汇总：").
+    """
+    line_end = text.find("\n", start)
+    if line_end < 0 or not text[:line_end].rstrip().endswith((":", "：")):
+        return
+    position = line_end + 1
+    for line in text[position:].split("\n"):
+        item = _LISTED.match(line)
+        if item is None:
+            break
+        yield position + item.start("value"), position + item.end("value")
+        position += len(line) + 1
+
+
+def answered_below(text: str, start: int) -> Iterator[tuple[int, int]]:
+    r"""The first word of each of the next three lines, when a word's line asks a question.
+
+    "user: what's the wifi pw?\\nassistant: I don't have it yet.\\nuser: it's X": the
+    speaker's name and "it's" are left out; the caller judges each word.
+    """
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    if line_end < 0 or not _QUESTION.search(text, line_start, line_end):
+        return
+    position = line_end + 1
+    for line in text[position:].split("\n")[:3]:
+        offset = _SPEAKER.match(line)
+        at = offset.end() if offset else 0
+        lead = _ANSWER_START.match(line, at)
+        at = lead.end() if lead else at
+        word = re.match(r"[^\s,，。]+", line[at:])
+        if word is not None:
+            yield position + at, position + at + word.end()
+        position += len(line) + 1

@@ -73,7 +73,8 @@ def test_finds_a_key_named_in_its_clause_or_by_its_name(text: str, value: str | 
         "a KSUID, SKgk40TiENwTq7aURoQpnhXNcDO, tags each chat message",
         "Stripe publishable key: pk_live_ap9LOj7Sk4my7HxASIdRNV0V",
         "reCAPTCHA site key 6LfZM3Jm5R7YjmSd4WJHABwkZLisXswCYNbb9TgE goes into the form",
-        "Django keeps pbkdf2_sha256$870000$4QgmkiOJxpCYZe0ebEkyKw$TwTZwfY94LcR1OtZgZaLFyOBZWzVi9t3vI",
+        "Django keeps pbkdf2_sha256$870000$4QgmkiOJxpCYZe0ebEkyKw$"
+        "TwTZwfY94LcR1OtZgZaLFyOBZWzVi9t3vI",
     ],
 )
 def test_leaves_alone_names_ids_and_public_keys_near_a_key_word(text: str) -> None:
@@ -85,7 +86,8 @@ def test_leaves_alone_names_ids_and_public_keys_near_a_key_word(text: str) -> No
     [
         "钱包私钥 3b86503674e34c878579718c3c3f9ed55b58c1686bad07599ed87f922e5098ff，只剩一点 ETH",
         "MetaMask account key: 0x7c7f3e37ac153e9def9c94eb37708ad0536ab2cac597824f75ddd73d502abe37",
-        "[Interface]\nPrivateKey = 74XVMAbxgwyWEbRPDEnLOgdNeCEJRYFkumhIi7HNzQA=\nAddress = 10.8.0.2/32",
+        "[Interface]\nPrivateKey = 74XVMAbxgwyWEbRPDEnLOgdNeCEJRYFkumhIi7HNzQA=\n"
+        "Address = 10.8.0.2/32",
         "age key: AGE-SECRET-KEY-1ZRPP4A48LWWX2E3D6YWQ8TKJSL50C28R32TSZ5X53V67PQMHQ6C6SQV8HT",
         "paper wallet, WIF format: KAmG4MRut1XxkwwHQ5s93VsoZi4MF2AeopTUFJnmAASLZCctWLeP",
         f"found in an old notebook: {_wif(bytes(range(1, 33)))}",
@@ -165,7 +167,10 @@ def test_leaves_alone_what_only_looks_like_a_password(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "value"),
     [
-        ("Siddharth's RuPay card 6070 2023 9000 5738 keeps getting declined", "6070 2023 9000 5738"),
+        (
+            "Siddharth's RuPay card 6070 2023 9000 5738 keeps getting declined",
+            "6070 2023 9000 5738",
+        ),
         ("Zeynep'in Troy kartı: 9792 9217 0877 6745", "9792 9217 0877 6745"),
         ("her new debit card 7992 7398 7130 0008 arrived", "7992 7398 7130 0008"),
     ],
@@ -214,3 +219,178 @@ def test_finds_passports_in_more_languages_and_forms(text: str, value: str) -> N
 )
 def test_leaves_alone_numbers_that_are_not_passports(text: str) -> None:
     assert [c for c, _ in found(text) if c == "passport"] == []
+
+
+# --- the fifth round: forms, encodings and turns of a conversation ---------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "value"),
+    [
+        (
+            "on the bank's form she wrote 610113-19930117-3258",
+            "national_id",
+            "610113-19930117-3258",
+        ),
+        ("奶奶的老身份证还是15位的：420106350103366", "national_id", "420106350103366"),
+        (
+            "iban fr76 6862 5725 8700 8171 0004 654, phone",
+            "iban",
+            "fr76 6862 5725 8700 8171 0004 654",
+        ),
+        ("books flights on the UATP account 199002927796281", "card_number", "199002927796281"),
+        (
+            "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7408122F1204159ZE184226B<<<<<10",
+            "passport",
+            "L898902C3",
+        ),
+    ],
+)
+def test_finds_identifiers_as_forms_write_them(text: str, category: str, value: str) -> None:
+    assert (category, value) in found(text), found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "order 420106350103366 shipped",  # 15 digits without a word for an ID
+        "老身份证号 420106351303366",  # no 13th month
+        "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C37UTO7408122F1204159ZE184226B<<<<<10",
+    ],
+)
+def test_leaves_alone_numbers_that_fail_the_id_rules(text: str) -> None:
+    assert [c for c, _ in found(text) if c in ("national_id", "passport")] == []
+
+
+_PEM_IN_BASE64 = (
+    "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFcEFJQkFBS0NBUUVBSlJZSUFtMVZ2VFppQTJhaWRI"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"tls.key: {_PEM_IN_BASE64}",
+        "Nostr key: nsec1s2qvearfmpznaqrkhsgs4hsw3r4vj2hdasyc40q7grewwwkqfrs06yqlyu",
+        "Tezos edskDXcc6oYJeBHKLncHuAC6aMFPAXZ4t9FJECZTgTvwSiBQtmZecN for the testnet",
+        '{"kty":"EC","crv":"P-256","d":"YH43Pv-iy8QJ5P-cV5u4VfcPuzELoSHDFLXYzwHXv98"}',
+        "~/.config/solana/id.json:\n[" + ",".join(str((i * 37) % 256) for i in range(64)) + "]",
+        "0x34675be07a51a1a1d061eea18e68ff8835749a8ed5489899ba4df72052d03ec1 ← 测试钱包的私钥",
+    ],
+)
+def test_finds_private_keys_in_encodings_and_wallets(text: str) -> None:
+    assert [c for c, _ in found(text)] == ["private_key"], found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "LS0tLS1CRUdJTiBQVUJMSUMgS0VZLS0tLS0KTUlJQklqQU5CZ2txaGtpRzl3MEJBUUVGQUFPQ0FROEFNSUlC",
+        "the age recipient age1qtgaq6njan5r7k2jmswsepsuerdjgf6dy7v92clktmszvzuyuhnhm3jklj",
+        "the phone's wg public key 0Lzix22cNlGKLvxIceEAYMchmwY93oNW8TlV2XpkDak= goes in the peer",
+        "go.sum pins golang.org/x/net v0.35.0 h1:csXpIcACl7FuIjvNv/w9bye3+8bIkLldCdqyxGDMX+P=",
+        "LDAP userPassword: {SSHA}fpPUdKR2yrvuo6aycv1Xx7sAOez+JVZ25lL1AF==",
+        "completion chatcmpl-vVtgJ3p032VApKzEIFjKGcOaEHiXE took 4.2 s",
+        "Solana address for the tip jar: frN6RXigEFN4kdzNLXF8qxWCN3JWbz42ZokPMFy3Uibn",
+        "便签导出的内容是 5ZGo5LqU5Lqk5oi/56ef77yM6aG65L6/5Lqk5rC055S1，其实是 base64 的提醒",
+        "[" + ",".join(str(i) for i in range(64)) + "] are the bucket counts",
+    ],
+)
+def test_leaves_alone_public_keys_ids_and_encoded_text(text: str) -> None:
+    assert [c for c, _ in found(text) if c in ("api_key", "private_key")] == [], found(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "value"),
+    [
+        (
+            "用户的 AI 应用密钥汇总：\n- Dify：app-JvMYAz5knKfkkVAHeIMbdOTr\n"
+            "- 魔搭：ms-0edff5a6-482b-4558-9c81-ff08e34bc1e9",
+            "api_key",
+            "app-JvMYAz5knKfkkVAHeIMbdOTr",
+        ),
+        (
+            "| service | key |\n|---|---|\n| Acme | q8Zr2LmV0xNw7TpK4sYb1HcE |",
+            "api_key",
+            "q8Zr2LmV0xNw7TpK4sYb1HcE",
+        ),
+        (
+            "user: what's the Deepgram key\nassistant: not stored yet\n"
+            "user: 884959304d5cc4ecdc887a4b1b2496e684af6c48",
+            "api_key",
+            "884959304d5cc4ecdc887a4b1b2496e684af6c48",
+        ),
+        (
+            "https://api.openweathermap.org/data/2.5/weather?q=Tromso&appid=51d229f14526c6554d0e5a07a71d1865",
+            "api_key",
+            "51d229f14526c6554d0e5a07a71d1865",
+        ),
+        (
+            "FAL_KEY=fabea37c-3939-4c2e-bbf0-6ef584bee292:20bf88055a34a22ef3133ab789dc8514",
+            "api_key",
+            None,
+        ),
+        (
+            "Passwords:\n- Netflix: Ashcombe_Flix\n- Disney+: Mickey!Ashcombe",
+            "password",
+            "Mickey!Ashcombe",
+        ),
+        (
+            "user: wifi密码多少\n助手：你还没告诉过我\n用户：jiayou2026 全小写",
+            "password",
+            "jiayou2026",
+        ),
+        ("my pasword for the gym app is Deadlift_Sunday", "password", "Deadlift_Sunday"),
+        (
+            "the agent reset the password to Temp#55821 and asked her to change it",
+            "password",
+            "Temp#55821",
+        ),
+        (
+            "The password — he told me after I promised — is fjordsauna1987.",
+            "password",
+            "fjordsauna1987",
+        ),
+        (
+            "Gr33nhouse-Tomat0 — Bartholomew's Bitwarden master password",
+            "password",
+            "Gr33nhouse-Tomat0",
+        ),
+        ("密码是她名字拼音加生日：maiziqin0719", "password", "maiziqin0719"),
+        ("WIFI:T:WPA;S:Brekke-Hytte;P:nordlys og kakao;;", "password", "nordlys og kakao"),
+        ("Hakala-Guest, WPA2 key saunailta", "password", "saunailta"),
+        ("machine nas.home login mattias password sillfisk", "password", "sillfisk"),
+        (
+            "docker run --rm httpd:2.4 htpasswd -Bbn gallery shutterbug > .htpasswd",
+            "password",
+            "shutterbug",
+        ),
+        ("redis://:cache-me-if-you-can@redis:6379/0", "password", "cache-me-if-you-can"),
+        ("admin:ricoh-3rd-floor works on the printer's web page", "password", "ricoh-3rd-floor"),
+        ("Hina の暗証番号 3926 — the bank card PIN", "password", "3926"),
+        ("登录码 860214，用户说是单位 OA 的", "password", "860214"),
+    ],
+)
+def test_finds_secrets_in_lists_tables_turns_and_formats(
+    text: str, category: str, value: str | None
+) -> None:
+    hits = found(text)
+    if value is None:
+        assert [c for c, _ in hits] == [category], hits
+    else:
+        assert (category, value) in hits, hits
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "user: what's the wifi password?\nassistant: Sorry, I don't know it yet.",
+        "Q: do you have the API key?\nA: not yet, Maria will send it tomorrow",
+        "Shopping list:\n- milk: 2 litres\n- bread: sourdough",
+        "passphrase: (see the envelope in the safe)",
+        "the password is capital B, then a word",
+        "root:x:0:0:root:/root:/bin/bash",
+    ],
+)
+def test_leaves_alone_turns_lists_and_lines_without_a_secret(text: str) -> None:
+    assert [c for c, _ in found(text) if c in ("api_key", "password")] == [], found(text)
