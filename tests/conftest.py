@@ -25,7 +25,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests on the Milvus server run last, in their order.
 
     Once started, the server's coordinators keep about half a core busy until the
-    session ends (time ticks every 20 ms). Started early, it starved every test
+    session ends (time ticks every 10 ms). Started early, it starved every test
     after it on two cores: CI's 5,000-call burst lost calls to DEADLINE_EXCEEDED.
     """
 

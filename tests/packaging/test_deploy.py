@@ -77,7 +77,7 @@ def test_milvus_gets_the_lowered_time_tick_and_redis_an_append_only_file() -> No
     mounts = dict(v.split(":")[:2] for v in services["milvus"]["volumes"])
     assert mounts["./milvus-user.yaml"] == "/milvus/configs/user.yaml"
     overrides = yaml.safe_load((DEPLOY / "milvus-user.yaml").read_text())
-    assert overrides["proxy"]["timeTickInterval"] == 20
+    assert overrides["proxy"]["timeTickInterval"] == 10
     command = services["redis"]["command"]
     assert command[command.index("--appendonly") + 1] == "yes"
 

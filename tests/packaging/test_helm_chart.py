@@ -263,4 +263,4 @@ def test_the_milvus_values_ask_for_a_cluster_with_the_lowered_time_tick() -> Non
     assert values["cluster"]["enabled"] is True
     assert values["standalone"]["enabled"] is False
     user = yaml.safe_load(values["extraConfigFiles"]["user.yaml"])
-    assert user["proxy"]["timeTickInterval"] == 20
+    assert user["proxy"]["timeTickInterval"] == 10
