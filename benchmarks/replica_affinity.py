@@ -1,7 +1,7 @@
 """Three replicas on one Redis and one Milvus server: each user routed to one replica
 (user affinity) against calls in turn (round robin), then a replica stopped mid-run.
 
-    python -m benchmarks.replica_affinity --users 10000 --duration 30 \
+    python -m benchmarks.replica_affinity --users 10000 --duration 30 --repeats 2 \
         --out benchmarks/results/replica-affinity-<rev>.json
 
 Every phase starts the replicas afresh (empty working sets) over the same loaded
@@ -238,6 +238,7 @@ async def main(args: argparse.Namespace) -> None:
         "zipf_exponent": args.zipf,
         "concurrency": args.concurrency,
         "duration_s": args.duration,
+        "repeats": args.repeats,
         "phases": [],
     }
     try:
@@ -245,11 +246,14 @@ async def main(args: argparse.Namespace) -> None:
         print(f"loading {args.users} users x {args.per_user} memories", flush=True)
         report["load_s"] = round(await _load(replicas.target, args.users, args.per_user, 16), 1)
         replicas.stop()
-        for phase, routing, stop_at in (
-            ("round_robin", "round_robin", None),
-            ("affinity", "user", None),
+        # Round robin and affinity alternate (`--repeats` pairs), so that drift of a
+        # shared machine falls on both; then one replica is stopped mid-run.
+        plan = [
+            *((name, routing, None) for _ in range(args.repeats)
+              for name, routing in (("round_robin", "round_robin"), ("affinity", "user"))),
             ("affinity_stop_one", "user", args.duration / 3),
-        ):
+        ]  # fmt: skip
+        for phase, routing, stop_at in plan:
             print(f"phase {phase}", flush=True)
             replicas.start(3, phase)
             result = await _run(replicas.target, routing, args, replicas, stop_at)
@@ -273,6 +277,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--duration", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="round robin / affinity pairs, alternating"
+    )
     parser.add_argument("--out", default="replica-affinity.json")
     return parser.parse_args()
 
