@@ -139,7 +139,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--split",
-        choices=("dev", "test", "holdout", "final", "fresh", "sixth", "seventh", "eighth", "ninth"),
+        choices=(
+            "dev",
+            "test",
+            "holdout",
+            "final",
+            "fresh",
+            "sixth",
+            "seventh",
+            "eighth",
+            "ninth",
+            "tenth",
+        ),
         default="test",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="print misses and false hits")

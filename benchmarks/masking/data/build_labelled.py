@@ -8,11 +8,12 @@ during tuning), ``holdout.jsonl`` (the fresh held-out split, since measured),
 ``fresh.jsonl`` (a further last held-out measurement, written the same way as
 final, since measured), ``sixth.jsonl`` (one more, written the same way as
 fresh), ``seventh.jsonl`` (one more, written the same way as sixth),
-``eighth.jsonl`` (one more, written the same way as seventh) and ``ninth.jsonl``
-(one more, written the same way as eighth) beside this file. The sentences are
-hand-written in ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``,
-``lines_final.py``, ``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``,
-``lines_eighth.py`` and ``lines_ninth.py``; this script fills the ``⟦...⟧``
+``eighth.jsonl`` (one more, written the same way as seventh), ``ninth.jsonl``
+(one more, written the same way as eighth) and ``tenth.jsonl`` (one more, written
+the same way as ninth) beside this file. The sentences are hand-written in
+``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``,
+``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``, ``lines_eighth.py``,
+``lines_ninth.py`` and ``lines_tenth.py``; this script fills the ``⟦...⟧``
 tokens in them with values it generates (fixed seeds, so re-running rewrites
 identical files) and labels them:
 
@@ -30,12 +31,15 @@ identical files) and labels them:
                           se cz il dk fi th pk at id be ua nz tr my za ar ph hu kz; eighth
                           adds cnP lt lv ro hr si bg eg ir bd lk ke gh ma cl co pe mn is
                           lu mo sa ee; ninth adds cnD (diplomatic) usA (next-generation US
-                          book) sk uz np et ae qa ec kh ug az tz ge ve uy)
+                          book) sk uz np et ae qa ec kh ug az tz ge ve uy; tenth adds by am
+                          kg mm zm rw lb rs ba af)
     ⟦ph cn sp⟧           phone (kind cn|land|us|ca|uk|de|jp|fr|sg|hk|au|kr|pt|cz, then a format;
                           holdout, then seventh, then eighth, then ninth add formats and the
                           kinds in ``more`` in Gen._phone_once; ninth adds cn fw (full-width
                           digits), cn p86nd, cn wa (86 without the plus), us p1sd, de e164
-                          and national formats such as ke0 es0 br0 and 00-prefixed uk00 fr00)
+                          and national formats such as ke0 es0 br0 and 00-prefixed uk00 fr00;
+                          tenth adds cn 0086nd (0086 run together), us/ca n1dash (1-415-555-..)
+                          and sp (415 555 ..), and national formats no0 co0 ro0)
     ⟦key openai⟧         api_key (see Gen.key for the kinds)
     ⟦pem rsa⟧            private_key (rsa ec pkcs8 enc openssh pgp, holdout adds dsa ec8
                           opensshenc ed25519 rsaenc, seventh adds ppk, a PuTTY key file,
@@ -47,7 +51,9 @@ identical files) and labels them:
                           v3 key file); _esc _flat _indent _indent4 _indent6 _crlf, seventh
                           adds _quote, eighth adds _join (no separator), _br and _tab, ninth
                           adds _escr (escaped CRLF), _dbl (doubly escaped newlines) and _bq
-                          (a reply quoted twice))
+                          (a reply quoted twice); tenth adds p8 (an Apple .p8 key), cosign
+                          (an encrypted Sigstore key), minisign (a minisign secret key line)
+                          and _nn (an empty line after every line))
     ⟦iban DE s⟧          iban (country, see IBAN_LEN; s = groups of 4, n = compact; ninth
                           adds l = groups of 4 in lower case)
     ⟦email=a@b.com⟧      email, written literally
@@ -88,10 +94,15 @@ eight older splits: no person in ``NINTH_NAMES`` appears in dev, test, holdout,
 final, fresh, sixth, seventh or eighth, no holdout, final, fresh, sixth, seventh
 or eighth person appears in it, no sentence is a near-copy of an older one
 (``NINTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
+lines. The tenth split is held to the same rules against all nine older splits:
+no person in ``TENTH_NAMES`` appears in dev, test, holdout, final, fresh, sixth,
+seventh, eighth or ninth, no holdout, final, fresh, sixth, seventh, eighth or
+ninth person appears in it, no sentence is a near-copy of an older one
+(``TENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
 lines. The splits are built in the order dev, test, holdout, final, fresh, sixth,
-seventh, eighth, ninth from one set of used values, each with its own seed, so a
-later split (and the generator kinds added for it) leaves the earlier files
-byte-identical.
+seventh, eighth, ninth, tenth from one set of used values, each with its own
+seed, so a later split (and the generator kinds added for it) leaves the earlier
+files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
 """
@@ -811,6 +822,17 @@ class Gen:
                 return r.choice("123456789") + self.d(8)
             if kind == "uy":
                 return "C" + self.d(6)
+            # added for the tenth split
+            if kind in ("by", "am", "kg"):
+                two = {"by": ["MP", "MC", "KH"], "am": ["AR", "AT"], "kg": ["AC"]}
+                return r.choice(two[kind]) + self.d(7)
+            if kind in ("mm", "zm", "rw", "lb"):
+                two = {"mm": ["MA", "MB", "MC"], "zm": ["ZN"], "rw": ["PC"], "lb": ["LR"]}
+                return r.choice(two[kind]) + self.d(7 if kind == "lb" else 6)
+            if kind == "rs":
+                return "0" + self.d(8)
+            if kind in ("ba", "af"):
+                return {"ba": r.choice("ABC"), "af": "P"}[kind] + self.d(7)
             raise ValueError(kind)
 
         return self.unique(one)
@@ -870,6 +892,8 @@ class Gen:
                 "fw": f"{p}{a}{b}".translate(FULLWIDTH),
                 "p86nd": f"+86-{p}{a}{b}",
                 "wa": f"86{p}{a}{b}",
+                # added for the tenth split: 0086 run together (a contacts export)
+                "0086nd": f"0086{p}{a}{b}",
             }[fmt], "CN"
         if kind == "land":
             fmt, _, area = fmt.partition(":")
@@ -903,6 +927,9 @@ class Gen:
                 "p1paren": f"+1 ({area}) 555-{line}",
                 # added for the ninth split
                 "p1sd": f"+1 {area}-555-{line}",
+                # added for the tenth split
+                "n1dash": f"1-{area}-555-{line}",
+                "sp": f"{area} 555 {line}",
             }[fmt], "US"
         if kind == "uk":
             if fmt == "land":
@@ -1077,6 +1104,10 @@ class Gen:
                 "0033 " + r.choice("67") + " " + " ".join(d(2) for _ in range(4)),
                 "CN",
             ),
+            # added for the tenth split: more national formats
+            "no0": lambda: (f"{r.choice('49')}{d(2)} {d(2)} {d(3)}", "NO"),
+            "co0": lambda: (f"3{d(2)} {d(3)} {d(4)}", "CO"),
+            "ro0": lambda: (f"07{r.choice('2345')}{d(1)} {d(3)} {d(3)}", "RO"),
         }
         if kind in more:
             return more[kind]()
@@ -1486,6 +1517,45 @@ class Gen:
             "wecom": lambda: s(B64URL, 43),
             "dingapp": lambda: s(B64URL, 64),
             "jpush": lambda: s(HEX, 24),
+            # added for the tenth split: PostHog personal keys, LaunchDarkly server SDK keys,
+            # Axiom, Apify, Backblaze B2 application keys, DigitalOcean Spaces (key and
+            # secret), Scaleway access keys, Porkbun (API key and secret), Yandex Cloud API
+            # keys, Deno Deploy and the Cloudflare Global API Key
+            "phx": lambda: "phx_" + s(ALNUM, 43),
+            "ldsdk": lambda: (
+                "sdk-"
+                + "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+            ),
+            "axiom": lambda: (
+                "xaat-"
+                + "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+            ),
+            "apify": lambda: "apify_api_" + s(ALNUM, 36),
+            "b2app": lambda: "K005" + s(B64, 27),
+            "dospaces": lambda: "DO00" + s(UPPER + DIGITS, 16),
+            "dosecret": lambda: s(B64, 43),
+            "scw": lambda: "SCW" + s(UPPER + DIGITS, 17),
+            "porkbun_pk": lambda: "pk1_" + s(HEX, 64),
+            "porkbun_sk": lambda: "sk1_" + s(HEX, 64),
+            "yandex": lambda: "AQVN" + s(B64URL, 36),
+            "deno": lambda: "ddp_" + s(ALNUM, 36),
+            "cfglobal": lambda: s(HEX, 37),
         }
         return self.unique(table[kind])
 
@@ -1513,6 +1583,15 @@ class Gen:
         # added for the ninth split: a P-384 SEC1 key and a 4096-bit PKCS#1 RSA key
         "ec384": ("EC PRIVATE KEY", "MIGkAgEBBDA", 64, 4),
         "rsa4096": ("RSA PRIVATE KEY", "MIIJKQIBAAKCAgEA", 64, 8),
+        # added for the tenth split: an Apple .p8 key (APNs, App Store Connect) and a
+        # cosign (Sigstore) encrypted key, whose body is base64 JSON
+        "p8": ("PRIVATE KEY", "MIGTAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBHkwdwIBAQQg", 64, 4),
+        "cosign": (
+            "ENCRYPTED SIGSTORE PRIVATE KEY",
+            "eyJrZGYiOnsibmFtZSI6InNjcnlwdCIsInBhcmFtcyI6eyJOIjo2NTUzNiwiciI6OCwicCI6MX0sInNhbHQiOiI",
+            64,
+            9,
+        ),
     }
 
     def pem(self, spec: str) -> str:
@@ -1631,6 +1710,8 @@ class Gen:
                 return base64.b64encode(pem.encode()).decode()
 
             return self.unique(one_b64)
+        if base == "minisign":  # added for the tenth split: a minisign secret key line
+            return self.unique(lambda: "RWRTY0Iy" + self.s(B64, 204))
         if base == "ppk3enc":
 
             def one_ppk3() -> str:
@@ -1694,6 +1775,8 @@ class Gen:
                 "escr": "\\r\\n",
                 "dbl": "\\\\n",
                 "bq": "\n>> ",
+                # added for the tenth split: an empty line after every line (a rich-text paste)
+                "nn": "\n\n",
             }[style]
             return (
                 f"-----BEGIN {label}-----" + sep + sep.join(lines) + sep + f"-----END {label}-----"
@@ -2034,6 +2117,27 @@ class Gen:
             "datawebp": lambda: "data:image/webp;base64,UklGR" + s(B64, 100),
             "supaanon": self._supabase_anon,
             "b64u43": lambda: s(B64URL, 43),
+            # added for the tenth split: public keys and ids (PostHog project keys, Stripe
+            # publishable test keys, Razorpay key ids, Google OAuth client ids, Turnstile site
+            # keys, VAPID public keys, Firebase app ids), a Tron address, short container ids,
+            # Stripe charge and event ids, and Apache and SHA-256 crypt hashes
+            "phc": lambda: "phc_" + s(ALNUM, 43),
+            "pktest": lambda: "pk_test_" + s(ALNUM, 24),
+            "rzpkey": lambda: "rzp_live_" + s(ALNUM, 14),
+            "gclientid": lambda: (
+                self.d(12) + "-" + s(LOWER + DIGITS, 32) + ".apps.googleusercontent.com"
+            ),
+            "turnstile": lambda: "0x4AAAAAAA" + s(B64URL, 12),
+            "vapidpub": lambda: "B" + s(B64URL, 86),
+            "fbappid": lambda: "1:" + self.d(12) + ":web:" + s(HEX, 22),
+            "tronaddr": lambda: (
+                "T" + s("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 33)
+            ),
+            "hex12": lambda: s(HEX, 12),
+            "stripech": lambda: "ch_3" + s(ALNUM, 23),
+            "stripeevt": lambda: "evt_1" + s(ALNUM, 23),
+            "apr1": lambda: "$apr1$" + s("./" + ALNUM, 8) + "$" + s("./" + ALNUM, 22),
+            "sha256crypt": lambda: "$5$" + s("./" + ALNUM, 16) + "$" + s("./" + ALNUM, 43),
         }
         if kind.startswith("cardfail"):
             _, brand, fmt = kind.split(":")
@@ -2127,6 +2231,7 @@ SEEDS = {
     "seventh": 83190457,
     "eighth": 29584731,
     "ninth": 71846293,
+    "tenth": 16093847,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -2138,6 +2243,7 @@ MIN_PER_CAT = {
     "seventh": 25,
     "eighth": 25,
     "ninth": 25,
+    "tenth": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -2149,10 +2255,11 @@ MIN_LINES = {
     "seventh": 320,
     "eighth": 320,
     "ninth": 320,
+    "tenth": 320,
 }
-# The final, fresh, sixth, seventh, eighth and ninth splits must also have English,
+# The final, fresh, sixth, seventh, eighth, ninth and tenth splits must also have English,
 # Chinese and mixed lines in every category.
-ALL_LANGS = {"final", "fresh", "sixth", "seventh", "eighth", "ninth"}
+ALL_LANGS = {"final", "fresh", "sixth", "seventh", "eighth", "ninth", "tenth"}
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
 # Nor any fresh sentence to one of dev, test, holdout or final.
@@ -2165,6 +2272,8 @@ SEVENTH_MAX_SIMILARITY = 0.8
 EIGHTH_MAX_SIMILARITY = 0.8
 # Nor any ninth sentence to one of dev, test, holdout, final, fresh, sixth, seventh or eighth.
 NINTH_MAX_SIMILARITY = 0.8
+# Nor any tenth sentence to one of the nine older splits.
+TENTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -2269,6 +2378,8 @@ NINTH_RAW_KEY_RE = re.compile(
     r"|[A-Za-z0-9_-]{43}"
     r"|LS0tLS1CRUdJTi[A-Za-z0-9+/]+=*"
 )
+# a minisign secret key line (tenth split)
+TENTH_RAW_KEY_RE = re.compile(r"RWRTY0Iy[A-Za-z0-9+/]{204}")
 DIGIT_RUN = re.compile(r"\d(?:[ -]?\d)*")
 IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}")
 CN_MOBILE_LIKE = re.compile(r"(?<!\d)1[3-9]\d(?:[ -]?\d){8}(?!\d)")
@@ -2328,6 +2439,7 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
             or PPK_RE.fullmatch(v)
             or RAW_KEY_RE.fullmatch(v)
             or NINTH_RAW_KEY_RE.fullmatch(v)
+            or TENTH_RAW_KEY_RE.fullmatch(v)
         ), v
     elif cat == "api_key":
         assert len(v) >= 20 and not re.search(r"\s", v), v
@@ -2500,13 +2612,14 @@ def main() -> None:
     from benchmarks.masking.data.lines_ninth import NINTH, NINTH_NAMES
     from benchmarks.masking.data.lines_seventh import SEVENTH, SEVENTH_NAMES
     from benchmarks.masking.data.lines_sixth import SIXTH, SIXTH_NAMES
+    from benchmarks.masking.data.lines_tenth import TENTH, TENTH_NAMES
     from benchmarks.masking.data.lines_test import TEST
 
     std = _stdnum()
     used: set[str] = set()
-    # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, then ninth
-    # share ``used``; each has its own seed, so each later split leaves the files of the
-    # earlier ones unchanged.
+    # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, then
+    # tenth share ``used``; each has its own seed, so each later split leaves the files of
+    # the earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -2516,6 +2629,7 @@ def main() -> None:
     seventh, _ = build("seventh", SEVENTH, used, std)
     eighth, _ = build("eighth", EIGHTH, used, std)
     ninth, _ = build("ninth", NINTH, used, std)
+    tenth, _ = build("tenth", TENTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -2526,7 +2640,8 @@ def main() -> None:
     older_than_seventh = {**older_than_sixth, "sixth": sixth}
     older_than_eighth = {**older_than_seventh, "seventh": seventh}
     older_than_ninth = {**older_than_eighth, "eighth": eighth}
-    splits = {**older_than_ninth, "ninth": ninth}
+    older_than_tenth = {**older_than_ninth, "ninth": ninth}
+    splits = {**older_than_tenth, "tenth": tenth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -2605,7 +2720,23 @@ def main() -> None:
     errors += names_listed("ninth", NINTH_NAMES, ninth)
     errors += [
         f"ninth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates("ninth", splits, NINTH_MAX_SIMILARITY)
+        for other, ratio, old, new in near_duplicates(
+            "ninth", older_than_tenth, NINTH_MAX_SIMILARITY
+        )
+    ]
+    # The tenth split: the same rules against all nine older splits.
+    errors += names_check("tenth", TENTH_NAMES, older_than_tenth, re.IGNORECASE)
+    errors += names_check("holdout", HOLDOUT_NAMES, {"tenth": tenth}, re.IGNORECASE)
+    errors += names_check("final", FINAL_NAMES, {"tenth": tenth}, re.IGNORECASE)
+    errors += names_check("fresh", FRESH_NAMES, {"tenth": tenth}, re.IGNORECASE)
+    errors += names_check("sixth", SIXTH_NAMES, {"tenth": tenth}, re.IGNORECASE)
+    errors += names_check("seventh", SEVENTH_NAMES, {"tenth": tenth}, re.IGNORECASE)
+    errors += names_check("eighth", EIGHTH_NAMES, {"tenth": tenth}, re.IGNORECASE)
+    errors += names_check("ninth", NINTH_NAMES, {"tenth": tenth}, re.IGNORECASE)
+    errors += names_listed("tenth", TENTH_NAMES, tenth)
+    errors += [
+        f"tenth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
+        for other, ratio, old, new in near_duplicates("tenth", splits, TENTH_MAX_SIMILARITY)
     ]
     for split, recs in splits.items():
         st = stats(split, recs)
