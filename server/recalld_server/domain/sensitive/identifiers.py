@@ -55,7 +55,7 @@ _PASSPORT_WORD = re.compile(
     r"|\bpaspor\b|\bpasaport\w*|\bpassi\b|útlevél\w*|cestovní pas\b|\bpas\s?nr\.?"
     # Romanian, Croatian/Bosnian, Serbian, Slovenian, Slovak, Lithuanian, Latvian,
     # Icelandic, Albanian, Catalan/Maltese, Welsh, Basque, Azerbaijani/Uzbek, Swahili.
-    r"|pa[șş]aport\w*|putovnic\w*|paso[šs]\b|пасош\w*|potn\w* list\w*|cestovn\w* pas\b"
+    r"|pa[șş]aport\w*|пашпарт\w*|putovnic\w*|paso[šs]\b|пасош\w*|potn\w* list\w*|cestovn\w* pas\b"
     r"|\bpas(?:as|o|e|es|ą|ui)\b|vegabréf\w*|pasaport[eë]?\b|passaport\b|pasbort\b"
     r"|pasaportea\b|\bpasport\b|pasipoti\b"
     # Thai, Arabic, Persian, Hebrew, Hindi/Nepali, Bengali, Tamil, Georgian, Armenian,
@@ -69,7 +69,8 @@ _PASSPORT_WORD = re.compile(
 # What every word above holds (lower-cased): without one, no word is looked for.
 _PASSPORT_STEMS = (
     "pas", "útlev", "hộ chiếu", "паспорт", "διαβατ", "护照", "護照", "旅券", "パスポート", "여권",
-    "paș", "paş", "putovn", "пасош", "potn", "cestovn", "vegabr", "หนังสือเดินทาง", "พาสปอร์ต",
+    "paș", "paş", "пашпарт", "putovn", "пасош", "potn", "cestovn", "vegabr", "หนังสือเดินทาง",
+    "พาสปอร์ต",
     "جواز", "گذرنامه", "پاسپورت", "דרכון", "पासपोर्ट", "राहदानी", "পাসপোর্ট", "கடவுச்சீட்டு",
     "პასპორტ", "անձնագիր", "ፓስፖርት", "төлқұжат", "travel document", "pass ",
 )  # fmt: skip
@@ -94,6 +95,9 @@ _ICAO_PASSPORT = re.compile(
     r"(?i)\b(?:doc(?:ument)?[_ ]?)?type[\"']?\s*[=:]\s*[\"']P[\"'][^<>{}\n]{0,80}?"
     r"\b(?:number|num|no|nr)[\"']?\s*[=:]\s*[\"'](?P<value>[A-Z0-9]{6,9})[\"']"
 )
+_NEXT_LINE_NUMBER = re.compile(
+    r"[^\n]*\n[ \t]*(?:[\w .'-]{1,20}[:：][ \t]*)?([A-Z0-9]{6,9})[ \t]*(?:\n|$)"
+)
 # A passport number with letters, shortly before the word in the same sentence:
 # "travels on A79903740 — the green South African passport".
 _LETTERED_NUMBER = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,2}[0-9]{6,8}(?![A-Za-z0-9])")
@@ -107,7 +111,7 @@ def national_ids(text: str) -> Iterator[Detection]:
         if ric.is_valid(number):
             yield Detection(Category.NATIONAL_ID, match.start(), match.end())
     for match in _OLD_NATIONAL_ID.finditer(text):
-        if _ID_WORD.search(text, max(0, match.start() - 40), match.start()) and _old_id_valid(
+        if _ID_WORD.search(text, max(0, match.start() - 60), match.start()) and _old_id_valid(
             match.group()
         ):
             yield Detection(Category.NATIONAL_ID, match.start(), match.end())
@@ -192,6 +196,10 @@ def passports(text: str) -> Iterator[Detection]:
         if before is not None:
             numbers.extend(_PASSPORT_NUMBER.finditer(text, before.start(1), before.end(1)))
         numbers.extend(_in_its_column(text, word))
+        # The number alone on the next line: "用户：我护照号你记一下\n用户：EM9120857".
+        following = _NEXT_LINE_NUMBER.match(text, window_end)
+        if following is not None:
+            numbers.extend(_PASSPORT_NUMBER.finditer(text, following.start(1), following.end(1)))
         if before is None:
             numbers.extend(_shortly_before(text, word.start()))
         for number in numbers:
@@ -202,30 +210,23 @@ def passports(text: str) -> Iterator[Detection]:
 
 
 # The machine-readable zone of a passport (ICAO 9303, TD3): line 1 "P<KEN…", line 2
-# the number (9 characters, "<"-padded), its check digit, nationality, birth date …
+# the number (9 characters, "<"-padded), a check digit, nationality, birth date …
 _MRZ = re.compile(
     r"(?m)^P[A-Z<][A-Z<]{3}[A-Z<]{30,45}[ \t]*\r?\n"
-    r"(?P<number>[A-Z0-9<]{9})(?P<check>[0-9])[A-Z<]{3}[0-9]{6}[0-9][MFX<][0-9]{6}[0-9]"
+    r"(?P<number>[A-Z0-9<]{9})[0-9][A-Z<]{3}[0-9]{6}[0-9][MFX<][0-9]{6}[0-9]"
 )
 
 
 def _machine_readable(text: str) -> Iterator[Detection]:
-    """The passport number of a machine-readable zone whose check digit holds."""
+    """The passport number of a machine-readable zone (line 1 "P<…", line 2 its number).
+
+    Both lines' shapes are specific enough: a number whose check digit fails (a typo,
+    a retyped scan) is still the passport's and is masked.
+    """
     for match in _MRZ.finditer(text):
-        number = match.group("number")
-        if _mrz_check(number) == int(match.group("check")):
-            value = number.rstrip("<")
-            start = match.start("number")
-            yield Detection(Category.PASSPORT, start, start + len(value))
-
-
-def _mrz_check(field: str) -> int:
-    """ICAO 9303's check digit: weights 7, 3, 1; digits as themselves, A=10 … Z=35, < = 0."""
-    total = 0
-    for position, char in enumerate(field):
-        value = int(char) if char.isdigit() else 0 if char == "<" else ord(char) - 55
-        total += value * (7, 3, 1)[position % 3]
-    return total % 10
+        value = match.group("number").rstrip("<")
+        start = match.start("number")
+        yield Detection(Category.PASSPORT, start, start + len(value))
 
 
 def _shortly_before(text: str, word_start: int) -> Iterator[re.Match[str]]:

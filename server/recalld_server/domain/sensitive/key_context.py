@@ -73,6 +73,11 @@ _CANDIDATE = re.compile(
 
 # A variable, a query parameter, an element or an attribute named for a secret.
 _SECRET_NAME = r"[A-Za-z0-9_.-]*(?:key|token|secret|credential|auth)[A-Za-z0-9_.-]*"
+# An HTTP header carrying a secret: "X-Auth-Key: …", "X-Api-Key: …", "Api-Key: …".
+_SECRET_HEADER = re.compile(
+    r"(?i)(?<![A-Za-z0-9-])(?P<name>(?:x-)?[a-z-]*(?:key|token|secret|auth)[a-z-]*)\s*:\s*"
+    r"(?P<value>[A-Za-z0-9+/_\-.~]{16,}={0,2})(?![A-Za-z0-9+/_\-.~=])"
+)
 _NAMED_VALUE = re.compile(
     rf"(?i)(?<![A-Za-z0-9_.-])(?P<name>{_SECRET_NAME})\s*=\s*[\"']?"
     r"(?P<value>[A-Za-z0-9+/_\-.~:]{16,}={0,2})"
@@ -110,6 +115,8 @@ _PRIVATE_BY_SHAPE = re.compile(
     r"|(?<![A-Za-z0-9])[xt]prv[1-9A-HJ-NP-Za-km-z]{100,112}(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9])nsec1[02-9ac-hj-np-z]{58}(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9])(?:edsk|spsk|p2sk)[1-9A-HJ-NP-Za-km-z]{50,95}(?![A-Za-z0-9])"
+    # A minisign secret key (its public keys start "RWQ"/"RWS").
+    r"|(?<![A-Za-z0-9+/])RWRTY0Iy[A-Za-z0-9+/]{100,}={0,2}"
 )
 _BASE64_PEM = re.compile(r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}")
 # The private members of a JSON Web Key ("d" of EC and OKP keys; RSA's primes too).
@@ -197,6 +204,10 @@ def named_values(text: str, random_enough: RandomEnough) -> Iterator[Detection]:
     """Generated-looking values of variables, parameters and elements named for secrets."""
     if _LONG_RUN.search(text) is None:
         return
+    for header in _SECRET_HEADER.finditer(text):
+        name = header.group("name")
+        if "-" in name and not _NOT_A_SECRET_NAME.search(name) and random_enough(header["value"]):
+            yield Detection(Category.API_KEY, header.start("value"), header.end("value"))
     for match in _NAMED_VALUE.finditer(text):
         group = next(g for g in ("value", "query", "element") if match.group(g) is not None)
         name = match.group("name") or match.group("param") or match.group("tag")
@@ -211,6 +222,12 @@ def named_values(text: str, random_enough: RandomEnough) -> Iterator[Detection]:
 
 def private_keys_by_context(text: str) -> Iterator[Detection]:
     """Private keys by shape (WIF with its checksum, xprv, age) or by their word nearby."""
+    if "[" in text:
+        for match in _BYTE_ARRAY_KEY.finditer(text):
+            numbers = [int(n) for n in re.findall(r"[0-9]+", match.group())]
+            context = text[max(0, match.start() - 80) : match.start()]
+            if max(numbers) <= 255 and _KEYPAIR_WORD.search(context):
+                yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
     if _LONG_RUN.search(text) is None:
         return  # every shape below is longer than 16 characters
     for match in _PRIVATE_BY_SHAPE.finditer(text):
@@ -222,12 +239,6 @@ def private_keys_by_context(text: str) -> Iterator[Detection]:
     if '"kty"' in text:
         for match in _JWK_PRIVATE.finditer(text):
             yield Detection(Category.PRIVATE_KEY, match.start("value"), match.end("value"))
-    if "[" in text:
-        for match in _BYTE_ARRAY_KEY.finditer(text):
-            numbers = [int(n) for n in re.findall(r"[0-9]+", match.group())]
-            context = text[max(0, match.start() - 80) : match.start()]
-            if max(numbers) <= 255 and _KEYPAIR_WORD.search(context):
-                yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
     for match in _WIF.finditer(text):
         if _valid_wif(match.group()):
             yield Detection(Category.PRIVATE_KEY, match.start(), match.end())

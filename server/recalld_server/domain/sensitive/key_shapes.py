@@ -41,7 +41,7 @@ KNOWN_KEYS = re.compile(
             # Zhipu (BigModel) API keys: an id and a secret.
             r"(?<![A-Za-z0-9])[0-9a-f]{32}\.[A-Za-z0-9]{16}(?![A-Za-z0-9])",
             # JSON Web Tokens: a base64url JSON header ("{" encodes as "ey").
-            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+            r"(?<![A-Za-z0-9_.-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
             # Mapbox secret tokens (a JWT-like body after "sk."; "pk." ones are public).
             r"(?<![A-Za-z0-9_.-])sk\.eyJ[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
             # Airtable personal access tokens, Mailgun, LangSmith, ElevenLabs, E2B.

@@ -58,6 +58,9 @@ _COMMAND_OPTIONS = (
     r"(?<!\S)-U\s+[\"']?[^\s%\"']+%",
     # A user and password as arguments: mosquitto_passwd -b FILE USER PW, rabbitmqctl.
     r"\bmosquitto_passwd\b[^\n]*?\s-b\s+\S+\s+\S+\s+",
+    r"\bmosquitto_(?:pub|sub|rr)\b[^\n]*?\s-P\s+",
+    # lftp -u USER,PASSWORD.
+    r"\blftp\b[^\n]*?\s-u\s+[^\s,]+,",
     r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+",
     # SQL Server's sqlcmd and bcp, OpenLDAP's -w, MongoDB's shell.
     r"\b(?:sqlcmd|bcp|osql)\b[^\n]*?\s-P\s*",
@@ -73,7 +76,7 @@ _COMMAND_OPTIONS = (
 _COMMAND_WORDS = (
     "mysql", "redis-cli", "sshpass", "docker", "curl", "htpasswd", "wpa_passphrase",
     "requirepass", "net", "pass", "caddy", "pwd", "machine", "7z", "rar", "zip", "-U", "mosquitto",
-    "rabbitmqctl", "sqlcmd", "bcp", "osql", "ldap", "mongo", "SecureString", "chpasswd",
+    "rabbitmqctl", "lftp", "sqlcmd", "bcp", "osql", "ldap", "mongo", "SecureString", "chpasswd",
 )  # fmt: skip
 _COMMAND_PASSWORD = re.compile(
     "(?:" + "|".join(_COMMAND_OPTIONS) + ")"
@@ -81,7 +84,7 @@ _COMMAND_PASSWORD = re.compile(
 )
 # A line of ~/.pgpass: hostname:port:database:username:password.
 _PGPASS = re.compile(
-    r"(?m)^[ \t]*(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+|localhost|\*):(?:[0-9]{2,5}|\*)"
+    r"(?m)(?:^|(?<=\s))(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+|localhost|\*):(?:[0-9]{2,5}|\*)"
     r":[^\s:]+:[^\s:]+:(?P<value>\S{3,})[ \t]*$"
 )
 # A quoted key and value in code: PHP's define('DB_PASSWORD', '…') and
@@ -98,6 +101,8 @@ _QUOTED_PAIR = re.compile(
 _XML_PASSWORD = re.compile(
     r"(?i)<(?P<tag>[\w:.-]*(?:password|passwd|pwd|passphrase)[\w.-]*)>"
     r"(?P<element>[^<\n]{3,128})</(?P=tag)>"
+    # Windows' unattend.xml: <AdministratorPassword><Value>…</Value>.
+    r"|<[\w:.-]*(?:password|passwd)[\w.-]*>\s*<Value>(?P<nested>[^<\n]{3,128})</Value>"
     r"|\b(?:key|name)\s*=\s*\"(?P<name>[^\"\n]*(?:password|passwd|pwd|pass|passphrase)[^\"\n]*)\""
     r"\s+value\s*=\s*\"(?P<attribute>[^\"\n]{3,128})\""
 )
@@ -137,8 +142,8 @@ def passwords_in_syntax(text: str) -> Iterator[Detection]:
 
 def _xml_passwords(text: str) -> Iterator[Detection]:
     for match in _XML_PASSWORD.finditer(text):
-        group = "element" if match.group("element") is not None else "attribute"
-        name = (match.group("tag") or match.group("name")).casefold()
+        group = next(g for g in ("element", "nested", "attribute") if match.group(g) is not None)
+        name = (match.group("tag") or match.group("name") or "password").casefold()
         value = match.group(group).strip()
         if value and not NOT_A_PASSWORD_FIELD.search(name) and could_be_a_password(value):
             start = match.start(group) + match.group(group).index(value)

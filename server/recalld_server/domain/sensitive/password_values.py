@@ -23,7 +23,7 @@ _NOT_A_PASSWORD_WORDS = """
     unknown forgotten lost hidden encrypted hashed case-sensitive sensitive ok fine good
     bad simple complex easy hard known unchanged temporary
     files compat systemd sss ldap nis winbind
-    capital lowercase uppercase caps lower upper all
+    capital lowercase uppercase caps lower upper all file external environment env
     str string int bytes bool text varchar char optional field hash policy manager
     what which never one something anything nothing whatever generated
 """

@@ -36,7 +36,9 @@ _PASSWORD_WORD = re.compile(
     r"|mật khẩu|kata sandi|passwd|passcode|pass ?phrase|pwd|pw|pass|psk|pin(?: ?code)?"
     # Typed in a hurry: "pasword", "passwrod", "passowrd".
     r"|pas+w(?:or|ro|o)d|passowrd|pssword"
+    # "alarm panel code", "door entry code": a word may stand between.
     r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box)"
+    r"(?: (?:panel|keypad|entry|system|box))?"
     r" code|keypad(?: code)?)"
     r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
     re.IGNORECASE,
@@ -56,7 +58,8 @@ _PASSWORD_STATED = re.compile(
     r"(?:\s*(?:\b(?:is|was|will be|are|ist|lautet|war|est|était|es|era|é|è|är|jest)(?!\w)"
     r"|=|:|：|->"
     # "密码还是 root 的": 还是 and 或是 ask "or", they do not state.
-    r"|(?<![还或])是|为|為|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
+    # Japanese and Korean mark the topic after the word: "パスワードは …", "비밀번호는 …".
+    r"|(?<![还或])是|为|為|は|는|은|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
     # "to", but not "read it to me: …".
     r"|\s+(?:(?:set|changed|reset|updated)\s+)?to\s+(?!(?:me|him|her|them|us|you)\b)"
     r"|\s+(?P<dash>[—–]\s*|--?\s+))"
@@ -138,11 +141,12 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         stated = spaced if spaced is not None and spaced.group("mixed") else None
     named = stated.groupdict() if stated is not None else {}
     clause = named.get("clause")
-    # "password manager: 1Password", "password reset link sent to: ana@example.com".
+    # "password manager: 1Password", "password reset link sent to: ana@example.com":
+    # not this reading; the value right after the word may still be one ("密码 147258 …").
     if clause is not None and (
         _NOT_ABOUT_THE_VALUE.search(clause) or any(c in (named.get("value") or "") for c in "@/")
     ):
-        return None
+        stated, named, clause = None, {}, None
     strong = named.get("quoted") or named.get("groups") or (chinese and named.get("mixed"))
     if stated is not None and strong:
         group = next(g for g in ("quoted", "groups", "mixed") if named.get(g))
@@ -184,7 +188,9 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         or bool(named.get("dash"))
         or _TO.match(text, word.end()) is not None
     )
-    if not pin and weak and not looks_made_up(stripped):
+    # After 口令 (a spoken password), pinyin letters alone: "口令 tianwanggaidihu".
+    spoken = name == "口令" and stripped.isalpha() and len(stripped) >= 6
+    if not pin and not spoken and weak and not looks_made_up(stripped):
         return None
     if not pin and stripped.isdigit() and "code" in name:
         return None  # "the promo code is 2024": only a PIN-length code counts
@@ -196,7 +202,7 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
 # her birthday until she changed it to X".
 _CHANGED_TO = re.compile(
     r"(?i)(?:改成了?|改为了?|换成了?|更改为|设成了?|(?:changed|updated|reset|set)\s+(?:it\s+)?to"
-    r"|now it'?s|it'?s now)\s*[\"'“‘]?"
+    r"|now it'?s|it'?s now|the new one is|new one'?s|新的是|新的为|新密码是)\s*[\"'“‘]?"
     rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
 _SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?:\s|$)")
@@ -280,8 +286,14 @@ _LOGIN_WORD = re.compile(
     r"(?i)\b(?:login|log-in|credentials?|creds)\b|账号密码|账号和密码|用户名和密码|账密"
 )
 _LOGIN_PAIR = re.compile(
-    rf"(?<![^\s:：(（])[^\s/:：]*[A-Za-z0-9][^\s/:：]*\s?/\s?(?P<value>{PASSWORD_CHARS}{{6,}})"
+    rf"(?<![^\s:：(（])[^\s/:：,]*[A-Za-z0-9][^\s/:：,]*\s?[/,]\s?(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
+# Or the login's password given alone: "new laptop login is Marchbanks1887!", "Windows
+# login Bureau!Walnut2" (a symbol, a digit and letters: not a user name).
+_LOGIN_VALUE = re.compile(
+    rf"(?i)\blogin\b(?:\s+(?:is|was))?\s*[:：]?\s+(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
+_LOGIN_SYMBOLS = frozenset("!#$%^&*+=?~")
 _ADMIN_PAIR = re.compile(
     r"(?i)(?<![\w/.:@-])(?:admin|administrator|root)(?:(?:/| / )"
     r"(?P<value>[\x21\x23-\x26\x28-\x2e\x30-\x5f\x61-\x7e]{6,})(?![/\w])"
@@ -311,7 +323,7 @@ _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 # A passphrase of plain words: "the passphrase for the drive is purple monkey
 # dishwasher.", "his master password is Lisbon tram at dusk 1998."; to the sentence end.
 _PASSPHRASE = re.compile(
-    r"(?i)\b(?:pass ?phrase|master password)\b[^\n.;:]{0,50}?\s(?:is|was)\s+"
+    r"(?i)\b(?:pass ?phrase|master password)\b(?:[^\n.;:]{0,50}?\s(?:is|was)\s+|\s*[:：]\s*)"
     r"(?P<value>[\w'-]+(?:[ ][\w'-]+){2,5})(?=[.;!?,]?\s*$|[.;!?,]\s|\s[—–]\s)"
 )
 _NOT_A_PHRASE_START_WORDS = """
@@ -342,6 +354,8 @@ _WIFI_KEY = re.compile(
     r"(?:\s*(?:\bis\b|:|=))?\s+(?P<value>[^\s\"'`]{6,64})"
     # "WPA2 key saunailta", "WPA passphrase: …", and a Wi-Fi QR code's "P:" field.
     r"|(?i:\bwpa[23]?(?:-psk)?\s+(?:key|passphrase|psk)\b)\s*[:=]?\s*(?P<wpa>[^\s\"'`,;]{6,64})"
+    # "SSID Fenwick_5G / WPA2 hobnob-teapot": a made-up value right after "WPA2".
+    rf"|(?i:\bwpa[23]?\b)\s*[:=]?\s+(?P<after_wpa>{PASSWORD_CHARS}{{6,64}})"
     r"|WIFI:[^\n]*?(?<=[:;])P:(?P<qr>(?:\\.|[^;\\\n])+);"
 )
 
@@ -377,6 +391,13 @@ def _passwords_elsewhere(text: str) -> Iterator[Detection]:
                 start = pair.start("value")
                 yield Detection(Category.PASSWORD, start, start + len(value))
                 break
+    if "login" in lowered:
+        for match in _LOGIN_VALUE.finditer(text):
+            value = match.group("value").rstrip(TRAILING.replace("!", ""))
+            symbols = _LOGIN_SYMBOLS.intersection(value) and "@" not in value
+            if symbols and any(c.isdigit() for c in value) and could_be_a_password(value):
+                start = match.start("value")
+                yield Detection(Category.PASSWORD, start, start + len(value))
     if any(w in lowered for w in ("code", "combination", "combo", "opens", "unlocks")):
         yield from _lock_codes(text)
     if "\n" in text and ("?" in text or "？" in text):

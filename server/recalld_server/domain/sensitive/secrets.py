@@ -76,7 +76,11 @@ _PUBLIC_MATERIAL = re.compile(
     # Mapbox public tokens ("pk.eyJ…", meant for the browser).
     r"|(?<![A-Za-z0-9_.-])pk\.eyJ[A-Za-z0-9_.-]+"
     # WireGuard's "PublicKey = …", a public key given by name.
-    r"|(?i:public[ _-]?key|pubkey|公钥)\s*[=:：]?\s*[\"']?(?!-|ssh-|ecdsa-|sk-ssh)[A-Za-z0-9+/=_-]+"
+    r"|(?i:public[ _-]?key|pubkey|公钥)(?:\s+for\s+[\w ]{1,30}?(?=[:：=]))?\s*[=:：]?\s*[\"']?"
+    r"(?!-|ssh-|ecdsa-|sk-ssh)[A-Za-z0-9+/=_-]+"
+    # Tron addresses; PostHog project keys (meant for the page).
+    r"|(?<![A-Za-z0-9])T[1-9A-HJ-NP-Za-km-z]{33}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9_])phc_[A-Za-z0-9]{30,}"
     # age recipients and Nostr public keys; Go module sums; LDAP password hashes.
     r"|(?<![A-Za-z0-9])(?:age1|npub1)[02-9ac-hj-np-z]{58}"
     r"|(?<![A-Za-z0-9])h1:[A-Za-z0-9+/=]+"
@@ -134,13 +138,15 @@ def api_keys(text: str) -> Iterator[Detection]:
             yield Detection(Category.API_KEY, match.start("value"), match.end("value"))
     for match in _BEARER.finditer(text):
         yield Detection(Category.API_KEY, match.start("value"), match.end("value"))
-    for match in _SECRET_ASSIGNMENT.finditer(text):
-        value = match.group("value").rstrip(".")
-        if _random_enough(value, min_length=16, keyword=True):
-            start = match.start("value")
-            yield Detection(Category.API_KEY, start, start + len(value))
     public: list[tuple[int, int]] | None = None  # found once, when a value needs it
     named = [
+        *(
+            Detection(Category.API_KEY, match.start("value"), match.start("value") + len(value))
+            for match in _SECRET_ASSIGNMENT.finditer(text)
+            if _random_enough(
+                value := match.group("value").rstrip("."), min_length=16, keyword=True
+            )
+        ),
         *key_context.keys_in_clauses(text, _random_after_a_word),
         *key_context.named_values(text, _random_after_a_word),
     ]
@@ -168,8 +174,11 @@ def _entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
-# What documentation and templates put where a key goes.
-_PLACEHOLDER_KEY = re.compile(r"(?i)example|x{6,}|your[_-]?|placeholder|changeme|dummy")
+# What documentation and templates put where a key goes, and file names of keys.
+_PLACEHOLDER_KEY = re.compile(
+    r"(?i)example|x{6,}|your[_-]?|placeholder|changeme|dummy"
+    r"|\.(?:p8|p12|pfx|pem|key|crt|cer|der|jks|json|ya?ml|txt|env|conf|cfg|pub|ppk|gpg|asc)$"
+)
 
 
 def _random_enough(value: str, *, min_length: int, keyword: bool) -> bool:

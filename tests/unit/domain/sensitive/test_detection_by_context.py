@@ -255,7 +255,8 @@ def test_finds_identifiers_as_forms_write_them(text: str, category: str, value: 
     [
         "order 420106350103366 shipped",  # 15 digits without a word for an ID
         "老身份证号 420106351303366",  # no 13th month
-        "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C37UTO7408122F1204159ZE184226B<<<<<10",
+        # Line 2 of a machine-readable zone without its line 1 is not read as one.
+        "L898902C37UTO7408122F1204159ZE184226B<<<<<10",
     ],
 )
 def test_leaves_alone_numbers_that_fail_the_id_rules(text: str) -> None:
@@ -394,3 +395,91 @@ def test_finds_secrets_in_lists_tables_turns_and_formats(
 )
 def test_leaves_alone_turns_lists_and_lines_without_a_secret(text: str) -> None:
     assert [c for c, _ in found(text) if c in ("api_key", "password")] == [], found(text)
+
+
+# --- the sixth round: drawn from the tenth split's misses ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "value"),
+    [
+        (
+            'curl -H "X-Auth-Key: e1c890c2bf33cbc2bc8b6b56f9a658133531e" https://api.example.com',
+            "api_key",
+            "e1c890c2bf33cbc2bc8b6b56f9a658133531e",
+        ),
+        (
+            "untrusted comment: minisign encrypted secret key\nRWRTY0Iy"
+            + "GM2Ik1I/nxT5rOPlOiJa6rXllNxog4CLY0nJ" * 4,
+            "private_key",
+            None,
+        ),
+        ("选课系统的密码用户刚改过，新的是 Jw_xtmm0912，旧的作废", "password", "Jw_xtmm0912"),
+        ("SSID Fenwick_5G / WPA2 hobnob-teapot", "password", "hobnob-teapot"),
+        ("Wi-Fiのパスワードは sakura-2026 です", "password", "sakura-2026"),
+        (
+            "KeePass master password: lantern tidepool velvet oak",
+            "password",
+            "lantern tidepool velvet oak",
+        ),
+        ("口令 tianwanggaidihu，对不上就别开门", "password", "tianwanggaidihu"),
+        ("alarm panel code is 8052 — disarm within 30 seconds", "password", "8052"),
+        (
+            "<AdministratorPassword>\n  <Value>Unattend#Admin1</Value>\n</AdministratorPassword>",
+            "password",
+            "Unattend#Admin1",
+        ),
+        (
+            'lftp -u deploy,Lftp-Deploy-66 sftp://files.example.fr -e "mirror -R dist /www"',
+            "password",
+            "Lftp-Deploy-66",
+        ),
+        (
+            "mosquitto_pub -h broker.local -u sensor -P mqtt-sensor-3 -t home/temp -m 21.5",
+            "password",
+            "mqtt-sensor-3",
+        ),
+        ("~/.pgpass line: db.internal:5432:*:reporting:rep0rting_Q4", "password", "rep0rting_Q4"),
+        (
+            "the webinar admin login: events@sartori-studio.it, Webinar_Sartori1",
+            "password",
+            "Webinar_Sartori1",
+        ),
+        ("note to self: new laptop login is Marchbanks1887!", "password", "Marchbanks1887!"),
+        ("用户：我护照号你记一下\n用户：EM9120857\n用户：下个月去东京", "passport", "EM9120857"),
+        ("Alesia Kavalenka, пашпарт KH1192152", "passport", "KH1192152"),
+        (
+            "old 15-digit ID printed on grandpa's retirement card: 230103750906519",
+            "national_id",
+            "230103750906519",
+        ),
+    ],
+)
+def test_finds_the_sixth_rounds_forms(text: str, category: str, value: str | None) -> None:
+    hits = found(text)
+    if value is None:
+        assert [c for c, _ in hits] == [category], hits
+    else:
+        assert (category, value) in hits, hits
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "VAPID public key for web push: BD_DNBj5SnH4bSWWXZEXlAxtP5VYmbRkqwgvi8QUozglq05H-oaWk"
+        "EGnqQT7eFrGyPPjWM73gzkabxfvYtK86dN",
+        "Tron wallet for the donations: TWjkgoXGeJn6KU6mTtPcpgTr4UaKqWKr95",
+        "PostHog project key phc_ijUDGQYV0xLomOpwcgF4om5Izv7Zfu4Hz0rwV2WhH09 sits in the page",
+        "APNs auth key AuthKey_7QX2M9K4LD.p8 for the app",
+        "Mapbox public token pk.eyJ1IjoioLop3LggDg0rr2FII2nccptkDWPuSKBQ8R-rXNUhjR4q3cXMX6uk"
+        "DCPK7lNa.LrXJ-rYryfx",
+        "secrets:\n  db_password:\n    file: ./secrets/db_password.txt",
+        "the login is ana.souza@example.com, as always",
+        "Wi-Fi 改成 WPA3 了，但用户没给我新密码",
+        "X-Request-Id: 7f9c2ba4e88f827d616045507605853e",
+    ],
+)
+def test_leaves_alone_the_sixth_rounds_look_alikes(text: str) -> None:
+    assert [c for c, _ in found(text) if c in ("api_key", "private_key", "password")] == [], found(
+        text
+    )
