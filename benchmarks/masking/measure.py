@@ -150,6 +150,7 @@ def main() -> None:
             "eighth",
             "ninth",
             "tenth",
+            "eleventh",
         ),
         default="test",
     )

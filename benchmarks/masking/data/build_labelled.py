@@ -9,17 +9,19 @@ during tuning), ``holdout.jsonl`` (the fresh held-out split, since measured),
 final, since measured), ``sixth.jsonl`` (one more, written the same way as
 fresh), ``seventh.jsonl`` (one more, written the same way as sixth),
 ``eighth.jsonl`` (one more, written the same way as seventh), ``ninth.jsonl``
-(one more, written the same way as eighth) and ``tenth.jsonl`` (one more, written
-the same way as ninth) beside this file. The sentences are hand-written in
+(one more, written the same way as eighth), ``tenth.jsonl`` (one more, written
+the same way as ninth) and ``eleventh.jsonl`` (one more, written the same way as
+tenth) beside this file. The sentences are hand-written in
 ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``,
 ``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``, ``lines_eighth.py``,
-``lines_ninth.py`` and ``lines_tenth.py``; this script fills the ``⟦...⟧``
-tokens in them with values it generates (fixed seeds, so re-running rewrites
-identical files) and labels them:
+``lines_ninth.py``, ``lines_tenth.py`` and ``lines_eleventh.py``; this script fills
+the ``⟦...⟧`` tokens in them with values it generates (fixed seeds, so re-running
+rewrites identical files) and labels them:
 
     ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc,
                           seventh adds mir diners, eighth adds disc65 maestro rupay troy,
-                          ninth adds elo hiper dankort verve (19 digits) uatp (15 digits);
+                          ninth adds elo hiper dankort verve (19 digits) uatp (15 digits),
+                          eleventh adds napas mada uzcard humo;
                           separator s=space d=dash n=none, seventh adds nb=no-break space,
                           eighth adds s4=spaces every four digits whatever the brand)
     ⟦id⟧ ⟦id X⟧ ⟦id x⟧ ⟦id sp⟧   national_id (X: check char X; x: lower case; sp: 6-8-4 groups;
@@ -32,14 +34,16 @@ identical files) and labels them:
                           adds cnP lt lv ro hr si bg eg ir bd lk ke gh ma cl co pe mn is
                           lu mo sa ee; ninth adds cnD (diplomatic) usA (next-generation US
                           book) sk uz np et ae qa ec kh ug az tz ge ve uy; tenth adds by am
-                          kg mm zm rw lb rs ba af)
+                          kg mm zm rw lb rs ba af; eleventh adds dz cr cy ci zw al mk jo)
     ⟦ph cn sp⟧           phone (kind cn|land|us|ca|uk|de|jp|fr|sg|hk|au|kr|pt|cz, then a format;
                           holdout, then seventh, then eighth, then ninth add formats and the
                           kinds in ``more`` in Gen._phone_once; ninth adds cn fw (full-width
                           digits), cn p86nd, cn wa (86 without the plus), us p1sd, de e164
                           and national formats such as ke0 es0 br0 and 00-prefixed uk00 fr00;
                           tenth adds cn 0086nd (0086 run together), us/ca n1dash (1-415-555-..)
-                          and sp (415 555 ..), and national formats no0 co0 ro0)
+                          and sp (415 555 ..), and national formats no0 co0 ro0; eleventh
+                          adds cn 86sp (86 without the plus, then spaces), us whois
+                          (+1.4155550123) and national formats pt0 gr0 ua0 mx0)
     ⟦key openai⟧         api_key (see Gen.key for the kinds)
     ⟦pem rsa⟧            private_key (rsa ec pkcs8 enc openssh pgp, holdout adds dsa ec8
                           opensshenc ed25519 rsaenc, seventh adds ppk, a PuTTY key file,
@@ -53,7 +57,10 @@ identical files) and labels them:
                           adds _escr (escaped CRLF), _dbl (doubly escaped newlines) and _bq
                           (a reply quoted twice); tenth adds p8 (an Apple .p8 key), cosign
                           (an encrypted Sigstore key), minisign (a minisign secret key line)
-                          and _nn (an empty line after every line))
+                          and _nn (an empty line after every line); eleventh adds eck1 (a
+                          secp256k1 key), torhs (a Tor onion-service key file in base64),
+                          suipriv (Sui), aptos (Aptos), wif5 (an uncompressed Bitcoin WIF
+                          key), _hash and _slash (every line commented out with # or //))
     ⟦iban DE s⟧          iban (country, see IBAN_LEN; s = groups of 4, n = compact; ninth
                           adds l = groups of 4 in lower case)
     ⟦email=a@b.com⟧      email, written literally
@@ -99,10 +106,15 @@ no person in ``TENTH_NAMES`` appears in dev, test, holdout, final, fresh, sixth,
 seventh, eighth or ninth, no holdout, final, fresh, sixth, seventh, eighth or
 ninth person appears in it, no sentence is a near-copy of an older one
 (``TENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The splits are built in the order dev, test, holdout, final, fresh, sixth,
-seventh, eighth, ninth, tenth from one set of used values, each with its own
-seed, so a later split (and the generator kinds added for it) leaves the earlier
-files byte-identical.
+lines. The eleventh split is held to the same rules against all ten older
+splits: no person in ``ELEVENTH_NAMES`` appears in dev, test, holdout, final,
+fresh, sixth, seventh, eighth, ninth or tenth, no holdout, final, fresh, sixth,
+seventh, eighth, ninth or tenth person appears in it, no sentence is a near-copy
+of an older one (``ELEVENTH_MAX_SIMILARITY``), and every category has English,
+Chinese and mixed lines. The splits are built in the order dev, test, holdout,
+final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh from one set of used
+values, each with its own seed, so a later split (and the generator kinds added
+for it) leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
 """
@@ -588,6 +600,16 @@ class Gen:
             return luhn_complete(r.choice(["506099", "506105", "506118"]) + self.d(12))
         if brand == "uatp":
             return luhn_complete("1" + r.choice("23456789") + self.d(12))
+        # added for the eleventh split: NAPAS (Vietnam), mada (Saudi Arabia), UzCard and
+        # Humo (Uzbekistan), 16 digits each
+        if brand == "napas":
+            return luhn_complete("9704" + r.choice(["05", "15", "18", "22", "36"]) + self.d(9))
+        if brand == "mada":
+            return luhn_complete(r.choice(["588845", "588848", "968208", "968211"]) + self.d(9))
+        if brand == "uzcard":
+            return luhn_complete("8600" + self.d(11))
+        if brand == "humo":
+            return luhn_complete("9860" + self.d(11))
         raise ValueError(brand)
 
     def card(self, brand: str, fmt: str) -> str:
@@ -833,6 +855,18 @@ class Gen:
                 return "0" + self.d(8)
             if kind in ("ba", "af"):
                 return {"ba": r.choice("ABC"), "af": "P"}[kind] + self.d(7)
+            # added for the eleventh split
+            if kind in ("dz", "cr"):
+                return r.choice("123456789") + self.d(8)
+            if kind == "cy":
+                return "K" + self.d(8)
+            if kind == "ci":
+                return self.d(2) + "A" + r.choice("BCDE") + self.d(5)
+            if kind in ("zw", "al"):
+                two = {"zw": ["FN", "DN"], "al": ["BA", "BB"]}
+                return r.choice(two[kind]) + self.d(6 if kind == "zw" else 7)
+            if kind in ("mk", "jo"):
+                return {"mk": "M", "jo": r.choice("NRT")}[kind] + self.d(7)
             raise ValueError(kind)
 
         return self.unique(one)
@@ -894,6 +928,8 @@ class Gen:
                 "wa": f"86{p}{a}{b}",
                 # added for the tenth split: 0086 run together (a contacts export)
                 "0086nd": f"0086{p}{a}{b}",
+                # added for the eleventh split: 86 without the plus, then spaces
+                "86sp": f"86 {p} {a} {b}",
             }[fmt], "CN"
         if kind == "land":
             fmt, _, area = fmt.partition(":")
@@ -930,6 +966,8 @@ class Gen:
                 # added for the tenth split
                 "n1dash": f"1-{area}-555-{line}",
                 "sp": f"{area} 555 {line}",
+                # added for the eleventh split: the WHOIS style
+                "whois": f"+1.{area}555{line}",
             }[fmt], "US"
         if kind == "uk":
             if fmt == "land":
@@ -1108,6 +1146,15 @@ class Gen:
             "no0": lambda: (f"{r.choice('49')}{d(2)} {d(2)} {d(3)}", "NO"),
             "co0": lambda: (f"3{d(2)} {d(3)} {d(4)}", "CO"),
             "ro0": lambda: (f"07{r.choice('2345')}{d(1)} {d(3)} {d(3)}", "RO"),
+            # added for the eleventh split: more national formats
+            "pt0": lambda: (f"9{r.choice('1236')}{d(1)} {d(3)} {d(3)}", "PT"),
+            "gr0": lambda: (f"69{d(1)} {d(3)} {d(4)}", "GR"),
+            "ua0": lambda: (
+                f"0{r.choice(['50', '67', '68', '96', '97', '98', '63', '73', '93'])}"
+                f" {d(3)} {d(2)} {d(2)}",
+                "UA",
+            ),
+            "mx0": lambda: (f"55 {d(4)} {d(4)}", "MX"),
         }
         if kind in more:
             return more[kind]()
@@ -1189,6 +1236,34 @@ class Gen:
                 enc(sig),
             ]
         )
+
+    def _jwt_plain(self, header: dict[str, str], payload: dict[str, object], sig_len: int) -> str:
+        """A JWT from a header, a payload and random signature bytes (eleventh split)."""
+
+        def enc(b: bytes) -> str:
+            return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+        sig = bytes(self.r.randrange(256) for _ in range(sig_len))
+        return ".".join(
+            [
+                enc(json.dumps(header, separators=(",", ":")).encode()),
+                enc(json.dumps(payload, separators=(",", ":")).encode()),
+                enc(sig),
+            ]
+        )
+
+    def _hass(self) -> str:
+        """A Home Assistant long-lived access token (added for the eleventh split)."""
+        now = self.r.randint(1_700_000_000, 1_770_000_000)
+        payload = {"iss": self.s(HEX, 32), "iat": now, "exp": now + 315_360_000}
+        return self._jwt_plain({"alg": "HS256", "typ": "JWT"}, payload, 32)
+
+    def _turso(self) -> str:
+        """A Turso database auth token, an EdDSA JWT (added for the eleventh split)."""
+        now = self.r.randint(1_720_000_000, 1_770_000_000)
+        uid = "-".join([self.s(HEX, 8), self.s(HEX, 4), self.s(HEX, 4), self.s(HEX, 4)])
+        payload = {"a": "rw", "iat": now, "id": uid + "-" + self.s(HEX, 12)}
+        return self._jwt_plain({"alg": "EdDSA", "typ": "JWT"}, payload, 64)
 
     def key(self, kind: str) -> str:
         s, d, r = self.s, self.d, self.r
@@ -1556,6 +1631,62 @@ class Gen:
             "yandex": lambda: "AQVN" + s(B64URL, 36),
             "deno": lambda: "ddp_" + s(ALNUM, 36),
             "cfglobal": lambda: s(HEX, 37),
+            # added for the eleventh split: Claude Code OAuth tokens, Supabase secret keys,
+            # Vercel Blob, DeepL (free), Home Assistant, Turso, the Roblox session cookie,
+            # Twitch chat tokens, Canvas LMS, WooCommerce (consumer key and secret), Shopify
+            # private apps, Square (application secret, access token), Braintree, Klaviyo
+            # private keys, Harvest, Duffel, Pushover, ntfy, IFTTT webhooks, Midtrans,
+            # Mercado Pago, Toss Payments, PAY.JP, YooKassa, Cal.com, Browserbase,
+            # LlamaCloud, Alchemy, Statsig server secrets and CurseForge (shaped like a
+            # bcrypt hash)
+            "anthropic_oat": lambda: "sk-ant-oat01-" + s(B64URL, 93) + "AA",
+            "sbsecret": lambda: "sb_secret_" + s(B64URL, 31),
+            "vercelblob": lambda: "vercel_blob_rw_" + s(ALNUM, 16) + "_" + s(ALNUM, 30),
+            "deepl": lambda: (
+                "-".join(
+                    [
+                        s(HEX, 8),
+                        s(HEX, 4),
+                        "4" + s(HEX, 3),
+                        r.choice("89ab") + s(HEX, 3),
+                        s(HEX, 12),
+                    ]
+                )
+                + ":fx"
+            ),
+            "hass": self._hass,
+            "turso": self._turso,
+            "roblosec": lambda: (
+                "_|WARNING:-DO-NOT-SHARE-THIS.--Sharing-this-will-allow-someone-to-log-in-as-you"
+                "-and-to-steal-your-ROBUX-and-items.|_" + s("0123456789ABCDEF", 480)
+            ),
+            "twitch": lambda: s(LOWER + DIGITS, 30),
+            "canvas": lambda: str(r.randint(1000, 25000)) + "~" + s(ALNUM, 64),
+            "woo_ck": lambda: "ck_" + s(HEX, 40),
+            "woo_cs": lambda: "cs_" + s(HEX, 40),
+            "shppa": lambda: "shppa_" + s(HEX, 32),
+            "sq0csp": lambda: "sq0csp-" + s(B64URL, 43),
+            "sq0atp": lambda: "sq0atp-" + s(B64URL, 22),
+            "braintree": lambda: (
+                "access_token$production$" + s(LOWER + DIGITS, 16) + "$" + s(HEX, 32)
+            ),
+            "klaviyo": lambda: "pk_" + s(HEX, 34),
+            "harvest": lambda: d(7) + ".pt." + s(B64URL, 86),
+            "duffel": lambda: "duffel_live_" + s(B64URL, 43),
+            "pushover": lambda: "a" + s(LOWER + DIGITS, 29),
+            "ntfy": lambda: "tk_" + s(LOWER + DIGITS, 29),
+            "ifttt": lambda: s(B64URL, 22),
+            "midtrans": lambda: "Mid-server-" + s(B64URL, 24),
+            "mercadopago": lambda: "APP_USR-" + d(16) + "-" + d(6) + "-" + s(HEX, 32) + "-" + d(9),
+            "toss": lambda: "live_sk_" + s(ALNUM, 28),
+            "payjp": lambda: "sk_live_" + s(HEX, 48),
+            "yookassa": lambda: "live_" + s(B64URL, 43),
+            "calcom": lambda: "cal_live_" + s(HEX, 32),
+            "browserbase": lambda: "bb_live_" + s(B64URL, 27),
+            "llx": lambda: "llx-" + s(ALNUM, 48),
+            "alchemy": lambda: s(B64URL, 32),
+            "statsig": lambda: "secret-" + s(ALNUM, 43),
+            "curseforge": lambda: "$2a$10$" + s("./" + ALNUM, 53),
         }
         return self.unique(table[kind])
 
@@ -1592,6 +1723,8 @@ class Gen:
             64,
             9,
         ),
+        # added for the eleventh split: a secp256k1 SEC1 key (a crypto wallet's signer)
+        "eck1": ("EC PRIVATE KEY", "MHQCAQEEI", 64, 3),
     }
 
     def pem(self, spec: str) -> str:
@@ -1712,6 +1845,24 @@ class Gen:
             return self.unique(one_b64)
         if base == "minisign":  # added for the tenth split: a minisign secret key line
             return self.unique(lambda: "RWRTY0Iy" + self.s(B64, 204))
+        # added for the eleventh split: keys that are not PEM blocks (a Tor onion-service
+        # secret key file base64-encoded, a Sui bech32 key, an Aptos AIP-80 key and an
+        # uncompressed Bitcoin WIF key)
+        if base == "torhs":
+            head = b"== ed25519v1-secret: type0 ==\x00\x00\x00"
+            return self.unique(
+                lambda: base64.b64encode(
+                    head + bytes(self.r.randrange(256) for _ in range(64))
+                ).decode()
+            )
+        if base == "suipriv":
+            return self.unique(
+                lambda: "suiprivkey1" + self.s("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 59)
+            )
+        if base == "aptos":
+            return self.unique(lambda: "ed25519-priv-0x" + self.s(HEX, 64))
+        if base == "wif5":
+            return self.unique(lambda: "5" + self.r.choice("HJK") + self.s(b58, 49))
         if base == "ppk3enc":
 
             def one_ppk3() -> str:
@@ -1777,6 +1928,9 @@ class Gen:
                 "bq": "\n>> ",
                 # added for the tenth split: an empty line after every line (a rich-text paste)
                 "nn": "\n\n",
+                # added for the eleventh split: commented out in a config file or in code
+                "hash": "\n# ",
+                "slash": "\n// ",
             }[style]
             return (
                 f"-----BEGIN {label}-----" + sep + sep.join(lines) + sep + f"-----END {label}-----"
@@ -1957,6 +2111,14 @@ class Gen:
         return self.unique(one)
 
     # ------------------------------------------------------------ non-sensitive look-alikes
+    def _snowflake(self) -> str:
+        """An 18-digit Discord id that passes neither Luhn nor the resident-ID check
+        (added for the eleventh split)."""
+        while True:
+            v = str(self.r.randint(10**17, 14 * 10**17))
+            if not luhn_ok(v) and not ric_ok(v):
+                return v
+
     def neg(self, kind: str) -> str:
         s = self.s
         if kind.startswith("b64="):
@@ -2138,6 +2300,25 @@ class Gen:
             "stripeevt": lambda: "evt_1" + s(ALNUM, 23),
             "apr1": lambda: "$apr1$" + s("./" + ALNUM, 8) + "$" + s("./" + ALNUM, 22),
             "sha256crypt": lambda: "$5$" + s("./" + ALNUM, 16) + "$" + s("./" + ALNUM, 43),
+            # added for the eleventh split: public keys and ids (Supabase publishable keys,
+            # Statsig client keys, an OpenAI organization id), an Android signing-certificate
+            # fingerprint, a CloudFront request id, a Stripe subscription id, a Twilio
+            # message SID, a Discord snowflake, an onion address, a legacy Bitcoin address,
+            # and base64 of a PDF and of a zip (xlsx) attachment
+            "sbpub": lambda: "sb_publishable_" + s(B64URL, 31),
+            "statsigclient": lambda: "client-" + s(ALNUM, 43),
+            "oaiorg": lambda: "org-" + s(ALNUM, 24),
+            "sha1fp": lambda: ":".join(s("0123456789ABCDEF", 2) for _ in range(20)),
+            "amzcfid": lambda: s(B64URL, 54) + "==",
+            "stripesub": lambda: "sub_1" + s(ALNUM, 23),
+            "twmsg": lambda: "SM" + s(HEX, 32),
+            "snowflake": self._snowflake,
+            "onion": lambda: s("abcdefghijklmnopqrstuvwxyz234567", 55) + "d.onion",
+            "btclegacy": lambda: (
+                "1" + s("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 33)
+            ),
+            "pdfb64": lambda: "JVBERi0xLjcKJeLjz9MK" + s(B64, 120),
+            "zipb64": lambda: "UEsDBBQABgAIAAAAIQ" + s(B64, 120),
         }
         if kind.startswith("cardfail"):
             _, brand, fmt = kind.split(":")
@@ -2232,6 +2413,7 @@ SEEDS = {
     "eighth": 29584731,
     "ninth": 71846293,
     "tenth": 16093847,
+    "eleventh": 48271593,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -2244,6 +2426,7 @@ MIN_PER_CAT = {
     "eighth": 25,
     "ninth": 25,
     "tenth": 25,
+    "eleventh": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -2256,10 +2439,11 @@ MIN_LINES = {
     "eighth": 320,
     "ninth": 320,
     "tenth": 320,
+    "eleventh": 320,
 }
-# The final, fresh, sixth, seventh, eighth, ninth and tenth splits must also have English,
-# Chinese and mixed lines in every category.
-ALL_LANGS = {"final", "fresh", "sixth", "seventh", "eighth", "ninth", "tenth"}
+# The final, fresh, sixth, seventh, eighth, ninth, tenth and eleventh splits must also have
+# English, Chinese and mixed lines in every category.
+ALL_LANGS = {"final", "fresh", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh"}
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
 # Nor any fresh sentence to one of dev, test, holdout or final.
@@ -2274,6 +2458,8 @@ EIGHTH_MAX_SIMILARITY = 0.8
 NINTH_MAX_SIMILARITY = 0.8
 # Nor any tenth sentence to one of the nine older splits.
 TENTH_MAX_SIMILARITY = 0.8
+# Nor any eleventh sentence to one of the ten older splits.
+ELEVENTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -2380,6 +2566,14 @@ NINTH_RAW_KEY_RE = re.compile(
 )
 # a minisign secret key line (tenth split)
 TENTH_RAW_KEY_RE = re.compile(r"RWRTY0Iy[A-Za-z0-9+/]{204}")
+# more keys that are not PEM blocks (eleventh split): a Tor onion-service key file in
+# base64, Sui, Aptos and an uncompressed Bitcoin WIF key
+ELEVENTH_RAW_KEY_RE = re.compile(
+    r"PT0gZWQyNTUxOXYxLXNlY3JldDogdHlwZTAgPT0AAA[A-D][A-Za-z0-9+/]{85}"
+    r"|suiprivkey1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{59}"
+    r"|ed25519-priv-0x[0-9a-f]{64}"
+    r"|5[HJK][1-9A-HJ-NP-Za-km-z]{49}"
+)
 DIGIT_RUN = re.compile(r"\d(?:[ -]?\d)*")
 IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}")
 CN_MOBILE_LIKE = re.compile(r"(?<!\d)1[3-9]\d(?:[ -]?\d){8}(?!\d)")
@@ -2405,9 +2599,11 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
         assert digits.isdigit() and 13 <= len(digits) <= 19 and luhn_ok(digits), v
         # 65, 60, Maestro and Troy prefixes: eighth split
         # Elo, Hipercard, Dankort, Verve and UATP prefixes: ninth split
+        # NAPAS, mada, UzCard and Humo prefixes: eleventh split
         assert re.match(
             r"4|5[1-5]|2[2-7]|3[47]|62|35|6011|36|65|60|50[123]|6759|9792"
-            r"|636368|504175|606282|5019|506|1",
+            r"|636368|504175|606282|5019|506|1"
+            r"|9704|5888|9682|8600|9860",
             digits,
         ), v
         if std:
@@ -2440,6 +2636,7 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
             or RAW_KEY_RE.fullmatch(v)
             or NINTH_RAW_KEY_RE.fullmatch(v)
             or TENTH_RAW_KEY_RE.fullmatch(v)
+            or ELEVENTH_RAW_KEY_RE.fullmatch(v)
         ), v
     elif cat == "api_key":
         assert len(v) >= 20 and not re.search(r"\s", v), v
@@ -2606,6 +2803,7 @@ def near_duplicates(
 def main() -> None:
     from benchmarks.masking.data.lines_dev import DEV
     from benchmarks.masking.data.lines_eighth import EIGHTH, EIGHTH_NAMES
+    from benchmarks.masking.data.lines_eleventh import ELEVENTH, ELEVENTH_NAMES
     from benchmarks.masking.data.lines_final import FINAL, FINAL_NAMES
     from benchmarks.masking.data.lines_fresh import FRESH, FRESH_NAMES
     from benchmarks.masking.data.lines_holdout import HOLDOUT, HOLDOUT_NAMES
@@ -2617,9 +2815,9 @@ def main() -> None:
 
     std = _stdnum()
     used: set[str] = set()
-    # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, then
-    # tenth share ``used``; each has its own seed, so each later split leaves the files of
-    # the earlier ones unchanged.
+    # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
+    # then eleventh share ``used``; each has its own seed, so each later split leaves the
+    # files of the earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -2630,6 +2828,7 @@ def main() -> None:
     eighth, _ = build("eighth", EIGHTH, used, std)
     ninth, _ = build("ninth", NINTH, used, std)
     tenth, _ = build("tenth", TENTH, used, std)
+    eleventh, _ = build("eleventh", ELEVENTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -2641,7 +2840,8 @@ def main() -> None:
     older_than_eighth = {**older_than_seventh, "seventh": seventh}
     older_than_ninth = {**older_than_eighth, "eighth": eighth}
     older_than_tenth = {**older_than_ninth, "ninth": ninth}
-    splits = {**older_than_tenth, "tenth": tenth}
+    older_than_eleventh = {**older_than_tenth, "tenth": tenth}
+    splits = {**older_than_eleventh, "eleventh": eleventh}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -2736,7 +2936,24 @@ def main() -> None:
     errors += names_listed("tenth", TENTH_NAMES, tenth)
     errors += [
         f"tenth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates("tenth", splits, TENTH_MAX_SIMILARITY)
+        for other, ratio, old, new in near_duplicates(
+            "tenth", older_than_eleventh, TENTH_MAX_SIMILARITY
+        )
+    ]
+    # The eleventh split: the same rules against all ten older splits.
+    errors += names_check("eleventh", ELEVENTH_NAMES, older_than_eleventh, re.IGNORECASE)
+    errors += names_check("holdout", HOLDOUT_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
+    errors += names_check("final", FINAL_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
+    errors += names_check("fresh", FRESH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
+    errors += names_check("sixth", SIXTH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
+    errors += names_check("seventh", SEVENTH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
+    errors += names_check("eighth", EIGHTH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
+    errors += names_check("ninth", NINTH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
+    errors += names_check("tenth", TENTH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
+    errors += names_listed("eleventh", ELEVENTH_NAMES, eleventh)
+    errors += [
+        f"eleventh sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
+        for other, ratio, old, new in near_duplicates("eleventh", splits, ELEVENTH_MAX_SIMILARITY)
     ]
     for split, recs in splits.items():
         st = stats(split, recs)
