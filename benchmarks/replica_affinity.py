@@ -81,13 +81,13 @@ class Replicas:
         self.processes: list[ServerProcess] = []
         self.metric_files: list[Path] = []
 
-    def start(self, count: int, phase: str) -> None:
+    def start(self, count: int, phase: str, *flags: str) -> None:
         for i in range(count):
             metrics = self.root / f"{phase}-r{i}-metrics.jsonl"
             os.environ["RECALLD_OTEL_METRICS_FILE"] = str(metrics)
             os.environ["OTEL_METRIC_EXPORT_INTERVAL"] = "1000"
             process = ServerProcess(
-                self.root / f"r{i}", *self.args, "--consolidate-interval", "0"
+                self.root / f"r{i}", *self.args, "--consolidate-interval", "0", *flags
             ).start(timeout_s=180)
             self.processes.append(process)
             self.metric_files.append(metrics)
@@ -146,6 +146,7 @@ async def _run(
     rss: list[list[float]] = [[] for _ in replicas.processes]
     deadline = time.monotonic() + args.duration
     stopped_at: float | None = None
+    exited_after_s: float | None = None
     errors_after_stop: Counter[str] = Counter()
 
     async def worker(client: RecalldClient) -> None:
@@ -170,12 +171,13 @@ async def _run(
             await asyncio.sleep(1.0)
 
     async def stop_one() -> None:
-        nonlocal stopped_at
+        nonlocal stopped_at, exited_after_s
         assert stop_one_at_s is not None
         await asyncio.sleep(stop_one_at_s)
         stopped_at = time.monotonic()
         victim = replicas.processes[-1]
         await asyncio.to_thread(victim.terminate, 60)
+        exited_after_s = round(time.monotonic() - stopped_at, 1)
 
     async with RecalldClient(target, tenant=TENANT, routing=routing) as client:  # type: ignore[arg-type]
         tasks = [worker(client) for _ in range(args.concurrency)] + [sample_rss()]
@@ -192,6 +194,7 @@ async def _run(
         "calls": sum(codes.values()),
         "codes": dict(codes),
         "errors_after_stop": dict(errors_after_stop),
+        "stopped_replica_exited_after_s": exited_after_s,
         "recalls_per_s": round(codes["OK"] / args.duration, 1),
         "p50_ms": quantile(0.5),
         "p99_ms": quantile(0.99),
@@ -239,6 +242,7 @@ async def main(args: argparse.Namespace) -> None:
         "concurrency": args.concurrency,
         "duration_s": args.duration,
         "repeats": args.repeats,
+        "stop_grace_s": args.stop_grace,
         "phases": [],
     }
     try:
@@ -252,10 +256,13 @@ async def main(args: argparse.Namespace) -> None:
             *((name, routing, None) for _ in range(args.repeats)
               for name, routing in (("round_robin", "round_robin"), ("affinity", "user"))),
             ("affinity_stop_one", "user", args.duration / 3),
-        ]  # fmt: skip
+        ][-1 if args.only_stop else 0 :]  # fmt: skip
         for phase, routing, stop_at in plan:
             print(f"phase {phase}", flush=True)
-            replicas.start(3, phase)
+            # The stopped replica drains for --stop-grace seconds, then exits while
+            # calls still come: its users must move to the others within the phase.
+            grace = ("--shutdown-grace", str(args.stop_grace)) if stop_at is not None else ()
+            replicas.start(3, phase, *grace)
             result = await _run(replicas.target, routing, args, replicas, stop_at)
             result["phase"] = phase
             report["phases"].append(_summarize(result, replicas.stop()))
@@ -280,6 +287,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--repeats", type=int, default=1, help="round robin / affinity pairs, alternating"
     )
+    parser.add_argument(
+        "--stop-grace",
+        type=float,
+        default=2.0,
+        help="the stopped replica's --shutdown-grace: how long it drains before it exits",
+    )
+    parser.add_argument("--only-stop", action="store_true", help="load, then the stop phase only")
     parser.add_argument("--out", default="replica-affinity.json")
     return parser.parse_args()
 
