@@ -2852,109 +2852,41 @@ def main() -> None:
     errors += names_check("final", FINAL_NAMES, older, re.IGNORECASE)
     errors += names_check("holdout", HOLDOUT_NAMES, {"final": final})
     errors += names_listed("final", FINAL_NAMES, final)
-    older_than_fresh = {"dev": dev, "test": test, "holdout": holdout, "final": final}
     errors += [
         f"final sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
         for other, ratio, old, new in near_duplicates(
             "final", {**older, "final": final}, FINAL_MAX_SIMILARITY
         )
     ]
-    # The fresh split: the same rules against all four older splits.
-    errors += names_check("fresh", FRESH_NAMES, older_than_fresh, re.IGNORECASE)
-    errors += names_check("holdout", HOLDOUT_NAMES, {"fresh": fresh}, re.IGNORECASE)
-    errors += names_check("final", FINAL_NAMES, {"fresh": fresh}, re.IGNORECASE)
-    errors += names_listed("fresh", FRESH_NAMES, fresh)
-    errors += [
-        f"fresh sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates(
-            "fresh", older_than_sixth, FRESH_MAX_SIMILARITY
-        )
-    ]
-    # The sixth split: the same rules against all five older splits.
-    errors += names_check("sixth", SIXTH_NAMES, older_than_sixth, re.IGNORECASE)
-    errors += names_check("holdout", HOLDOUT_NAMES, {"sixth": sixth}, re.IGNORECASE)
-    errors += names_check("final", FINAL_NAMES, {"sixth": sixth}, re.IGNORECASE)
-    errors += names_check("fresh", FRESH_NAMES, {"sixth": sixth}, re.IGNORECASE)
-    errors += names_listed("sixth", SIXTH_NAMES, sixth)
-    errors += [
-        f"sixth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates(
-            "sixth", older_than_seventh, SIXTH_MAX_SIMILARITY
-        )
-    ]
-    # The seventh split: the same rules against all six older splits.
-    errors += names_check("seventh", SEVENTH_NAMES, older_than_seventh, re.IGNORECASE)
-    errors += names_check("holdout", HOLDOUT_NAMES, {"seventh": seventh}, re.IGNORECASE)
-    errors += names_check("final", FINAL_NAMES, {"seventh": seventh}, re.IGNORECASE)
-    errors += names_check("fresh", FRESH_NAMES, {"seventh": seventh}, re.IGNORECASE)
-    errors += names_check("sixth", SIXTH_NAMES, {"seventh": seventh}, re.IGNORECASE)
-    errors += names_listed("seventh", SEVENTH_NAMES, seventh)
-    errors += [
-        f"seventh sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates(
-            "seventh", older_than_eighth, SEVENTH_MAX_SIMILARITY
-        )
-    ]
-    # The eighth split: the same rules against all seven older splits.
-    errors += names_check("eighth", EIGHTH_NAMES, older_than_eighth, re.IGNORECASE)
-    errors += names_check("holdout", HOLDOUT_NAMES, {"eighth": eighth}, re.IGNORECASE)
-    errors += names_check("final", FINAL_NAMES, {"eighth": eighth}, re.IGNORECASE)
-    errors += names_check("fresh", FRESH_NAMES, {"eighth": eighth}, re.IGNORECASE)
-    errors += names_check("sixth", SIXTH_NAMES, {"eighth": eighth}, re.IGNORECASE)
-    errors += names_check("seventh", SEVENTH_NAMES, {"eighth": eighth}, re.IGNORECASE)
-    errors += names_listed("eighth", EIGHTH_NAMES, eighth)
-    errors += [
-        f"eighth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates(
-            "eighth", older_than_ninth, EIGHTH_MAX_SIMILARITY
-        )
-    ]
-    # The ninth split: the same rules against all eight older splits.
-    errors += names_check("ninth", NINTH_NAMES, older_than_ninth, re.IGNORECASE)
-    errors += names_check("holdout", HOLDOUT_NAMES, {"ninth": ninth}, re.IGNORECASE)
-    errors += names_check("final", FINAL_NAMES, {"ninth": ninth}, re.IGNORECASE)
-    errors += names_check("fresh", FRESH_NAMES, {"ninth": ninth}, re.IGNORECASE)
-    errors += names_check("sixth", SIXTH_NAMES, {"ninth": ninth}, re.IGNORECASE)
-    errors += names_check("seventh", SEVENTH_NAMES, {"ninth": ninth}, re.IGNORECASE)
-    errors += names_check("eighth", EIGHTH_NAMES, {"ninth": ninth}, re.IGNORECASE)
-    errors += names_listed("ninth", NINTH_NAMES, ninth)
-    errors += [
-        f"ninth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates(
-            "ninth", older_than_tenth, NINTH_MAX_SIMILARITY
-        )
-    ]
-    # The tenth split: the same rules against all nine older splits.
-    errors += names_check("tenth", TENTH_NAMES, older_than_tenth, re.IGNORECASE)
-    errors += names_check("holdout", HOLDOUT_NAMES, {"tenth": tenth}, re.IGNORECASE)
-    errors += names_check("final", FINAL_NAMES, {"tenth": tenth}, re.IGNORECASE)
-    errors += names_check("fresh", FRESH_NAMES, {"tenth": tenth}, re.IGNORECASE)
-    errors += names_check("sixth", SIXTH_NAMES, {"tenth": tenth}, re.IGNORECASE)
-    errors += names_check("seventh", SEVENTH_NAMES, {"tenth": tenth}, re.IGNORECASE)
-    errors += names_check("eighth", EIGHTH_NAMES, {"tenth": tenth}, re.IGNORECASE)
-    errors += names_check("ninth", NINTH_NAMES, {"tenth": tenth}, re.IGNORECASE)
-    errors += names_listed("tenth", TENTH_NAMES, tenth)
-    errors += [
-        f"tenth sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates(
-            "tenth", older_than_eleventh, TENTH_MAX_SIMILARITY
-        )
-    ]
-    # The eleventh split: the same rules against all ten older splits.
-    errors += names_check("eleventh", ELEVENTH_NAMES, older_than_eleventh, re.IGNORECASE)
-    errors += names_check("holdout", HOLDOUT_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
-    errors += names_check("final", FINAL_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
-    errors += names_check("fresh", FRESH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
-    errors += names_check("sixth", SIXTH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
-    errors += names_check("seventh", SEVENTH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
-    errors += names_check("eighth", EIGHTH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
-    errors += names_check("ninth", NINTH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
-    errors += names_check("tenth", TENTH_NAMES, {"eleventh": eleventh}, re.IGNORECASE)
-    errors += names_listed("eleventh", ELEVENTH_NAMES, eleventh)
-    errors += [
-        f"eleventh sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
-        for other, ratio, old, new in near_duplicates("eleventh", splits, ELEVENTH_MAX_SIMILARITY)
-    ]
+    # From fresh on, each split is held to the same rules against every older one: its
+    # people appear in none of them and theirs not in it (holdout on), it names every
+    # person it lists, and no sentence is a near-copy of an older one.
+    named = {
+        "fresh": (FRESH_NAMES, FRESH_MAX_SIMILARITY),
+        "sixth": (SIXTH_NAMES, SIXTH_MAX_SIMILARITY),
+        "seventh": (SEVENTH_NAMES, SEVENTH_MAX_SIMILARITY),
+        "eighth": (EIGHTH_NAMES, EIGHTH_MAX_SIMILARITY),
+        "ninth": (NINTH_NAMES, NINTH_MAX_SIMILARITY),
+        "tenth": (TENTH_NAMES, TENTH_MAX_SIMILARITY),
+        "eleventh": (ELEVENTH_NAMES, ELEVENTH_MAX_SIMILARITY),
+    }
+    people = {"holdout": HOLDOUT_NAMES, "final": FINAL_NAMES}
+    split_order = list(splits)
+    for label, (names, max_similarity) in named.items():
+        recs = splits[label]
+        position = split_order.index(label)
+        older_splits = {name: splits[name] for name in split_order[:position]}
+        errors += names_check(label, names, older_splits, re.IGNORECASE)
+        for other, other_names in people.items():
+            errors += names_check(other, other_names, {label: recs}, re.IGNORECASE)
+        errors += names_listed(label, names, recs)
+        errors += [
+            f"{label} sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
+            for other, ratio, old, new in near_duplicates(
+                label, {**older_splits, label: recs}, max_similarity
+            )
+        ]
+        people[label] = names
     for split, recs in splits.items():
         st = stats(split, recs)
         if st["lines"] < MIN_LINES[split]:
