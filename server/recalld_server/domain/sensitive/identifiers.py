@@ -16,6 +16,7 @@ from recalld_server.domain.sensitive.spans import (
     BEFORE,
     DIGIT,
     NOT_AN_IDENTIFIER_BEFORE,
+    SENTENCE_END,
     TO_ASCII,
     Detection,
     cells_under,
@@ -85,10 +86,6 @@ _PASSPORT_NUMBER = re.compile(
     r"(?<![A-Za-z0-9])(?:[0-9]{8,9}"
     r"|(?=[A-Z0-9]*[0-9][A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6,9}"
     r"|(?=[A-Z0-9]*[0-9])[A-Z][A-Z0-9]{8})(?![A-Za-z0-9])"
-)
-# "No.", "Nr.", "br." (Croatian, Serbian), "č." (Czech, Slovak) abbreviate "number".
-_SENTENCE_END = re.compile(
-    r"[。；\n]|(?<!\b[Nn]o)(?<![Nn]um)(?<![Nn]r)(?<!\b[Nn])(?<!\b[Bb]r)(?<!\bč)\.\s"
 )
 # A travel document of ICAO type P (a passport) with its number, in XML or JSON.
 _ICAO_PASSPORT = re.compile(
@@ -189,7 +186,7 @@ def passports(text: str) -> Iterator[Detection]:
         # The numbers that follow the word in its sentence ("passports E29799765 and
         # G88040687"), within a short reach, or the one right before it.
         reach = text[word.end() : word.end() + 80]
-        end = _SENTENCE_END.search(reach)
+        end = SENTENCE_END.search(reach)
         window_end = word.end() + (end.start() if end else len(reach))
         numbers = list(_PASSPORT_NUMBER.finditer(text, word.end(), window_end))
         before = _PASSPORT_BEFORE.search(text, max(0, word.start() - 28), word.start())
@@ -232,7 +229,7 @@ def _machine_readable(text: str) -> Iterator[Detection]:
 def _shortly_before(text: str, word_start: int) -> Iterator[re.Match[str]]:
     """The last lettered passport number in the 60 characters before the word, same sentence."""
     window_start = max(0, word_start - 60)
-    ends = [end.end() for end in _SENTENCE_END.finditer(text, window_start, word_start)]
+    ends = [end.end() for end in SENTENCE_END.finditer(text, window_start, word_start)]
     start = ends[-1] if ends else window_start
     numbers = list(_LETTERED_NUMBER.finditer(text, start, word_start))
     if numbers and not NOT_AN_IDENTIFIER_BEFORE.search(

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.spans import (
+    SENTENCE_END,
     Detection,
     answered_below,
     cells_under,
@@ -65,8 +66,6 @@ _ANOTHER_THING = re.compile(
     r"|password|passwd|passphrase|pwd|pin)\b"
     r"|交易|地址|哈希|编号|示例|公钥|密码|口令"
 )
-# A sentence ends at a full stop before a space, a newline, or a Chinese full stop.
-_CLAUSE_END = re.compile(r"[.!?;](?:\s|$)|[。；！？\n]")
 _CANDIDATE = re.compile(
     r"(?<![A-Za-z0-9+/_\-.~=])[A-Za-z0-9+/_\-.~]{16,}={0,2}(?![A-Za-z0-9+/_\-~=])"
 )
@@ -144,7 +143,7 @@ def keys_in_clauses(text: str, random_enough: RandomEnough) -> Iterator[Detectio
             continue
         yield from _keys_around(text, word, random_enough)
         reach = text[word.end() : word.end() + 120]
-        end = _CLAUSE_END.search(reach)
+        end = SENTENCE_END.search(reach)
         window_end = word.end() + (end.start() if end else len(reach))
         for candidate in _CANDIDATE.finditer(text, word.end(), window_end):
             value = candidate.group()
@@ -168,17 +167,23 @@ def _keys_around(
     def names_keys(cell: str) -> bool:
         return _KEY_WORD.search(cell) is not None and not _NOT_A_SECRET_NAME.search(cell)
 
-    spans = [
-        *listed_under(text, word.start()),
-        *cells_under(text, word.start(), word.end(), names_keys),
-    ]
-    answers = [
-        span for span in answered_below(text, word.start()) if random_enough(text[slice(*span)])
-    ]
-    for start, end in [*spans, *answers[:1]]:
+    def key_at(start: int, end: int) -> Detection | None:
         value = text[start:end].rstrip(".,;")
         if random_enough(value) and not _words_joined(value):
-            yield Detection(Category.API_KEY, start, start + len(value))
+            return Detection(Category.API_KEY, start, start + len(value))
+        return None
+
+    for start, end in [
+        *listed_under(text, word.start()),
+        *cells_under(text, word.start(), word.end(), names_keys),
+    ]:
+        if (found := key_at(start, end)) is not None:
+            yield found
+    # The first answer that looks generated: the lines after it are the talk going on.
+    for start, end in answered_below(text, word.start()):
+        if (found := key_at(start, end)) is not None:
+            yield found
+            break
 
 
 def _words_joined(value: str) -> bool:
@@ -245,7 +250,7 @@ def private_keys_by_context(text: str) -> Iterator[Detection]:
     words = list(_PRIVATE_WORD.finditer(text))
     for word in words:
         reach = text[word.end() : word.end() + 160]
-        end = _CLAUSE_END.search(reach)
+        end = SENTENCE_END.search(reach)
         window_end = word.end() + (end.start() if end else len(reach))
         for shape in _PRIVATE_SHAPE.finditer(text, word.end(), window_end):
             if _ANOTHER_THING.search(text, word.end(), shape.start()):
@@ -255,7 +260,7 @@ def private_keys_by_context(text: str) -> Iterator[Detection]:
     # Or the word just after the key: "0x3467… ← 这是用户测试钱包的私钥".
     for shape in _PRIVATE_SHAPE.finditer(text) if words else ():
         after = text[shape.end() : shape.end() + 40]
-        clause = after[: m.start()] if (m := _CLAUSE_END.search(after)) else after
+        clause = after[: m.start()] if (m := SENTENCE_END.search(after)) else after
         named_before = _ANOTHER_THING.search(text, max(0, shape.start() - 24), shape.start())
         if _PRIVATE_WORD.search(clause) and not (named_before or _ANOTHER_THING.search(clause)):
             yield Detection(Category.PRIVATE_KEY, shape.start(), shape.end())

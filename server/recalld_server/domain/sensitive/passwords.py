@@ -15,6 +15,7 @@ from recalld_server.domain.sensitive.password_values import (
     looks_made_up,
 )
 from recalld_server.domain.sensitive.spans import (
+    SENTENCE_END,
     Detection,
     answered_below,
     cells_under,
@@ -205,13 +206,12 @@ _CHANGED_TO = re.compile(
     r"|now it'?s|it'?s now|the new one is|new one'?s|新的是|新的为|新密码是)\s*[\"'“‘]?"
     rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
-_SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?:\s|$)")
 
 
 def _changed_later(text: str, word: re.Match[str]) -> Iterator[Detection]:
     """A made-up value the password was changed to, later in the word's sentence."""
     reach = text[word.end() : word.end() + 100]
-    end = _SENTENCE_END.search(reach)
+    end = SENTENCE_END.search(reach)
     window_end = word.end() + (end.start() if end else len(reach))
     match = _CHANGED_TO.search(text, word.end(), window_end)
     if match is not None:
@@ -261,18 +261,10 @@ _PASSWORD_BEFORE_WORD = re.compile(
     r"(?:master\s+)?(?:password|passcode|passphrase)\b",
     re.IGNORECASE,
 )
-# The answer to a question about a password, on the next line ("what's the password?
-# \nuser: otter-lantern-51").
-_PASSWORD_ANSWER = re.compile(
-    rf"(?i)(?:password|passcode|密码)[^\n]{{0,40}}[?？]\s*\n\s*(?:[\w ]{{1,12}}[:：]\s*)?"
-    rf"(?P<value>{PASSWORD_CHARS}{{6,}})\s*$",
-    re.MULTILINE,
-)
-# The answer to a question about a code or a PIN, on the next line ("what's the garage
-# door code again?\nA: 7391 then the hash key").
-_CODE_ANSWER = re.compile(
-    r"(?im)^(?P<question>[^\n]*(?:\bcode\b|\bpin\b|passcode|密码|暗証番号|비밀번호)[^\n]{0,40}[?？])"
-    r"\s*\n\s*(?:[\w ]{1,12}[:：]\s*)?(?P<value>[0-9]{4,8})(?![\w.,:/-])"
+# A question about a code or a PIN, answered on the next line ("what's the garage door
+# code again?\nA: 7391 then the hash key").
+_CODE_QUESTION = re.compile(
+    r"(?im)^[^\n]*(?:\bcode\b|\bpin\b|passcode|密码|暗証番号|비밀번호)[^\n]{0,40}[?？]"
 )
 # Codes that are not secrets: what a shop, a parcel or a sign-in sends.
 _NOT_A_SECRET_CODE = re.compile(
@@ -366,7 +358,7 @@ def _passwords_elsewhere(text: str) -> Iterator[Detection]:
     lowered = text.lower()
     patterns = []
     if "pass" in lowered or "密码" in text:
-        patterns += [_PASSWORD_BEFORE_WORD, _PASSWORD_ANSWER]
+        patterns += [_PASSWORD_BEFORE_WORD]
     if ("/" in text or ":" in text) and ("admin" in lowered or "root" in lowered):
         patterns.append(_ADMIN_PAIR)
     wifi = "key" in lowered and any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid"))
@@ -401,11 +393,21 @@ def _passwords_elsewhere(text: str) -> Iterator[Detection]:
     if any(w in lowered for w in ("code", "combination", "combo", "opens", "unlocks")):
         yield from _lock_codes(text)
     if "\n" in text and ("?" in text or "？" in text):
-        for match in _CODE_ANSWER.finditer(text):
-            if not _NOT_A_SECRET_CODE.search(match.group("question")):
-                yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+        yield from _codes_answered(text)
     if "phrase" in lowered or "master password" in lowered or "口令" in text:
         yield from _passphrases(text)
+
+
+def _codes_answered(text: str) -> Iterator[Detection]:
+    """A PIN-length number answering a question about a code on the line before."""
+    for question in _CODE_QUESTION.finditer(text):
+        if _NOT_A_SECRET_CODE.search(question.group()):
+            continue
+        for start, end in answered_below(text, question.start()):
+            value = text[start:end].rstrip(TRAILING)
+            if value.isdigit() and 4 <= len(value) <= 8:
+                yield Detection(Category.PASSWORD, start, start + len(value))
+            break  # only the next line answers it
 
 
 def _lock_codes(text: str) -> Iterator[Detection]:

@@ -27,6 +27,16 @@ BEFORE = rf"(?<![A-Za-z{DIGIT}_./\\#:+-])"
 AFTER = rf"(?![A-Za-z{DIGIT}_/\\#+-]|[.:][A-Za-z{DIGIT}])"
 
 
+# Where a sentence ends: a full stop, "!" or "?" before a space or the end, a newline,
+# or their Chinese forms (and "；"). Not ";": "two passports; the British one, X". A
+# full stop after "No", "Nr", "num", "br" (Croatian, Serbian) or "č" (Czech, Slovak)
+# abbreviates "number" and ends nothing.
+SENTENCE_END = re.compile(
+    r"[。；！？\n]|[!?](?:\s|$)"
+    r"|(?<!\b[Nn]o)(?<![Nn]um)(?<![Nn]r)(?<!\b[Nn])(?<!\b[Bb]r)(?<!\bč)\.(?:\s|$)"
+)
+
+
 # Words right before a number that make it something else.
 NOT_AN_IDENTIFIER_BEFORE = re.compile(
     r"(?i)(?:order|invoice|tracking|shipment|parcel|transaction|txn|ticket|ref(?:erence)?"
