@@ -206,6 +206,15 @@ def make_rows(count: int, dim: int, seed: int, zh_frac: float) -> list[dict[str,
     return rows
 
 
+def term_weights(text: str) -> dict[int, float]:
+    """A stand-in for client-side BM25 document weights: hashed terms, saturated counts."""
+    counts: dict[int, int] = {}
+    for word in text.lower().split():
+        key = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little")
+        counts[key] = counts.get(key, 0) + 1
+    return {k: 2.2 * c / (c + 1.2) for k, c in counts.items()}
+
+
 def schema_and_index(client: MilvusClient, a: argparse.Namespace) -> tuple[Any, Any]:
     schema = client.create_schema(
         auto_id=False,
@@ -263,7 +272,9 @@ def schema_and_index(client: MilvusClient, a: argparse.Namespace) -> tuple[Any, 
     add("access_count", DataType.INT64)
     add("expire_explicit", DataType.BOOL)
     add("embedding", DataType.FLOAT_VECTOR, dim=a.dim)
-    if a.bm25:
+    if a.client_sparse:
+        add("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    elif a.bm25:
         add("sparse", DataType.SPARSE_FLOAT_VECTOR)
         schema.add_function(
             Function(
@@ -283,7 +294,9 @@ def schema_and_index(client: MilvusClient, a: argparse.Namespace) -> tuple[Any, 
         metric_type="COSINE",
         **({"params": {"M": 16, "efConstruction": 200}} if a.vindex == "HNSW" else {}),
     )
-    if a.bm25:
+    if a.client_sparse:
+        params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
+    elif a.bm25:
         params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
     if a.scalar_index != "none":
         for f in ("tenant_id", "user_id"):
@@ -362,6 +375,11 @@ def main() -> None:
         ],
     )
     p.add_argument("--no-bm25", dest="bm25", action="store_false")
+    p.add_argument(
+        "--client-sparse",
+        action="store_true",
+        help="no BM25 function: the rows carry a term-weight sparse vector made by the client",
+    )
     p.add_argument("--vindex", default="FLAT")
     p.add_argument("--scalar-index", default="INVERTED")
     p.add_argument("--index-after", action="store_true", help="create the indexes after the load")
@@ -392,6 +410,9 @@ def main() -> None:
     rows = make_rows(a.rows + a.preload, a.dim, 7, a.zh_frac)
     if a.drop:
         rows = [{k: v for k, v in r.items() if k not in a.drop} for r in rows]
+    if a.client_sparse:
+        for r in rows:
+            r["sparse"] = term_weights(r["content"])
     pre, rows = rows[: a.preload], rows[a.preload :]
     chars = sum(len(r.get("content", "")) for r in rows) / len(rows)
 
@@ -479,7 +500,18 @@ def main() -> None:
         perf_proc.wait(timeout=60)
     # a keyword search sanity check (BM25) on Chinese and English
     kw = {}
-    if a.bm25:
+    if a.client_sparse:
+        for q in ("花生过敏", "migration timed out"):
+            res = client.search(
+                COLL,
+                data=[term_weights(q)],
+                anns_field="sparse",
+                limit=3,
+                output_fields=["content"],
+                search_params={"metric_type": "IP"},
+            )
+            kw[q] = len(res[0])
+    elif a.bm25:
         for q in ("花生过敏", "migration timed out"):
             res = client.search(
                 COLL,
