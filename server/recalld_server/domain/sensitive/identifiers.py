@@ -44,7 +44,7 @@ _PROVINCES = frozenset(
     }
 )  # fmt: skip
 _IBAN_AFTER_WORD = re.compile(
-    r"(?i)\biban\b\s*(?:no\.?|number|nr\.?)?\s*[:：=]?\s*"
+    r"(?i)\biban\b\s*(?:no\.?|number|nr\.?)?\s*(?:[:：=]|is|是|为|為|ist|est|es|é)?\s*"
     r"(?P<value>[A-Za-z]{2}[0-9]{2}(?:[ ]?[A-Za-z0-9]){11,30})(?![A-Za-z0-9])"
 )
 IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
@@ -193,10 +193,14 @@ def passports(text: str) -> Iterator[Detection]:
         if before is not None:
             numbers.extend(_PASSPORT_NUMBER.finditer(text, before.start(1), before.end(1)))
         numbers.extend(_in_its_column(text, word))
-        # The number alone on the next line: "用户：我护照号你记一下\n用户：EM9120857".
+        # The number alone on the next line: "用户：我护照号你记一下\n用户：EM9120857",
+        # or the one number of an answer ("which passport did I use?\nYou told me X").
         following = _NEXT_LINE_NUMBER.match(text, window_end)
         if following is not None:
             numbers.extend(_PASSPORT_NUMBER.finditer(text, following.start(1), following.end(1)))
+        elif (answer := _answer_line(text, word.start())) is not None:
+            found = list(_PASSPORT_NUMBER.finditer(text, *answer))
+            numbers.extend(found if len(found) == 1 else ())
         if before is None:
             numbers.extend(_shortly_before(text, word.start()))
         for number in numbers:
@@ -204,6 +208,18 @@ def passports(text: str) -> Iterator[Detection]:
             if value.isdigit() and (len(set(value)) < 3 or _DATE_DIGITS.fullmatch(value)):
                 continue
             yield Detection(Category.PASSPORT, number.start(), number.end())
+
+
+def _answer_line(text: str, word_start: int) -> tuple[int, int] | None:
+    """The span of the line after the word's line, when the word's line asks a question."""
+    line_end = text.find("\n", word_start)
+    if line_end < 0 or not _ASKS.search(text, word_start, line_end):
+        return None
+    next_end = text.find("\n", line_end + 1)
+    return line_end + 1, next_end if next_end >= 0 else len(text)
+
+
+_ASKS = re.compile(r"[?？]")
 
 
 # The machine-readable zone of a passport (ICAO 9303, TD3): line 1 "P<KEN…", line 2
@@ -284,7 +300,7 @@ _CARD_BRANDS: tuple[tuple[tuple[int, int], int, frozenset[int]], ...] = (
 _CARD_WORD = re.compile(
     r"(?i)\b(?:cards?|karte|carte|tarjeta|cart[ãa]o|carta|kart\w*|karty?|kaart|kortti|kort"
     r"|kártya|debit|credit|visa|mastercard|amex|rupay|troy|elo|verve|unionpay|jcb|maestro"
-    r"|discover|diners|uatp|pan)\b|κάρτα|карт[аыуе]|بطاقة|כרטיס|卡|카드|カード"
+    r"|discover|diners|uatp|pan|thẻ|atm)\b|κάρτα|карт[аыуе]|بطاقة|כרטיס|บัตร|卡|카드|カード"
 )
 # Cards that are not payment cards: SIM cards (ICCIDs start with 89), library cards.
 _NOT_A_PAYMENT_CARD = re.compile(r"(?i)\b(?:sim|iccid|library|membership|loyalty)\b|sim卡")

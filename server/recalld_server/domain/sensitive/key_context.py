@@ -116,6 +116,11 @@ _PRIVATE_BY_SHAPE = re.compile(
     r"|(?<![A-Za-z0-9])(?:edsk|spsk|p2sk)[1-9A-HJ-NP-Za-km-z]{50,95}(?![A-Za-z0-9])"
     # A minisign secret key (its public keys start "RWQ"/"RWS").
     r"|(?<![A-Za-z0-9+/])RWRTY0Iy[A-Za-z0-9+/]{100,}={0,2}"
+    # Move chains' exports: Sui (bech32 "suiprivkey1"), Aptos and others (AIP-80).
+    r"|(?<![A-Za-z0-9])suiprivkey1[02-9ac-hj-np-z]{50,}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9-])(?:ed25519|secp256k1|secp256r1)-priv-0x[0-9a-fA-F]{64}(?![A-Za-z0-9])"
+    # A Tor onion service's hs_ed25519_secret_key file in base64 ("== ed25519v1-secret").
+    r"|(?<![A-Za-z0-9+/])PT0gZWQyNTUxOXYxLXNlY3JldD[A-Za-z0-9+/]{40,}={0,2}"
 )
 _BASE64_PEM = re.compile(r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}")
 # The private members of a JSON Web Key ("d" of EC and OKP keys; RSA's primes too).

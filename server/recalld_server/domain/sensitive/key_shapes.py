@@ -140,6 +140,12 @@ KNOWN_KEYS = re.compile(
             r"(?<![A-Za-z0-9_.])mlsn\.[0-9a-f]{64}(?![A-Za-z0-9])",
             r"(?<![A-Za-z0-9])(?:prod|dev|preview):[a-z0-9-]+\|[A-Za-z0-9+/=]{40,}",
             r"(?<![A-Za-z0-9+/])dG9rOj[A-Za-z0-9+/=]{40,}",
+            # DeepL API keys (a UUID, then ":fx" on the free plan), Twitch chat tokens as
+            # IRC's PASS takes them, Braintree access tokens, Roblox session cookies.
+            r"(?<![A-Za-z0-9-])[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}:fx(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_])oauth:[a-z0-9]{30}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_])access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}",
+            r"_\|WARNING:-DO-NOT-SHARE-THIS\.[A-Za-z0-9.,:-]{0,160}\|_[0-9A-F]{100,}",
         )
     )
 )

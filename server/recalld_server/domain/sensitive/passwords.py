@@ -94,6 +94,20 @@ _NOT_ABOUT_THE_VALUE = re.compile(
     r"|screen|form|menu|option|setting|format|example|e\.g|sample|type"
 )
 _PASSPORT_SHAPE = re.compile(r"[A-Z]{1,2}[0-9]{6,8}")
+# An app password (Google's, Apple's): four groups of four letters, even with no "is"
+# or colon before them ("Gmail 应用专用密码 xkcd pqrs tuvw mnop").
+_APP_PASSWORD_WORD = re.compile(r"(?i)\bapp|应用|gmail|google|icloud|apple|アプリ|앱")
+# Random letters, not words: "the app password that will come back".
+_COMMON_FOUR_LIST = """
+    that this with from have been will your they them then than what when were here
+    must just also does done into only over some such very make like used uses same
+    sent said each more most much need once well want went come came back take took
+    give gave goes gone keep kept know knew made mine ours love life work time days
+    year week next last left long look good best part real sure true open shut lost
+    safe easy hard note card name user code text mail sign copy save send read told
+    """
+_COMMON_FOUR = frozenset(_COMMON_FOUR_LIST.split())
+_FOUR_GROUPS = re.compile(r"[ \t]*[:：]?[ \t]*(?P<groups>[a-z]{4}(?: [a-z]{4}){3})(?![A-Za-z])")
 _TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
 _PIN_WORDS = ("pin", "码", "密", "口令", "code", "keypad", "番号", "暗証")
 
@@ -133,6 +147,10 @@ def passwords(text: str) -> Iterator[Detection]:
 
 def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     """The password stated right after one of its words, if any."""
+    if _APP_PASSWORD_WORD.search(text, max(0, word.start() - 24), word.end()):
+        groups = _FOUR_GROUPS.match(text, word.end())
+        if groups is not None and not _COMMON_FOUR.intersection(groups.group("groups").split()):
+            return Detection(Category.PASSWORD, groups.start("groups"), groups.end("groups"))
     chinese = not word.group()[0].isascii()
     stated = _PASSWORD_POSSESSIVE.match(text, word.end()) or _PASSWORD_STATED.match(
         text, word.end()
@@ -203,7 +221,10 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
 # her birthday until she changed it to X".
 _CHANGED_TO = re.compile(
     r"(?i)(?:改成了?|改为了?|换成了?|更改为|设成了?|(?:changed|updated|reset|set)\s+(?:it\s+)?to"
-    r"|now it'?s|it'?s now|the new one is|new one'?s|新的是|新的为|新密码是)\s*[\"'“‘]?"
+    r"|now it'?s|it'?s now|the new one is|new one'?s|新的是|新的为|新密码是|现在是|现在为"
+    # "… hint is useless, so here it is: X".
+    r"|here it is\s*[:：]|here you go\s*[:：]|(?:type|spell|write) it(?: out| down)?\s*[:：])"
+    r"\s*[\"'“‘]?"
     rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
 
@@ -258,7 +279,11 @@ _PASSWORD_BEFORE_WORD = re.compile(
     r"(?:(?:the|my|his|her|our|their|its)\s+)?(?:[\w-]+\s+){0,2}?(?:password|passcode|passphrase)\b"
     # "Gr33nhouse-Tomat0 — Bartholomew's Bitwarden master password".
     rf"|(?:^|(?<=\n))(?P<led>{PASSWORD_CHARS}{{6,}})\s+[—–]\s+(?:[\w'’-]+\s+){{0,4}}?"
-    r"(?:master\s+)?(?:password|passcode|passphrase)\b",
+    r"(?:master\s+)?(?:password|passcode|passphrase)\b"
+    # "sunflower-attic-02 — that's the new Wi-Fi code".
+    rf"|(?:^|(?<=\n))(?P<thats>{PASSWORD_CHARS}{{6,}})\s+[—–-]+\s+that'?s\s+(?:the|my|our|his|her)"
+    r"\s+(?:(?:new|old|current|real)\s+)?(?:(?:password|passcode|passphrase|pin)\b"
+    r"|(?:wi-?fi|wlan|router|door|gate|alarm)\s+(?:password|code|key|pin)\b)",
     re.IGNORECASE,
 )
 # A question about a code or a PIN, answered on the next line ("what's the garage door
@@ -283,9 +308,21 @@ _LOGIN_PAIR = re.compile(
 # Or the login's password given alone: "new laptop login is Marchbanks1887!", "Windows
 # login Bureau!Walnut2" (a symbol, a digit and letters: not a user name).
 _LOGIN_VALUE = re.compile(
-    rf"(?i)\blogin\b(?:\s+(?:is|was))?\s*[:：]?\s+(?P<value>{PASSWORD_CHARS}{{6,}})"
+    rf"(?i)\blogin\b(?:\s+(?:is|was)|\s+(?:for|of)\s+[\w'’.-]+(?:\s+[\w'’.-]+)?(?=\s*[:：]))?"
+    rf"\s*[:：]?\s+(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
 _LOGIN_SYMBOLS = frozenset("!#$%^&*+=?~")
+# A sign-in written as an e-mail address and its password: "crispin@gmail.com /
+# Murloc!Mrgl55", "ana@example.com | Sunny#2024", a combo line "ana@example.com:Sunny#24".
+_EMAIL_PAIR = re.compile(
+    r"(?<![\w.+:/%-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?:[ \t]+/[ \t]*|[ \t]*/[ \t]+|[ \t]+\|[ \t]+"
+    r"|:(?=\S))"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
+# A KeePass XML export: <Key>Password</Key><Value ProtectInMemory="True">…</Value>.
+_KEEPASS_ENTRY = re.compile(
+    r"<Key>\s*Password\s*</Key>\s*<Value(?:\s[^>]*)?>(?P<value>[^<\n]{1,128})</Value>"
+)
 _ADMIN_PAIR = re.compile(
     r"(?i)(?<![\w/.:@-])(?:admin|administrator|root)(?:(?:/| / )"
     r"(?P<value>[\x21\x23-\x26\x28-\x2e\x30-\x5f\x61-\x7e]{6,})(?![/\w])"
@@ -315,7 +352,9 @@ _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 # A passphrase of plain words: "the passphrase for the drive is purple monkey
 # dishwasher.", "his master password is Lisbon tram at dusk 1998."; to the sentence end.
 _PASSPHRASE = re.compile(
-    r"(?i)\b(?:pass ?phrase|master password)\b(?:[^\n.;:]{0,50}?\s(?:is|was)\s+|\s*[:：]\s*)"
+    r"(?i)(?:\b(?:pass ?phrase|master password)\b(?:[^\n.;:]{0,50}?\s(?:is|was)\s+|\s*[:：]\s*)"
+    # What an encrypted volume or vault opens with: "VeraCrypt volume on the stick: …".
+    r"|\b(?:veracrypt|truecrypt|luks|keepass(?:xc)?|cryptomator)\b[^\n.;:]{0,50}?[:：]\s*)"
     r"(?P<value>[\w'-]+(?:[ ][\w'-]+){2,5})(?=[.;!?,]?\s*$|[.;!?,]\s|\s[—–]\s)"
 )
 _NOT_A_PHRASE_START_WORDS = """
@@ -340,9 +379,17 @@ _CHINESE_PASSPHRASE = re.compile(
 _NOT_A_CHINESE_PASSPHRASE = re.compile(
     r"[见在的了是有没不请问找发给用和或吗呢啥哪什么多少忘错已另同]"
 )
+_WIFI_KEY_STEMS = (
+    "key", "schlüssel", "clave", "chave", "clé", "chiave", "sleutel", "klucz", "nyckel",
+    "nøgle", "nøkkel", "ключ", "anahtar", "kunci",
+)  # fmt: skip
 # A Wi-Fi network's key: "wifi Tallinn-5G, key kohvik-2024", "WLAN key: …".
 _WIFI_KEY = re.compile(
-    r"(?i)\b(?:wi-?fi|wlan|ssid)\b[^\n]{0,60}?\b(?:network |wpa2? |wi-?fi )?key\b"
+    r"(?i)\b(?:wi-?fi|wlan|ssid)\b[^\n]{0,60}?\b(?:network |wpa2? |wi-?fi )?"
+    # The key in German, Spanish, Portuguese, French, Italian, Dutch, Polish, Swedish,
+    # Danish and Norwegian, Russian, Turkish, Indonesian.
+    r"(?:key|schlüssel|clave|chave|clé|chiave|sleutel|klucz|nyckel|nøgle|nøkkel|ключ"
+    r"|anahtar[ıi]?|kunci)\b"
     r"(?:\s*(?:\bis\b|:|=))?\s+(?P<value>[^\s\"'`]{6,64})"
     # "WPA2 key saunailta", "WPA passphrase: …", and a Wi-Fi QR code's "P:" field.
     r"|(?i:\bwpa[23]?(?:-psk)?\s+(?:key|passphrase|psk)\b)\s*[:=]?\s*(?P<wpa>[^\s\"'`,;]{6,64})"
@@ -357,11 +404,13 @@ def _passwords_elsewhere(text: str) -> Iterator[Detection]:
     # Each rule runs only where its literal words are (most memories have none).
     lowered = text.lower()
     patterns = []
-    if "pass" in lowered or "密码" in text:
+    if "pass" in lowered or "密码" in text or "that" in lowered:
         patterns += [_PASSWORD_BEFORE_WORD]
     if ("/" in text or ":" in text) and ("admin" in lowered or "root" in lowered):
         patterns.append(_ADMIN_PAIR)
-    wifi = "key" in lowered and any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid"))
+    wifi = any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid")) and any(
+        w in lowered for w in _WIFI_KEY_STEMS
+    )
     if wifi or "wpa" in lowered or "WIFI:" in text:
         patterns.append(_WIFI_KEY)
     for pattern in patterns:
@@ -390,12 +439,37 @@ def _passwords_elsewhere(text: str) -> Iterator[Detection]:
             if symbols and any(c.isdigit() for c in value) and could_be_a_password(value):
                 start = match.start("value")
                 yield Detection(Category.PASSWORD, start, start + len(value))
+    if "@" in text:
+        yield from _email_pairs(text)
+    if "<Key>" in text:
+        for match in _KEEPASS_ENTRY.finditer(text):
+            if could_be_a_password(match.group("value")):
+                yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
     if any(w in lowered for w in ("code", "combination", "combo", "opens", "unlocks")):
         yield from _lock_codes(text)
     if "\n" in text and ("?" in text or "？" in text):
         yield from _codes_answered(text)
-    if "phrase" in lowered or "master password" in lowered or "口令" in text:
+    vault = any(w in lowered for w in ("crypt", "luks", "keepass"))
+    if "phrase" in lowered or "master password" in lowered or "口令" in text or vault:
         yield from _passphrases(text)
+
+
+def _email_pairs(text: str) -> Iterator[Detection]:
+    """The password after an e-mail address and a slash, a bar or a colon.
+
+    Letters with digits, or a symbol people put in passwords: not a team's name
+    ("sales@acme.com / Sales-Team"), a path ("git@host:group/repo") or an address.
+    """
+    for match in _EMAIL_PAIR.finditer(text):
+        value = match.group("value").rstrip(TRAILING.replace("!", ""))
+        if "@" in value or "/" in value or not could_be_a_password(value):
+            continue
+        letters = any(c.isalpha() for c in value)
+        digits = any(c.isdigit() for c in value)
+        if letters and (digits or _LOGIN_SYMBOLS.intersection(value)):
+            yield Detection(
+                Category.PASSWORD, match.start("value"), match.start("value") + len(value)
+            )
 
 
 def _codes_answered(text: str) -> Iterator[Detection]:

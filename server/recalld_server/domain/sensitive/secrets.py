@@ -45,7 +45,7 @@ _HEROKU_NETRC = re.compile(
     r"(?P<value>[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})(?![A-Za-z0-9-])"
 )
 # Every known shape is one run of these characters, 15 or more ("xoxb-" and ten).
-_KEY_RUN = re.compile(r"(?<![A-Za-z0-9_.:/+=%|-])[A-Za-z0-9_.:/+=%|-]{15,}")
+_KEY_RUN = re.compile(r"(?<![A-Za-z0-9_.:/+=%|$-])[A-Za-z0-9_.:/+=%|$-]{15,}")
 _BEARER = re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)")
 
 # --- generic secrets: a keyword, then a random-looking value ----------------------------
@@ -96,7 +96,19 @@ _PUBLIC_MATERIAL = re.compile(
     # Bitcoin extended public keys, Stripe publishable keys, reCAPTCHA site keys.
     r"|(?<![A-Za-z0-9])[xyzt]pub[1-9A-HJ-NP-Za-km-z]{100,112}"
     r"|(?<![A-Za-z0-9_])pk_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|(?i:site[ _-]?key)\s*[:=]?\s*[A-Za-z0-9_-]{40}"
+    r"|(?i:site[ _-]?key)[\"']?\s*[:=]?\s*[\"']?[A-Za-z0-9_-]{40}"
+    # Ids and keys meant to be seen: OpenAI organisations and projects, Supabase
+    # publishable keys, Statsig client keys.
+    r"|(?<![A-Za-z0-9_-])(?:org|proj)[-_][A-Za-z0-9]{24}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9_])sb_publishable_[A-Za-z0-9_-]{20,}"
+    r"|(?<![A-Za-z0-9_-])client-[A-Za-z0-9]{30,60}(?![A-Za-z0-9])"
+    # A Bitcoin address where the text says Bitcoin (legacy ones are base58 like keys).
+    r"|(?i:\b(?:bitcoin|btc|legacy)\b)[^\n.;]{0,80}?(?<![A-Za-z0-9])[13]"
+    r"[1-9A-HJ-NP-Za-km-z]{25,34}(?![A-Za-z0-9])"
+    # Files in base64 by their magic numbers: PDF, ZIP (docx, xlsx, jar), PNG, JPEG,
+    # GIF, RIFF (WebP, WAV), gzip, XML.
+    r"|(?<![A-Za-z0-9+/])(?:JVBERi0|UEsDB|iVBORw0KGgo|/9j/|R0lGOD|UklGR|H4sI|PD94bWwg)"
+    r"[A-Za-z0-9+/]*={0,2}"
     # An identifier named as one: "segment id Y3Bqc4lea…", "trace ID: …".
     r"|(?i:\b(?:id|uuid|guid|identifier|ksuid|ulid|nanoid|cuid|session|address|addr|tx|txid"
     r"|txn|transaction)\b(?:\s+(?:is|for [\w ]{1,20}?(?=[:：])))?)\s*[:=#,：]?\s*"
@@ -174,9 +186,10 @@ def _entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
-# What documentation and templates put where a key goes, and file names of keys.
+# What documentation and templates put where a key goes, and file names of keys
+# ("hs_ed25519_secret_key", "id_ed25519.pub").
 _PLACEHOLDER_KEY = re.compile(
-    r"(?i)example|x{6,}|your[_-]?|placeholder|changeme|dummy"
+    r"(?i)example|x{6,}|your[_-]?|placeholder|changeme|dummy|[_-](?:secret|private)[_-]key$"
     r"|\.(?:p8|p12|pfx|pem|key|crt|cer|der|jks|json|ya?ml|txt|env|conf|cfg|pub|ppk|gpg|asc)$"
 )
 
