@@ -104,6 +104,33 @@ async def test_a_stopped_replica_hands_its_users_to_the_next(
         assert len((await direct.list(moved[0])).memories) == 1
 
 
+async def test_a_draining_replica_hands_its_users_on_before_any_call_fails(
+    replicas: list[RunningServer],
+) -> None:
+    """A replica stopping with a long grace: its answers say so, and its users move."""
+    target = ",".join(f"127.0.0.1:{r.port}" for r in replicas)
+    users = [f"user-{i}" for i in range(20)]
+    moved = [u for u in users if _home(replicas, u) == 0]
+    async with RecalldClient(target, tenant="draining") as client:
+        for user in users:
+            await client.recall(user, "anything")
+        # Calls keep coming while replica 0 drains (it waits for 0.3 s without calls).
+        stopping = asyncio.create_task(replicas[0].stop(grace_s=30))
+        began = asyncio.get_running_loop().time()
+        results = []
+        while not stopping.done():
+            results += await asyncio.gather(
+                *(client.recall(u, "anything") for u in moved), return_exceptions=True
+            )
+            await client.write(moved[0], [memory(f"written while draining {len(results)}")])
+            await asyncio.sleep(0.02)
+        took = asyncio.get_running_loop().time() - began
+    assert [r for r in results if isinstance(r, BaseException)] == []
+    # The users left at the first answer, so the replica went quiet well inside its grace.
+    assert took < 5, took
+    assert replicas[1].memories.working_set.loads >= len(moved)
+
+
 async def test_calls_carry_the_users_routing_header() -> None:
     """A plain gRPC server on loopback records what a proxy would see."""
     seen: list[dict[str, str | bytes]] = []

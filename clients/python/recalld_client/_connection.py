@@ -21,6 +21,7 @@ import grpc
 from recalld_client._errors import RecalldError
 from recalld_client._retry import RETRY_SAFE_RPCS, RetryPolicy, retryable
 from recalld_client._routing import (
+    DRAINING_HEADER,
     ROUTING_HEADER,
     ReplicaSet,
     Routing,
@@ -175,17 +176,21 @@ class Connection:
             except OSError as resolve_error:
                 error = RecalldError(grpc.StatusCode.UNAVAILABLE, str(resolve_error))
             else:
+                call = replica.methods[rpc](request, timeout=remaining, metadata=metadata)
                 try:
-                    result = await replica.methods[rpc](
-                        request, timeout=remaining, metadata=metadata
-                    )
+                    result = await call
                 except grpc.aio.AioRpcError as rpc_error:
                     error = RecalldError.from_rpc_error(rpc_error, self.tls)
-                    if error.code == grpc.StatusCode.UNAVAILABLE and not error.reason:
+                    if _says_draining(rpc_error.initial_metadata()):
+                        self._replicas.draining(replica)
+                    elif error.code == grpc.StatusCode.UNAVAILABLE and not error.reason:
                         # Not the server's answer (that names a reason): unreachable.
                         self._replicas.failed(replica)
                 else:
-                    self._replicas.succeeded(replica)
+                    if _says_draining(await call.initial_metadata()):
+                        self._replicas.draining(replica)
+                    else:
+                        self._replicas.succeeded(replica)
                     return result
             if attempt >= self._retry.attempts or not retryable(error, idempotent, self.tls):
                 raise error
@@ -193,3 +198,8 @@ class Connection:
             if time.monotonic() + delay >= deadline:
                 raise error
             await asyncio.sleep(delay)
+
+
+def _says_draining(initial_metadata: Any) -> bool:
+    """Whether an answer's initial metadata says its replica is stopping."""
+    return any(key == DRAINING_HEADER for key, _ in initial_metadata or ())

@@ -33,6 +33,10 @@ RESOLVE_INTERVAL_S = 30.0
 """How often a DNS name is resolved again, so new replicas get users."""
 GONE_REPLICA_GRACE_S = 30.0
 """How long calls on a replica that left the name's answer may still run."""
+DRAINING_HEADER = "x-recalld-draining"
+"""Initial metadata of an answer from a replica that is stopping."""
+DRAINING_HOLD_S = 30.0
+"""How long a replica that said it is draining gets no new calls (it exits meanwhile)."""
 FIRST_BACKOFF_S = 1.0
 MAX_BACKOFF_S = 30.0
 
@@ -196,6 +200,14 @@ class ReplicaSet:
             return
         replica.backoff_s = min(MAX_BACKOFF_S, max(FIRST_BACKOFF_S, 2 * replica.backoff_s))
         replica.down_until = now + replica.backoff_s
+
+    def draining(self, replica: Replica) -> None:
+        """The replica answered that it is stopping: its users go to their next replica.
+
+        Not a failure: it answered, and its calls still in flight finish there.
+        """
+        replica.backoff_s = 0.0
+        replica.down_until = max(replica.down_until, self._clock() + DRAINING_HOLD_S)
 
     def succeeded(self, replica: Replica) -> None:
         """The replica answered: it is up."""

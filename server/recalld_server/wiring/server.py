@@ -22,6 +22,7 @@ from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from recalld_server.api.admission import Admission, AdmissionLimits
+from recalld_server.api.drain_notice import Drain
 from recalld_server.api.servicer import MemoryServicer
 from recalld_server.api.session_servicer import SessionServicer
 from recalld_server.cancellation import cancel_and_wait
@@ -82,9 +83,11 @@ class RunningServer:
     conversations: ClosingConversations
     extractions: ClosingExtractionQueue
     judge_threads: concurrent.futures.ThreadPoolExecutor | None
+    drain: Drain
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Drains in-flight calls, writes pending access statistics, closes storage."""
+        self.drain.begin()  # routing clients move this replica's users on the next answer
         await self.health.enter_graceful_shutdown()
         deadline = time.monotonic() + grace_s
         # Calls already sent may still wait in the transport, where stopping the server
@@ -162,7 +165,8 @@ async def start_server(
         MemoryServicer(built.service, built.consolidator, keys, limiter),
         SessionServicer(built.sessions, keys, limiter),
     )
-    server, health_servicer = grpc_server(config, tracer, admission, keys, servicers)
+    drain = Drain()
+    server, health_servicer = grpc_server(config, tracer, admission, keys, servicers, drain)
     port = listen(server, config, credentials)
     await server.start()
     for name in ("", SERVICE_NAME, SESSION_SERVICE_NAME):
@@ -193,6 +197,7 @@ async def start_server(
         built.conversations,
         built.extractions,
         built.judge_threads,
+        drain,
     )
 
 

@@ -20,6 +20,7 @@ from recalld.v1 import (
 from recalld_server.api.admission import Admission, AdmissionInterceptor
 from recalld_server.api.auth import Authenticator
 from recalld_server.api.decoding import RequestDecodingInterceptor
+from recalld_server.api.drain_notice import Drain, DrainNoticeInterceptor
 from recalld_server.api.reflection_guard import ReflectionGuardInterceptor
 from recalld_server.api.servicer import MemoryServicer
 from recalld_server.api.session_servicer import SessionServicer
@@ -128,6 +129,7 @@ def grpc_server(
     admission: Admission,
     authenticator: Authenticator,
     servicers: tuple[MemoryServicer, SessionServicer],
+    drain: Drain,
 ) -> tuple[grpc.aio.Server, health_aio.HealthServicer]:
     """The gRPC server with its interceptors, services, health and reflection (not bound)."""
     server = grpc.aio.server(
@@ -135,6 +137,8 @@ def grpc_server(
         # answered before they take a slot.
         interceptors=[
             ServerTracingInterceptor(tracer),
+            # Before admission: a refused call's answer tells of the drain as well.
+            DrainNoticeInterceptor(drain),
             RequestDecodingInterceptor(),
             AdmissionInterceptor(admission),
             *(

@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 from recalld_client._routing import (
+    DRAINING_HOLD_S,
     FIRST_BACKOFF_S,
     MAX_BACKOFF_S,
     ReplicaSet,
@@ -164,6 +165,26 @@ async def test_calls_failing_together_do_not_lengthen_the_back_off() -> None:
             replicas.failed(replica)
         assert replica.backoff_s == FIRST_BACKOFF_S
         assert replica.down_until == clock.now + FIRST_BACKOFF_S
+    finally:
+        await replicas.close()
+
+
+async def test_a_draining_replica_gets_no_new_calls_until_its_hold_passes() -> None:
+    clock = Clock()
+    replicas = _set(clock)
+    try:
+        order = rendezvous_order(replicas.addresses, "dana")
+        first = await replicas.pick("dana")
+        replicas.draining(first)
+        assert (await replicas.pick("dana")).address == order[1]
+        # A call that was in flight answers without the notice: the drain still holds.
+        replicas.succeeded(first)
+        assert (await replicas.pick("dana")).address == order[1]
+        # When it has gone, the failure of a call does not shorten or lengthen the hold.
+        replicas.failed(first)
+        assert first.down_until == 1000.0 + DRAINING_HOLD_S
+        clock.now += DRAINING_HOLD_S
+        assert (await replicas.pick("dana")) is first  # back (a restarted replica)
     finally:
         await replicas.close()
 
