@@ -29,12 +29,12 @@ import collections
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable
 from typing import Any
 
 import grpc
 
 from recalld_server.api.status import to_status
+from recalld_server.api.unary import UnaryBehavior, UnaryInterceptor
 from recalld_server.api.unseen_wait import CallKey, UnseenWait, UnseenWaitLimits
 from recalld_server.domain.core.errors import ResourceExhaustedError
 
@@ -179,28 +179,17 @@ class Admission:
         self._running -= 1
 
 
-class AdmissionInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generic in stubs only
+class AdmissionInterceptor(UnaryInterceptor):
     """Applies an `Admission` to every unary MemoryService call."""
+
+    methods_prefix = SERVICE_PREFIX
 
     def __init__(self, admission: Admission) -> None:
         self._admission = admission
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Any],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Any:
-        """Wraps MemoryService unary handlers; health and reflection pass unchanged."""
-        handler = await continuation(handler_call_details)
-        if (
-            handler is None
-            or handler.unary_unary is None
-            or not handler_call_details.method.startswith(SERVICE_PREFIX)
-        ):
-            return handler
-        behavior = handler.unary_unary
+    def wrap(self, behavior: UnaryBehavior, method: str) -> UnaryBehavior:
+        """Runs the call when admitted; answers RESOURCE_EXHAUSTED when shed."""
         admission = self._admission
-        method = handler_call_details.method
 
         async def admitted(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             try:
@@ -219,8 +208,4 @@ class AdmissionInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg
             finally:
                 admission.release(time.monotonic() - started)
 
-        return grpc.unary_unary_rpc_method_handler(
-            admitted,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+        return admitted

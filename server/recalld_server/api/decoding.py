@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 
 from recalld_server.api.status import to_status
+from recalld_server.api.unary import Deserializer, UnaryBehavior, UnaryInterceptor
 from recalld_server.domain.core.errors import InvalidArgumentError
 
 log = logging.getLogger(__name__)
@@ -45,20 +46,15 @@ def _tolerant(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], A
     return decode
 
 
-class RequestDecodingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generic in stubs only
+class RequestDecodingInterceptor(UnaryInterceptor):
     """Answers undecodable unary requests with INVALID_ARGUMENT."""
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Any],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Any:
-        """Wraps unary-unary handlers; streaming ones pass unchanged."""
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
-            return handler
-        behavior = handler.unary_unary
-        method = handler_call_details.method
+    def request_deserializer(self, deserialize: Deserializer) -> Deserializer:
+        """Decodes without raising: what fails to decode is answered by `wrap`."""
+        return _tolerant(deserialize)
+
+    def wrap(self, behavior: UnaryBehavior, method: str) -> UnaryBehavior:
+        """Aborts with INVALID_ARGUMENT on an undecodable request."""
 
         async def checked(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             if isinstance(request, _Undecodable):
@@ -71,8 +67,4 @@ class RequestDecodingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[ty
                 await context.abort(status.code, status.details, status.trailing_metadata)
             return await behavior(request, context)
 
-        return grpc.unary_unary_rpc_method_handler(
-            checked,
-            request_deserializer=_tolerant(handler.request_deserializer),
-            response_serializer=handler.response_serializer,
-        )
+        return checked

@@ -13,13 +13,13 @@ health status NOT_SERVING as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import grpc
 
+from recalld_server.api.unary import UnaryBehavior, UnaryInterceptor
+
 DRAINING_HEADER = "x-recalld-draining"
-_SERVICES_PREFIX = "/recalld.v1."
 
 
 class Drain:
@@ -38,26 +38,16 @@ class Drain:
         self._draining = True
 
 
-class DrainNoticeInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generic in stubs only
+class DrainNoticeInterceptor(UnaryInterceptor):
     """Adds the draining header to the answers of the recalld services while draining."""
+
+    methods_prefix = "/recalld.v1."
 
     def __init__(self, drain: Drain) -> None:
         self._drain = drain
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Any],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Any:
-        """Wraps unary recalld handlers; health and reflection pass unchanged."""
-        handler = await continuation(handler_call_details)
-        if (
-            handler is None
-            or handler.unary_unary is None
-            or not handler_call_details.method.startswith(_SERVICES_PREFIX)
-        ):
-            return handler
-        behavior = handler.unary_unary
+    def wrap(self, behavior: UnaryBehavior, method: str) -> UnaryBehavior:
+        """Sends the notice first while the replica drains."""
         drain = self._drain
 
         async def noticed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -65,8 +55,4 @@ class DrainNoticeInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-a
                 await context.send_initial_metadata(((DRAINING_HEADER, "1"),))
             return await behavior(request, context)
 
-        return grpc.unary_unary_rpc_method_handler(
-            noticed,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+        return noticed

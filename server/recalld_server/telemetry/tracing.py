@@ -15,7 +15,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
+from recalld_server.api.unary import UnaryBehavior, UnaryInterceptor
 from recalld_server.domain.core.stages import AttributeValue, StageRecord
 from recalld_server.telemetry.metrics_file import JsonLinesMetricExporter
 
@@ -186,7 +187,7 @@ class OtelStages:
                 self._duration.record(elapsed_ms, {"stage": name})
 
 
-class ServerTracingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generic in stubs only
+class ServerTracingInterceptor(UnaryInterceptor):
     """One SERVER span per call, continuing the caller's W3C trace context.
 
     Span names follow the RPC semantic conventions (`recalld.v1.MemoryService/Recall`);
@@ -196,18 +197,10 @@ class ServerTracingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type
     def __init__(self, tracer: Tracer) -> None:
         self._tracer = tracer
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Any],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Any:
-        """Wraps unary-unary handlers; streaming ones (reflection, health watch) pass."""
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
-            return handler
-        method = handler_call_details.method.lstrip("/")
+    def wrap(self, behavior: UnaryBehavior, method: str) -> UnaryBehavior:
+        """Runs the call in its SERVER span; streams (reflection, health watch) pass."""
+        method = method.lstrip("/")
         service, _, rpc = method.partition("/")
-        behavior = handler.unary_unary
         tracer = self._tracer
 
         async def traced(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -233,11 +226,7 @@ class ServerTracingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type
             finally:
                 otel_context.detach(token)
 
-        return grpc.unary_unary_rpc_method_handler(
-            traced,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+        return traced
 
 
 def _record_status(span: trace.Span, code: Any) -> None:
