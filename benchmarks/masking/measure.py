@@ -151,6 +151,7 @@ def main() -> None:
             "ninth",
             "tenth",
             "eleventh",
+            "twelfth",
         ),
         default="test",
     )

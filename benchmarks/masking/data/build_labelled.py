@@ -10,18 +10,20 @@ final, since measured), ``sixth.jsonl`` (one more, written the same way as
 fresh), ``seventh.jsonl`` (one more, written the same way as sixth),
 ``eighth.jsonl`` (one more, written the same way as seventh), ``ninth.jsonl``
 (one more, written the same way as eighth), ``tenth.jsonl`` (one more, written
-the same way as ninth) and ``eleventh.jsonl`` (one more, written the same way as
-tenth) beside this file. The sentences are hand-written in
+the same way as ninth), ``eleventh.jsonl`` (one more, written the same way as
+tenth) and ``twelfth.jsonl`` (one more, written the same way as eleventh) beside
+this file. The sentences are hand-written in
 ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``,
 ``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``, ``lines_eighth.py``,
-``lines_ninth.py``, ``lines_tenth.py`` and ``lines_eleventh.py``; this script fills
-the ``⟦...⟧`` tokens in them with values it generates (fixed seeds, so re-running
-rewrites identical files) and labels them:
+``lines_ninth.py``, ``lines_tenth.py``, ``lines_eleventh.py`` and
+``lines_twelfth.py``; this script fills the ``⟦...⟧`` tokens in them with values it
+generates (fixed seeds, so re-running rewrites identical files) and labels them:
 
     ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc,
                           seventh adds mir diners, eighth adds disc65 maestro rupay troy,
                           ninth adds elo hiper dankort verve (19 digits) uatp (15 digits),
-                          eleventh adds napas mada uzcard humo;
+                          eleventh adds napas mada uzcard humo, twelfth adds meeza
+                          (Egypt) bancontact (17 digits) belkart (Belarus) cabal;
                           separator s=space d=dash n=none, seventh adds nb=no-break space,
                           eighth adds s4=spaces every four digits whatever the brand)
     ⟦id⟧ ⟦id X⟧ ⟦id x⟧ ⟦id sp⟧   national_id (X: check char X; x: lower case; sp: 6-8-4 groups;
@@ -34,7 +36,8 @@ rewrites identical files) and labels them:
                           adds cnP lt lv ro hr si bg eg ir bd lk ke gh ma cl co pe mn is
                           lu mo sa ee; ninth adds cnD (diplomatic) usA (next-generation US
                           book) sk uz np et ae qa ec kh ug az tz ge ve uy; tenth adds by am
-                          kg mm zm rw lb rs ba af; eleventh adds dz cr cy ci zw al mk jo)
+                          kg mm zm rw lb rs ba af; eleventh adds dz cr cy ci zw al mk jo;
+                          twelfth adds iq md jm mu tj tm la sv)
     ⟦ph cn sp⟧           phone (kind cn|land|us|ca|uk|de|jp|fr|sg|hk|au|kr|pt|cz, then a format;
                           holdout, then seventh, then eighth, then ninth add formats and the
                           kinds in ``more`` in Gen._phone_once; ninth adds cn fw (full-width
@@ -43,7 +46,9 @@ rewrites identical files) and labels them:
                           tenth adds cn 0086nd (0086 run together), us/ca n1dash (1-415-555-..)
                           and sp (415 555 ..), and national formats no0 co0 ro0; eleventh
                           adds cn 86sp (86 without the plus, then spaces), us whois
-                          (+1.4155550123) and national formats pt0 gr0 ua0 mx0)
+                          (+1.4155550123) and national formats pt0 gr0 ua0 mx0; twelfth
+                          adds cn p86dot (+86.13812345678, WHOIS), deslash (0151/..), in10
+                          (10 bare digits), jpe164, ng234, pkdash, bd0, brparen, ukns)
     ⟦key openai⟧         api_key (see Gen.key for the kinds)
     ⟦pem rsa⟧            private_key (rsa ec pkcs8 enc openssh pgp, holdout adds dsa ec8
                           opensshenc ed25519 rsaenc, seventh adds ppk, a PuTTY key file,
@@ -60,9 +65,11 @@ rewrites identical files) and labels them:
                           and _nn (an empty line after every line); eleventh adds eck1 (a
                           secp256k1 key), torhs (a Tor onion-service key file in base64),
                           suipriv (Sui), aptos (Aptos), wif5 (an uncompressed Bitcoin WIF
-                          key), _hash and _slash (every line commented out with # or //))
+                          key), _hash and _slash (every line commented out with # or //);
+                          twelfth adds cardano (a cardano-cli signing key's cborHex) and
+                          tmval (a Tendermint/CometBFT validator key, base64))
     ⟦iban DE s⟧          iban (country, see IBAN_LEN; s = groups of 4, n = compact; ninth
-                          adds l = groups of 4 in lower case)
+                          adds l = groups of 4 in lower case; twelfth adds MR SD SO HN DJ BI)
     ⟦email=a@b.com⟧      email, written literally
     ⟦pw=Secret1⟧         password, written literally (only the password is the value)
     ⟦neg sha1⟧           a generated look-alike that is NOT labelled (hashes, UUIDs, bad
@@ -111,10 +118,16 @@ splits: no person in ``ELEVENTH_NAMES`` appears in dev, test, holdout, final,
 fresh, sixth, seventh, eighth, ninth or tenth, no holdout, final, fresh, sixth,
 seventh, eighth, ninth or tenth person appears in it, no sentence is a near-copy
 of an older one (``ELEVENTH_MAX_SIMILARITY``), and every category has English,
-Chinese and mixed lines. The splits are built in the order dev, test, holdout,
-final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh from one set of used
-values, each with its own seed, so a later split (and the generator kinds added
-for it) leaves the earlier files byte-identical.
+Chinese and mixed lines. The twelfth split is held to the same rules against all
+eleven older splits: no person in ``TWELFTH_NAMES`` appears in dev, test,
+holdout, final, fresh, sixth, seventh, eighth, ninth, tenth or eleventh, no
+holdout, final, fresh, sixth, seventh, eighth, ninth, tenth or eleventh person
+appears in it, no sentence is a near-copy of an older one
+(``TWELFTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
+lines. The splits are built in the order dev, test, holdout, final, fresh, sixth,
+seventh, eighth, ninth, tenth, eleventh, twelfth from one set of used values,
+each with its own seed, so a later split (and the generator kinds added for it)
+leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
 """
@@ -295,6 +308,13 @@ IBAN_LEN = {
     "NI": 28,
     "MN": 20,
     "YE": 30,
+    # added for the twelfth split
+    "MR": 27,
+    "SD": 18,
+    "SO": 23,
+    "HN": 28,
+    "DJ": 27,
+    "BI": 27,
 }
 
 
@@ -610,6 +630,16 @@ class Gen:
             return luhn_complete("8600" + self.d(11))
         if brand == "humo":
             return luhn_complete("9860" + self.d(11))
+        # added for the twelfth split: Meeza (Egypt), 17-digit Bancontact (Belgium),
+        # Belkart (Belarus) and Cabal (Argentina), the others 16 digits
+        if brand == "meeza":
+            return luhn_complete(r.choice(["507803", "507808", "507809", "507810"]) + self.d(9))
+        if brand == "bancontact":
+            return luhn_complete("6703" + self.d(12))
+        if brand == "belkart":
+            return luhn_complete("9112" + self.d(11))
+        if brand == "cabal":
+            return luhn_complete(r.choice(["604201", "589657"]) + self.d(9))
         raise ValueError(brand)
 
     def card(self, brand: str, fmt: str) -> str:
@@ -624,6 +654,7 @@ class Gen:
                 14: [4, 6, 4],
                 15: [4, 6, 5],
                 16: [4, 4, 4, 4],
+                17: [4, 4, 4, 4, 1],  # added for the twelfth split (Bancontact)
                 19: [4, 4, 4, 4, 3],
             }[len(num)]
             if fmt == "s4":
@@ -867,6 +898,15 @@ class Gen:
                 return r.choice(two[kind]) + self.d(6 if kind == "zw" else 7)
             if kind in ("mk", "jo"):
                 return {"mk": "M", "jo": r.choice("NRT")}[kind] + self.d(7)
+            # added for the twelfth split
+            if kind in ("iq", "sv"):
+                return "A" + self.d(8)
+            if kind == "md":
+                return r.choice(["AB", "BA"]) + self.d(7)
+            if kind in ("jm", "tm", "la", "mu"):
+                return {"jm": "A", "tm": "A", "la": "P", "mu": r.choice(L)}[kind] + self.d(7)
+            if kind == "tj":
+                return "4" + self.d(8)
             raise ValueError(kind)
 
         return self.unique(one)
@@ -930,6 +970,8 @@ class Gen:
                 "0086nd": f"0086{p}{a}{b}",
                 # added for the eleventh split: 86 without the plus, then spaces
                 "86sp": f"86 {p} {a} {b}",
+                # added for the twelfth split: the WHOIS style
+                "p86dot": f"+86.{p}{a}{b}",
             }[fmt], "CN"
         if kind == "land":
             fmt, _, area = fmt.partition(":")
@@ -1155,6 +1197,20 @@ class Gen:
                 "UA",
             ),
             "mx0": lambda: (f"55 {d(4)} {d(4)}", "MX"),
+            # added for the twelfth split: a German slash, ten bare Indian digits, E.164
+            # run together (JP, NG), Pakistani dashes, Bangladeshi, Brazilian and British
+            # national formats
+            "deslash": lambda: (f"0{r.choice(['151', '160', '170', '176'])}/{d(8)}", "DE"),
+            "in10": lambda: (f"{r.choice('6789')}{d(9)}", "IN"),
+            "jpe164": lambda: (f"+81{r.choice(['90', '80', '70'])}{d(8)}", "JP"),
+            "ng234": lambda: (
+                f"+234{r.choice(['803', '806', '813', '816', '703', '706', '810'])}{d(7)}",
+                "NG",
+            ),
+            "pkdash": lambda: (f"+92-3{d(2)}-{d(7)}", "PK"),
+            "bd0": lambda: (f"01{r.choice('3789')}{d(2)}-{d(6)}", "BD"),
+            "brparen": lambda: (f"+55 (11) 9{d(4)}-{d(4)}", "BR"),
+            "ukns": lambda: (f"07{r.choice(['911', '700', '400', '823'])}{d(6)}", "GB"),
         }
         if kind in more:
             return more[kind]()
@@ -1687,6 +1743,83 @@ class Gen:
             "alchemy": lambda: s(B64URL, 32),
             "statsig": lambda: "secret-" + s(ALNUM, 43),
             "curseforge": lambda: "$2a$10$" + s("./" + ALNUM, 53),
+            # added for the twelfth split: Samsara (fleet telematics), The Things Network
+            # (LoRaWAN), Adafruit IO, Pterodactyl (application and client keys), Azure AI
+            # services (84 characters), Elasticsearch encoded API keys, neptune.ai, Login
+            # with Amazon (SP-API refresh token, client secret), eBay user tokens, Up Bank,
+            # Telnyx, ClickUp, Typeform, Frame.io, ReadMe, Mandrill, Paddle, Zillow (legacy
+            # ZWSID), Salesforce (session id, consumer secret), dbt Cloud, Alpaca, Baseten,
+            # Lob, GoCardless, NCBI E-utilities, Vultr and Xendit
+            "samsara": lambda: "samsara_api_" + s(ALNUM, 30),
+            "ttn": lambda: "NNSXS." + s(B32, 39) + "." + s(B32, 52),
+            "aio": lambda: "aio_" + s(ALNUM, 28),
+            "ptla": lambda: "ptla_" + s(ALNUM, 43),
+            "ptlc": lambda: "ptlc_" + s(ALNUM, 43),
+            "azure_ai": lambda: (
+                s(ALNUM, 52)
+                + "JQQJ99"
+                + r.choice(["BA", "BB", "BC", "BD", "BE", "BF"])
+                + "AC"
+                + s(ALNUM, 5)
+                + "XJ3w3AAAAACOG"
+                + s(ALNUM, 4)
+            ),
+            "elastic": lambda: base64.b64encode(
+                (s(B64URL, 20) + ":" + s(B64URL, 22)).encode()
+            ).decode(),
+            "neptune": lambda: base64.b64encode(
+                json.dumps(
+                    {
+                        "api_address": "https://app.neptune.ai",
+                        "api_url": "https://app.neptune.ai",
+                        "api_key": "-".join(
+                            [
+                                s(HEX, 8),
+                                s(HEX, 4),
+                                "4" + s(HEX, 3),
+                                r.choice("89ab") + s(HEX, 3),
+                                s(HEX, 12),
+                            ]
+                        ),
+                    },
+                    separators=(",", ":"),
+                ).encode()
+            ).decode(),
+            "lwa_rt": lambda: "Atzr|IwEBI" + s(B64URL, 330),
+            "lwa_cs": lambda: "amzn1.oa2-cs.v1." + s(HEX, 64),
+            "ebay": lambda: (
+                "v^1.1#i^1#"
+                + r.choice(["p^3#r^1#I^3#f^0#", "r^1#p^3#f^0#I^3#", "I^3#p^3#r^0#f^0#"])
+                + "t^H4sIAAAAAAAA/+"
+                + s(B64, 340)
+                + "="
+            ),
+            "upbank": lambda: "up:yeah:" + s(ALNUM, 128),
+            "telnyx": lambda: "KEY" + s("0123456789ABCDEF", 32) + "_" + s(ALNUM, 22),
+            "clickup": lambda: "pk_" + str(r.randint(10**6, 10**8)) + "_" + s(UPPER + DIGITS, 32),
+            "typeform": lambda: "tfp_" + s(B64URL, 44) + "_" + s(ALNUM, 14),
+            "frameio": lambda: "fio-u-" + s(B64URL, 64),
+            "readme": lambda: "rdme_" + s(LOWER + DIGITS, 70),
+            "mandrill": lambda: "md-" + s(B64URL, 22),
+            "paddle": lambda: (
+                "pdl_live_apikey_01"
+                + s("0123456789abcdefghjkmnpqrstvwxyz", 24)
+                + "_"
+                + s(ALNUM, 22)
+                + "_"
+                + s(UPPER + DIGITS, 3)
+            ),
+            "zillow": lambda: "X1-ZWz1" + s(LOWER + DIGITS, 11) + "_" + s(LOWER + DIGITS, 5),
+            "sfdc": lambda: "00D" + s(ALNUM, 12) + "!" + s(ALNUM + "._", 96),
+            "sfcs": lambda: s("0123456789ABCDEF", 64),
+            "dbtc": lambda: "dbtc_" + s(B64URL, 50),
+            "alpaca": lambda: r.choice(["PK", "AK"]) + s(UPPER + DIGITS, 18),
+            "baseten": lambda: s(ALNUM, 8) + "." + s(ALNUM, 32),
+            "lob": lambda: "live_" + s(HEX, 35),
+            "gocardless": lambda: "live_" + s(B64URL, 40),
+            "ncbi": lambda: s(HEX, 36),
+            "vultr": lambda: s(UPPER + DIGITS, 36),
+            "xendit": lambda: "xnd_production_" + s(B64, 54) + "==",
         }
         return self.unique(table[kind])
 
@@ -1863,6 +1996,14 @@ class Gen:
             return self.unique(lambda: "ed25519-priv-0x" + self.s(HEX, 64))
         if base == "wif5":
             return self.unique(lambda: "5" + self.r.choice("HJK") + self.s(b58, 49))
+        # added for the twelfth split: a cardano-cli signing key's cborHex (5820 and 32
+        # bytes) and a Tendermint/CometBFT validator key (64 bytes, base64)
+        if base == "cardano":
+            return self.unique(lambda: "5820" + self.s(HEX, 64))
+        if base == "tmval":
+            return self.unique(
+                lambda: base64.b64encode(bytes(self.r.randrange(256) for _ in range(64))).decode()
+            )
         if base == "ppk3enc":
 
             def one_ppk3() -> str:
@@ -2086,6 +2227,11 @@ class Gen:
             return "04" + d(7) + d(5) + d(15)
         if cc in ("TL", "LY", "ST", "MN"):
             return d(IBAN_LEN[cc] - 4)
+        # added for the twelfth split
+        if cc in ("MR", "SD", "SO", "DJ", "BI"):
+            return d(IBAN_LEN[cc] - 4)
+        if cc == "HN":
+            return r.choice(["BACN", "CASO", "FICO", "ATLA"]) + d(20)
         raise ValueError(cc)
 
     def iban(self, cc: str, fmt: str, bad: bool = False) -> str:
@@ -2319,6 +2465,19 @@ class Gen:
             ),
             "pdfb64": lambda: "JVBERi0xLjcKJeLjz9MK" + s(B64, 120),
             "zipb64": lambda: "UEsDBBQABgAIAAAAIQ" + s(B64, 120),
+            # added for the twelfth split: a cardano-cli verification key's cborHex (public),
+            # a LoRaWAN DevEUI, a Salesforce record id, an Amazon ASIN, a W&B run id, Cosmos
+            # and Taproot addresses, and a validator's public key (base64 of 32 bytes)
+            "cardanovkey": lambda: "5820" + s(HEX, 64),
+            "deveui": lambda: s("0123456789ABCDEF", 16),
+            "sfrecid": lambda: self.r.choice(["001", "003", "006"]) + "5g0000" + s(ALNUM, 9),
+            "asin": lambda: "B0" + s(UPPER + DIGITS, 8),
+            "wandbrun": lambda: s(LOWER + DIGITS, 8),
+            "cosmosaddr": lambda: "cosmos1" + s("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 38),
+            "taproot": lambda: "bc1p" + s("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 58),
+            "tmpub": lambda: base64.b64encode(
+                bytes(self.r.randrange(256) for _ in range(32))
+            ).decode(),
         }
         if kind.startswith("cardfail"):
             _, brand, fmt = kind.split(":")
@@ -2414,6 +2573,7 @@ SEEDS = {
     "ninth": 71846293,
     "tenth": 16093847,
     "eleventh": 48271593,
+    "twelfth": 65038172,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -2427,6 +2587,7 @@ MIN_PER_CAT = {
     "ninth": 25,
     "tenth": 25,
     "eleventh": 25,
+    "twelfth": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -2440,10 +2601,21 @@ MIN_LINES = {
     "ninth": 320,
     "tenth": 320,
     "eleventh": 320,
+    "twelfth": 320,
 }
-# The final, fresh, sixth, seventh, eighth, ninth, tenth and eleventh splits must also have
-# English, Chinese and mixed lines in every category.
-ALL_LANGS = {"final", "fresh", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh"}
+# The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh and twelfth splits must
+# also have English, Chinese and mixed lines in every category.
+ALL_LANGS = {
+    "final",
+    "fresh",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+}
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
 # Nor any fresh sentence to one of dev, test, holdout or final.
@@ -2460,6 +2632,8 @@ NINTH_MAX_SIMILARITY = 0.8
 TENTH_MAX_SIMILARITY = 0.8
 # Nor any eleventh sentence to one of the ten older splits.
 ELEVENTH_MAX_SIMILARITY = 0.8
+# Nor any twelfth sentence to one of the eleven older splits.
+TWELFTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -2574,6 +2748,9 @@ ELEVENTH_RAW_KEY_RE = re.compile(
     r"|ed25519-priv-0x[0-9a-f]{64}"
     r"|5[HJK][1-9A-HJ-NP-Za-km-z]{49}"
 )
+# more keys that are not PEM blocks (twelfth split): a cardano-cli signing key's cborHex
+# and a Tendermint/CometBFT validator key (64 bytes in base64)
+TWELFTH_RAW_KEY_RE = re.compile(r"5820[0-9a-f]{64}|[A-Za-z0-9+/]{86}==")
 DIGIT_RUN = re.compile(r"\d(?:[ -]?\d)*")
 IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}")
 CN_MOBILE_LIKE = re.compile(r"(?<!\d)1[3-9]\d(?:[ -]?\d){8}(?!\d)")
@@ -2600,10 +2777,12 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
         # 65, 60, Maestro and Troy prefixes: eighth split
         # Elo, Hipercard, Dankort, Verve and UATP prefixes: ninth split
         # NAPAS, mada, UzCard and Humo prefixes: eleventh split
+        # Meeza, Bancontact, Belkart and Cabal prefixes: twelfth split
         assert re.match(
             r"4|5[1-5]|2[2-7]|3[47]|62|35|6011|36|65|60|50[123]|6759|9792"
             r"|636368|504175|606282|5019|506|1"
-            r"|9704|5888|9682|8600|9860",
+            r"|9704|5888|9682|8600|9860"
+            r"|5078|6703|9112|5896",
             digits,
         ), v
         if std:
@@ -2637,6 +2816,7 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
             or NINTH_RAW_KEY_RE.fullmatch(v)
             or TENTH_RAW_KEY_RE.fullmatch(v)
             or ELEVENTH_RAW_KEY_RE.fullmatch(v)
+            or TWELFTH_RAW_KEY_RE.fullmatch(v)
         ), v
     elif cat == "api_key":
         assert len(v) >= 20 and not re.search(r"\s", v), v
@@ -2812,12 +2992,13 @@ def main() -> None:
     from benchmarks.masking.data.lines_sixth import SIXTH, SIXTH_NAMES
     from benchmarks.masking.data.lines_tenth import TENTH, TENTH_NAMES
     from benchmarks.masking.data.lines_test import TEST
+    from benchmarks.masking.data.lines_twelfth import TWELFTH, TWELFTH_NAMES
 
     std = _stdnum()
     used: set[str] = set()
     # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
-    # then eleventh share ``used``; each has its own seed, so each later split leaves the
-    # files of the earlier ones unchanged.
+    # eleventh, then twelfth share ``used``; each has its own seed, so each later split
+    # leaves the files of the earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -2829,6 +3010,7 @@ def main() -> None:
     ninth, _ = build("ninth", NINTH, used, std)
     tenth, _ = build("tenth", TENTH, used, std)
     eleventh, _ = build("eleventh", ELEVENTH, used, std)
+    twelfth, _ = build("twelfth", TWELFTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -2841,7 +3023,8 @@ def main() -> None:
     older_than_ninth = {**older_than_eighth, "eighth": eighth}
     older_than_tenth = {**older_than_ninth, "ninth": ninth}
     older_than_eleventh = {**older_than_tenth, "tenth": tenth}
-    splits = {**older_than_eleventh, "eleventh": eleventh}
+    older_than_twelfth = {**older_than_eleventh, "eleventh": eleventh}
+    splits = {**older_than_twelfth, "twelfth": twelfth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -2869,6 +3052,7 @@ def main() -> None:
         "ninth": (NINTH_NAMES, NINTH_MAX_SIMILARITY),
         "tenth": (TENTH_NAMES, TENTH_MAX_SIMILARITY),
         "eleventh": (ELEVENTH_NAMES, ELEVENTH_MAX_SIMILARITY),
+        "twelfth": (TWELFTH_NAMES, TWELFTH_MAX_SIMILARITY),
     }
     people = {"holdout": HOLDOUT_NAMES, "final": FINAL_NAMES}
     split_order = list(splits)
