@@ -1,8 +1,9 @@
 // Routing over several replicas (docs/routing.md): each call goes to the first
 // healthy replica in its user's rendezvous order (or, with RoundRobin, the
-// next in turn); a replica that answers UNAVAILABLE is skipped for a back-off;
-// a retry goes to the next replica. The set of replicas, its connections and
-// the DNS refresh are in replicas.go.
+// next in turn); a replica that answers UNAVAILABLE is skipped for a back-off,
+// one whose answer says it is draining for a hold; a retry goes to the next
+// replica. The set of replicas, its connections and the DNS refresh are in
+// replicas.go.
 
 package recalld
 
@@ -14,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -52,6 +54,19 @@ const (
 	replicaMaxBackoff   = 30 * time.Second
 )
 
+// drainingHeader is in the initial metadata (the response header) of every
+// answer, success or error, of a replica that has begun to stop (SIGTERM: it
+// drains for up to its --shutdown-grace). Its users then go to their next
+// replica for replicaDrainingHold, so it goes quiet and exits; after the hold
+// a restarted replica at the same address gets them back.
+const (
+	drainingHeader      = "x-recalld-draining"
+	replicaDrainingHold = 30 * time.Second
+)
+
+// saysDraining reports whether an answer's header comes from a draining replica.
+func saysDraining(header metadata.MD) bool { return len(header.Get(drainingHeader)) > 0 }
+
 func replicaBackoff(failures int) time.Duration {
 	if failures > 5 { // 1 s << 5 = 32 s is past the cap already
 		return replicaMaxBackoff
@@ -72,7 +87,8 @@ type replica struct {
 	name string
 	conn replicaConn
 	// failures counts the UNAVAILABLE in a row; the replica is skipped until
-	// downUntil.
+	// downUntil, the end of its back-off or (with failures 0) of its draining
+	// hold.
 	failures  int
 	downUntil time.Time
 	inflight  int  // calls running on conn
@@ -111,14 +127,16 @@ func newRouter(mode Routing, dial func(string) (replicaConn, error)) *router {
 	}
 }
 
-// Invoke sends one call to the replica pick chooses and records the outcome.
+// Invoke sends one call to the replica pick chooses and records the outcome,
+// and whether the answer's header says the replica is draining.
 func (r *router) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	p, err := r.pick(ctx, args)
 	if err != nil {
 		return err
 	}
-	err = p.conn.Invoke(ctx, method, args, reply, opts...)
-	r.done(p, err, true)
+	var header metadata.MD
+	err = p.conn.Invoke(ctx, method, args, reply, append(slices.Clip(opts), grpc.Header(&header))...)
+	r.done(p, err, true, saysDraining(header))
 	return err
 }
 
@@ -129,7 +147,7 @@ func (r *router) NewStream(ctx context.Context, desc *grpc.StreamDesc, method st
 	if err != nil {
 		return nil, err
 	}
-	r.done(p, nil, false)
+	r.done(p, nil, false, false)
 	return p.conn.NewStream(ctx, desc, method, opts...)
 }
 
@@ -186,17 +204,27 @@ func (r *router) pick(ctx context.Context, args any) (*replica, error) {
 	return chosen, nil
 }
 
-// done ends a call on p and, with observe, records how it ended: a success
-// marks p up, UNAVAILABLE marks it down for its back-off (which doubles when p
-// fails again after it, not for each call that was already running when it
-// went down).
-func (r *router) done(p *replica, err error, observe bool) {
+// done ends a call on p and, with observe, records how it ended: an answer
+// that says p is draining (a success or an error) holds p out of every order
+// for replicaDrainingHold — not a failure: no back-off, and neither a later
+// success (a call that was already running) nor a failure ends, shortens or
+// lengthens the hold; otherwise a success marks p up after a back-off, and
+// UNAVAILABLE marks it down for its back-off (which doubles when p fails again
+// after it, not for each call that was already running when it went down).
+func (r *router) done(p *replica, err error, observe, draining bool) {
 	r.mu.Lock()
 	p.inflight--
 	switch {
 	case !observe:
+	case draining:
+		p.failures = 0
+		if until := r.now().Add(replicaDrainingHold); until.After(p.downUntil) {
+			p.downUntil = until
+		}
 	case err == nil:
-		p.failures, p.downUntil = 0, time.Time{}
+		if p.failures > 0 { // a draining hold (failures 0) stays
+			p.failures, p.downUntil = 0, time.Time{}
+		}
 	case status.Code(err) == codes.Unavailable && FromError(err).Reason == "":
 		// Without an ErrorInfo reason the replica was not reached; with one
 		// (BACKEND_UNAVAILABLE) it answered, and its users stay.

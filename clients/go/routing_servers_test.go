@@ -4,17 +4,23 @@ package recalld
 // MemoryService of client_test.go, which records each call's metadata): each
 // user's calls land on the replica its order predicts; with one server
 // stopped its users fail over to their next replica and the others stay;
-// started again on the same port, it gets its users back after its back-off.
+// started again on the same port, it gets its users back after its back-off;
+// a server whose answers say it is draining (the header a stopping recalld
+// sends) loses its users at once.
 
 import (
 	"context"
 	"net"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	recalldv1 "github.com/recalld/recalld/clients/go/gen/recalld/v1"
 )
@@ -26,14 +32,14 @@ type loopbackReplica struct {
 }
 
 // startReplica serves a fakeServer on addr ("127.0.0.1:0" for any port).
-func startReplica(t *testing.T, addr string) *loopbackReplica {
+func startReplica(t *testing.T, addr string, opts ...grpc.ServerOption) *loopbackReplica {
 	t.Helper()
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fakeServer{}
-	s := grpc.NewServer()
+	s := grpc.NewServer(opts...)
 	recalldv1.RegisterMemoryServiceServer(s, f)
 	go func() { _ = s.Serve(lis) }()
 	t.Cleanup(s.Stop)
@@ -113,4 +119,79 @@ func TestRoutingOverLoopbackServers(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("%s back on its replica %v after it started again", moved, time.Since(started).Round(time.Millisecond))
+}
+
+// drainNotice sends the draining header first on every call while draining is
+// set, as recalld's DrainNoticeInterceptor does while it stops.
+func drainNotice(draining *atomic.Bool) grpc.ServerOption {
+	return grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if draining.Load() {
+			if err := grpc.SendHeader(ctx, metadata.Pairs(drainingHeader, "1")); err != nil {
+				return nil, err
+			}
+		}
+		return handler(ctx, req)
+	})
+}
+
+func TestADrainingServerHandsItsUsersOnAtItsFirstAnswer(t *testing.T) {
+	var draining atomic.Bool
+	replicas := []*loopbackReplica{startReplica(t, "127.0.0.1:0", drainNotice(&draining)), startReplica(t, "127.0.0.1:0")}
+	addrs := []string{replicas[0].addr, replicas[1].addr}
+	c := newClient(t, strings.Join(addrs, ","), WithRetryPolicy(fastRetry))
+	var us []string // users of replica 0
+	for _, u := range users(100) {
+		if RendezvousOrder(addrs, u)[0] == replicas[0].addr {
+			us = append(us, u)
+		}
+	}
+	if len(us) < 2 {
+		t.Fatalf("users of replica 0: %v", us)
+	}
+	get := func(u string) error {
+		_, err := c.Get(context.Background(), &GetRequest{UserId: u, Id: "m"})
+		return err
+	}
+	for _, u := range us {
+		if err := get(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	served := replicas[0].f.n()
+	if served != len(us) {
+		t.Fatalf("replica 0 served %d of its %d users' calls", served, len(us))
+	}
+	// Its answer says it drains: the call's result is as usual, and the
+	// users' next calls go to replica 1.
+	draining.Store(true)
+	if err := get(us[0]); err != nil {
+		t.Fatalf("the answer that says draining: %v", err)
+	}
+	for _, u := range us {
+		if err := get(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := replicas[0].f.n(); n != served+1 {
+		t.Fatalf("replica 0 answered %d calls after its notice, want 0", n-served-1)
+	}
+	if n := replicas[1].f.n(); n != len(us) {
+		t.Fatalf("replica 1 served %d calls, want %d", n, len(us))
+	}
+
+	// An error that says so holds the replica as well (a second client, whose
+	// replica 0 is not held yet).
+	c2 := newClient(t, strings.Join(addrs, ","), WithRetryPolicy(fastRetry))
+	replicas[0].f.mu.Lock()
+	replicas[0].f.fail, replicas[0].f.code = len(replicas[0].f.calls)+1, codes.Internal
+	replicas[0].f.mu.Unlock()
+	if _, err := c2.Update(context.Background(), &UpdateRequest{UserId: us[0]}); status.Code(err) != codes.Internal {
+		t.Fatalf("Update: %v, want the replica's INTERNAL", err)
+	}
+	if _, err := c2.Get(context.Background(), &GetRequest{UserId: us[0], Id: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := replicas[1].f.n(); n != len(us)+1 {
+		t.Fatalf("after an error with the notice, replica 1 served %d calls, want %d", n, len(us)+1)
+	}
 }

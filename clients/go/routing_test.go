@@ -18,30 +18,40 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
 // fakeReplica is a connection to one replica: it logs each call and fails it
-// with UNAVAILABLE while down.
+// with UNAVAILABLE while down; while draining, its answers carry the draining
+// header, as a stopping recalld's do.
 type fakeReplica struct {
-	name  string
-	log   *callLog
-	mu    sync.Mutex
-	down  bool
-	block chan struct{} // when set, calls wait for it to close
-	calls int
+	name     string
+	log      *callLog
+	mu       sync.Mutex
+	down     bool
+	draining bool
+	block    chan struct{} // when set, calls wait for it to close
+	calls    int
 	// closed and resets count Close and ResetConnectBackoff.
 	closed, resets int
 }
 
-func (f *fakeReplica) Invoke(context.Context, string, any, any, ...grpc.CallOption) error {
+func (f *fakeReplica) Invoke(_ context.Context, _ string, _, _ any, opts ...grpc.CallOption) error {
 	f.mu.Lock()
 	f.calls++
-	down, block, closed := f.down, f.block, f.closed > 0
+	down, draining, block, closed := f.down, f.draining, f.block, f.closed > 0
 	f.mu.Unlock()
 	f.log.add(f.name)
 	if block != nil {
 		<-block
+	}
+	if draining {
+		for _, o := range opts {
+			if h, ok := o.(grpc.HeaderCallOption); ok {
+				*h.HeaderAddr = metadata.Pairs(drainingHeader, "1")
+			}
+		}
 	}
 	switch {
 	case closed:
@@ -61,6 +71,12 @@ func (f *fakeReplica) Close() error { f.mu.Lock(); defer f.mu.Unlock(); f.closed
 func (f *fakeReplica) ResetConnectBackoff() { f.mu.Lock(); defer f.mu.Unlock(); f.resets++ }
 
 func (f *fakeReplica) set(down bool) { f.mu.Lock(); defer f.mu.Unlock(); f.down = down }
+
+func (f *fakeReplica) setDraining(draining bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.draining = draining
+}
 
 func (f *fakeReplica) state() (calls, closed, resets int) {
 	f.mu.Lock()
@@ -290,6 +306,106 @@ func TestCallsAlreadyRunningDoNotLengthenTheBackoff(t *testing.T) {
 	fc.clock.advance(time.Second)
 	if got, _ := fc.get(t, u); !slices.Equal(got, []string{a}) {
 		t.Fatalf("after 1 s: %v, want %s tried again", got, a)
+	}
+}
+
+func TestADrainingReplicaGetsNoNewCallsUntilItsHoldPasses(t *testing.T) {
+	fc := newFakeCluster(t, UserAffinity, fastRetry, three...)
+	a := three[0]
+	u := userOn(t, a, three)
+	order := RendezvousOrder(three, u)
+	other := userOn(t, three[1], three)
+	// Two calls for u are running on a when it begins to stop; they end later.
+	running := make([]*replica, 2)
+	for i := range running {
+		p, err := fc.r.pick(context.Background(), &GetRequest{UserId: u})
+		if err != nil || p.name != a {
+			t.Fatalf("in flight: %v %v", p, err)
+		}
+		running[i] = p
+	}
+	// The first answer with the notice is the call's result as usual, and its
+	// users go to their next replica at once; the others stay.
+	fc.conn(a).setDraining(true)
+	if got, err := fc.get(t, u); err != nil || !slices.Equal(got, []string{a}) {
+		t.Fatalf("the draining answer: %v %v, want a success from %s", got, err, a)
+	}
+	heldUntil := fc.clock.now().Add(replicaDrainingHold)
+	if got, err := fc.get(t, u); err != nil || !slices.Equal(got, order[1:2]) {
+		t.Fatalf("after the notice: %v %v, want %s", got, err, order[1])
+	}
+	if got, err := fc.get(t, other); err != nil || !slices.Equal(got, []string{three[1]}) {
+		t.Fatalf("another replica's user: %v %v", got, err)
+	}
+	// A call that was already running succeeds without the notice: the hold
+	// stays. One that fails once the replica has gone neither shortens nor
+	// lengthens it (and is no failure back-off).
+	fc.clock.advance(time.Second)
+	fc.r.done(running[0], nil, true, false)
+	if got, _ := fc.get(t, u); !slices.Equal(got, order[1:2]) {
+		t.Fatalf("after a plain success of a running call: %v, want %s", got, order[1])
+	}
+	fc.r.done(running[1], status.Error(codes.Unavailable, "fake: connection reset"), true, false)
+	fc.r.mu.Lock()
+	held, failures := fc.r.replicas[a].downUntil, fc.r.replicas[a].failures
+	fc.r.mu.Unlock()
+	if !held.Equal(heldUntil) || failures != 0 {
+		t.Fatalf("after a failure: held until %v with %d failures, want %v and 0", held, failures, heldUntil)
+	}
+	fc.clock.advance(replicaDrainingHold - time.Second - time.Millisecond)
+	if got, _ := fc.get(t, u); !slices.Equal(got, order[1:2]) {
+		t.Fatalf("just before the hold ends: %v, want %s", got, order[1])
+	}
+	if calls, _, _ := fc.conn(a).state(); calls != 1 {
+		t.Fatalf("the draining replica got %d calls, want the 1 that said so", calls)
+	}
+	// After the hold the replica is tried again: a restarted one takes its users back.
+	fc.conn(a).setDraining(false)
+	fc.clock.advance(time.Millisecond)
+	for range 2 {
+		if got, err := fc.get(t, u); err != nil || !slices.Equal(got, []string{a}) {
+			t.Fatalf("after the hold: %v %v, want %s", got, err, a)
+		}
+	}
+}
+
+func TestAFailedCallThatSaysDrainingHoldsTheReplica(t *testing.T) {
+	fc := newFakeCluster(t, UserAffinity, fastRetry, three...)
+	a := three[0]
+	u := userOn(t, a, three)
+	order := RendezvousOrder(three, u)
+	fc.conn(a).set(true)
+	fc.conn(a).setDraining(true)
+	// Update is not retried: its error is returned as usual.
+	if _, err := fc.c.Update(context.Background(), &UpdateRequest{UserId: u}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("Update: %v", err)
+	}
+	// A hold, not the 1 s back-off of a failure.
+	fc.clock.advance(replicaDrainingHold - time.Millisecond)
+	if got, err := fc.get(t, u); err != nil || !slices.Equal(got, order[1:2]) {
+		t.Fatalf("within the hold: %v %v, want %s", got, err, order[1])
+	}
+	fc.clock.advance(time.Millisecond)
+	fc.conn(a).set(false)
+	fc.conn(a).setDraining(false)
+	if got, err := fc.get(t, u); err != nil || !slices.Equal(got, []string{a}) {
+		t.Fatalf("after the hold: %v %v, want %s", got, err, a)
+	}
+}
+
+func TestRoundRobinSkipsADrainingReplica(t *testing.T) {
+	fc := newFakeCluster(t, RoundRobin, fastRetry, three...)
+	fc.conn(three[0]).setDraining(true)
+	counts := map[string]int{}
+	for range 9 {
+		got, err := fc.get(t, "alice")
+		if err != nil || len(got) != 1 {
+			t.Fatalf("%v %v", got, err)
+		}
+		counts[got[0]]++
+	}
+	if counts[three[0]] != 1 || counts[three[1]]+counts[three[2]] != 8 || counts[three[1]] == 0 || counts[three[2]] == 0 {
+		t.Fatalf("after its first answer the draining replica gets no calls: %v", counts)
 	}
 }
 
