@@ -25,6 +25,15 @@ function unreachable(e: unknown): boolean {
 export const INITIAL_DOWN_MS = 1_000;
 /** The longest a replica is skipped: the back-off doubles up to this while it keeps failing. */
 export const MAX_DOWN_MS = 30_000;
+/** Response header (initial metadata) of every answer from a replica that is stopping (SIGTERM). */
+export const DRAINING_HEADER = "x-recalld-draining";
+/** How long a replica that said it is draining gets no new calls (it exits meanwhile). */
+export const DRAINING_HOLD_MS = 30_000;
+
+/** Whether a response's headers (or a failed call's metadata) say its replica is draining. */
+function saysDraining(header: Headers): boolean {
+  return header.has(DRAINING_HEADER);
+}
 
 /**
  * Which replicas are down, and until when. A replica whose call fails with
@@ -32,9 +41,14 @@ export const MAX_DOWN_MS = 30_000;
  * (the first call let through), for twice as long, up to MAX_DOWN_MS; a
  * success marks it up. Failures of calls sent while it was still up, which
  * arrive during its back-off, do not lengthen it.
+ *
+ * A replica that answers that it is draining is held out for DRAINING_HOLD_MS:
+ * not a failure (it answered), so neither a success of a call that was already
+ * in flight nor a failure during the hold ends or lengthens it. After the hold
+ * it is tried again (a restarted replica at the same address).
  */
 export class ReplicaHealth {
-  private readonly down = new Map<string, { until: number; backoffMs: number }>();
+  private readonly down = new Map<string, { until: number; backoffMs: number; draining: boolean }>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -48,12 +62,22 @@ export class ReplicaHealth {
     const now = this.now();
     const state = this.down.get(address);
     if (state !== undefined && now < state.until) return;
-    const backoffMs = state === undefined ? INITIAL_DOWN_MS : Math.min(state.backoffMs * 2, MAX_DOWN_MS);
-    this.down.set(address, { until: now + backoffMs, backoffMs });
+    const backoffMs =
+      state === undefined || state.draining ? INITIAL_DOWN_MS : Math.min(state.backoffMs * 2, MAX_DOWN_MS);
+    this.down.set(address, { until: now + backoffMs, backoffMs, draining: false });
   }
 
+  /** The replica answered; a draining one stays held out until its hold is over. */
   markUp(address: string): void {
+    const state = this.down.get(address);
+    if (state?.draining && this.now() < state.until) return; // a call sent before the notice
     this.down.delete(address);
+  }
+
+  /** The replica answered that it is stopping: no new calls for DRAINING_HOLD_MS (its calls in flight finish). */
+  markDraining(address: string): void {
+    const until = Math.max(this.down.get(address)?.until ?? 0, this.now() + DRAINING_HOLD_MS);
+    this.down.set(address, { until, backoffMs: 0, draining: true });
   }
 
   /** Forgets replicas no longer in `addresses` (a new resolution dropped them). */
@@ -78,9 +102,11 @@ const triedReplicasKey = createContextKey<readonly string[]>([], {
  * name resolves to, again every `resolveIntervalMs`).
  *
  * A replica whose call fails with UNAVAILABLE is skipped for a back-off
- * (ReplicaHealth); a retry of the call goes to the next replica of the user's
- * order it has not tried. When every replica is down, they are tried in the
- * user's order anyway. Calls that name no user (the health check) go to the
+ * (ReplicaHealth); one whose answer (a response, or an error) carries
+ * DRAINING_HEADER is skipped for DRAINING_HOLD_MS, and the call's result is
+ * returned or thrown as usual. A retry of the call goes to the next replica of
+ * the user's order it has not tried. When every replica is down, they are
+ * tried in the user's order anyway. Calls that name no user (the health check) go to the
  * healthy replicas in turn.
  */
 export class UserAffinityTransport implements Transport {
@@ -144,16 +170,27 @@ export class UserAffinityTransport implements Transport {
     return member;
   }
 
-  /** Runs one attempt on `member`: UNAVAILABLE marks it down, a response marks it up. */
-  private async observe<T>(member: Member, signal: AbortSignal | undefined, attempt: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one attempt on `member`: an answer that says the replica is draining
+   * holds it out, UNAVAILABLE marks it down, a response marks it up.
+   */
+  private async observe<T extends { header: Headers }>(
+    member: Member,
+    signal: AbortSignal | undefined,
+    attempt: () => Promise<T>,
+  ): Promise<T> {
     try {
       const response = await attempt();
-      this.health.markUp(member.address);
+      if (saysDraining(response.header)) this.health.markDraining(member.address);
+      else this.health.markUp(member.address);
       return response;
     } catch (e) {
+      const error = RecalldError.from(e);
+      // The metadata of a failed call holds the response headers the replica sent.
+      if (saysDraining(error.metadata)) this.health.markDraining(member.address);
       // Without an ErrorInfo reason the replica was not reached; with one
       // (BACKEND_UNAVAILABLE) it answered, and its users stay.
-      if (!signal?.aborted && unreachable(e)) this.health.markDown(member.address);
+      else if (!signal?.aborted && unreachable(error)) this.health.markDown(member.address);
       throw e;
     }
   }

@@ -24,7 +24,14 @@ export {
 } from "@bufbuild/protobuf";
 
 export { Code, ConnectError } from "@connectrpc/connect";
-export { INITIAL_DOWN_MS, MAX_DOWN_MS, ReplicaHealth, UserAffinityTransport } from "./affinity.js";
+export {
+  DRAINING_HEADER,
+  DRAINING_HOLD_MS,
+  INITIAL_DOWN_MS,
+  MAX_DOWN_MS,
+  ReplicaHealth,
+  UserAffinityTransport,
+} from "./affinity.js";
 export {
   type AddressResolver,
   DEFAULT_RESOLVE_INTERVAL_MS,

@@ -4,10 +4,17 @@
 // starts both. Skipped when RECALLD_ADDR_REPLICA is unset. A third replica that is
 // down is 127.0.0.3:P, where nothing listens (the connection is refused, as it is
 // by a stopped server); test/unit/affinity-failover.test.ts stops and restarts
-// real in-process servers.
+// real in-process servers. The draining test starts two replicas of its own
+// (`python -m recalld_server serve`, the Python of scripts/test.sh on PATH) and
+// stops one with SIGTERM.
 import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Interceptor } from "@connectrpc/connect";
 import { MemoryType, RecalldClient, replicaOrder } from "../../src/index.js";
 
@@ -167,5 +174,113 @@ describe("user affinity over the live replicas", () => {
     assert.ok(await holds(next(refused!), tenant, refused!));
     assert.ok(await holds(next(skipped!), tenant, skipped!));
     assert.ok(await holds(replicaOrder(replicas, stays!)[0]!, tenant, stays!));
+  });
+});
+
+/** A recalld replica this test started, as scripts/test.sh starts the shared ones. */
+interface OwnReplica {
+  readonly address: string;
+  readonly process: ChildProcess;
+  /** Resolves with the exit code once the process has exited. */
+  readonly exited: Promise<number | null>;
+  /** What it printed (for a failed assertion). */
+  readonly output: () => string;
+}
+
+/** Starts `python -m recalld_server serve` on 127.0.0.1 (any port, in-memory storage) and waits for it to listen. */
+async function startReplica(dataDir: string, shutdownGraceS: number): Promise<OwnReplica> {
+  const child = spawn(
+    "python",
+    [
+      ...["-m", "recalld_server", "serve", "--host", "127.0.0.1", "--port", "0", "--storage", "memory"],
+      ...["--data-dir", dataDir, "--consolidate-interval", "0", "--shutdown-grace", String(shutdownGraceS)],
+    ],
+    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+  );
+  let output = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const address = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`replica did not start in 60 s:\n${output}`));
+    }, 60_000);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const listening = /recalld listening on (127\.0\.0\.1:\d+)/.exec(output);
+      if (listening) {
+        clearTimeout(timer);
+        resolve(listening[1]!);
+      }
+    };
+    child.stdout.on("data", read);
+    child.stderr.on("data", read);
+    child.once("error", reject);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`replica exited (${code}) before it listened:\n${output}`));
+    });
+  });
+  return { address, process: child, exited, output: () => output };
+}
+
+describe("a draining replica", () => {
+  it("hands its users to their next replica at its first answer: no call fails, it exits inside its grace", {
+    skip,
+  }, async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), "recalld-draining-"));
+    const started: OwnReplica[] = [];
+    try {
+      const starting = await Promise.allSettled([0, 1].map((i) => startReplica(join(dataDir, String(i)), 30)));
+      for (const r of starting) if (r.status === "fulfilled") started.push(r.value);
+      for (const r of starting) if (r.status === "rejected") throw r.reason;
+      const [stopping, staying] = started as [OwnReplica, OwnReplica];
+      const replicas = [stopping.address, staying.address];
+      const tenant = `draining-${randomUUID().slice(0, 8)}`;
+      const moved = usersWhose(replicas, (order) => order[0] === stopping.address, 4);
+      const stays = usersWhose(replicas, (order) => order[0] === staying.address, 2);
+      const client = new RecalldClient({ address: replicas.join(","), tenant });
+      const failures: unknown[] = [];
+      let tookMs = Number.POSITIVE_INFINITY;
+      try {
+        for (const userId of [...moved, ...stays]) await client.list({ userId });
+        // SIGTERM with a 30 s grace: replica 0 keeps serving until no call has run for a moment.
+        const began = Date.now();
+        stopping.process.kill("SIGTERM");
+        let exited = false;
+        void stopping.exited.then(() => {
+          exited = true;
+        });
+        // Calls keep coming for its users; without the notice they would keep it busy for the whole grace.
+        for (let round = 0; !exited && Date.now() - began < 10_000; round++) {
+          const results = await Promise.allSettled([
+            ...[...moved, ...stays].map((userId) => client.list({ userId })),
+            client.write({
+              userId: moved[0]!,
+              requestId: `draining-${round}`,
+              memories: [{ type: MemoryType.FACT, content: `Written while replica 0 drains, round ${round}` }],
+            }),
+          ]);
+          for (const r of results) if (r.status === "rejected") failures.push(r.reason);
+          await sleep(20);
+        }
+        if (exited) tookMs = Date.now() - began;
+        t.diagnostic(
+          exited ? `replica 0 exited ${tookMs} ms after SIGTERM` : "replica 0 still runs 10 s after SIGTERM",
+        );
+      } finally {
+        await client.close();
+      }
+      assert.deepEqual(failures, [], "no call failed while the replica drained");
+      assert.ok(tookMs < 10_000, `replica 0 did not exit within 10 s of SIGTERM (grace 30 s):\n${stopping.output()}`);
+      assert.equal(await stopping.exited, 0);
+      // Its users' calls went to their next replica: the writes made meanwhile are there.
+      assert.ok(await holds(staying.address, tenant, moved[0]!), `${moved[0]} written on ${staying.address}`);
+    } finally {
+      for (const r of started) {
+        if (r.process.exitCode === null && r.process.signalCode === null) r.process.kill("SIGKILL");
+      }
+      await Promise.all(started.map((r) => r.exited));
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -18,6 +18,8 @@ import type { Member } from "../../src/balancing.js";
 import {
   Code,
   create,
+  DRAINING_HEADER,
+  DRAINING_HOLD_MS,
   Health,
   INITIAL_DOWN_MS,
   MAX_DOWN_MS,
@@ -37,24 +39,41 @@ const first = (userId: string) => replicaOrder(REPLICAS, userId)[0]!;
 /**
  * Fake replicas: each member answers every call with an empty response of the
  * method's type and records it, or fails it with UNAVAILABLE (as a refused
- * connection does) while its address is in `refusing`.
+ * connection does) while its address is in `refusing`, or with the error in
+ * `failing`. A replica in `draining` when a call starts sends DRAINING_HEADER in
+ * that call's response headers (a failed call's metadata), as a stopping recalld
+ * does; a call to a replica in `paused` when it starts waits for that promise before it answers.
  */
 class FakeReplicas {
   /** The replica of every attempt, in order. */
   readonly attempts: string[] = [];
   readonly refusing = new Set<string>();
+  readonly failing = new Map<string, ConnectError>();
+  readonly draining = new Set<string>();
+  readonly paused = new Map<string, Promise<void>>();
 
   readonly connect = (address: string): Member => {
     const transport = {
       unary: async (method: DescMethodUnary) => {
         this.attempts.push(address);
+        const header = new Headers(this.draining.has(address) ? { [DRAINING_HEADER]: "1" } : {});
+        await this.paused.get(address); // the gate of the moment the call started
         if (this.refusing.has(address)) throw new ConnectError(`connect ECONNREFUSED ${address}`, Code.Unavailable);
+        const error = this.failing.get(address);
+        if (error !== undefined) {
+          // As connect's gRPC transport does: the response headers join the error's metadata.
+          const thrown = new ConnectError(error.rawMessage, error.code, new Headers(error.metadata));
+          header.forEach((value, key) => {
+            thrown.metadata.append(key, value);
+          });
+          throw thrown;
+        }
         const message = create(method.output);
         return {
           stream: false,
           service: method.parent,
           method,
-          header: new Headers(),
+          header,
           trailer: new Headers(),
           message,
         };
@@ -68,6 +87,18 @@ class FakeReplicas {
 
   attemptsOn(address: string): number {
     return this.attempts.filter((a) => a === address).length;
+  }
+
+  /** Calls to `address` from now on (until `paused` forgets it) wait for the returned function to be called. */
+  pause(address: string): () => void {
+    let release!: () => void;
+    this.paused.set(
+      address,
+      new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+    );
+    return release;
   }
 }
 
@@ -144,6 +175,73 @@ describe("UserAffinityTransport", () => {
     for (const u of USERS) assert.equal(await listFor(transport, fake, u), first(u), u);
   });
 
+  it("holds a draining replica out of every user's order for 30 s, not as a failure", async () => {
+    const fake = new FakeReplicas();
+    const clock = { now: 0 };
+    const transport = affinity(fake, clock);
+    const victim = REPLICAS[1]!;
+    const victims = USERS.filter((u) => first(u) === victim);
+    const userId = victims[0]!;
+    const next = replicaOrder(REPLICAS, userId)[1]!;
+    // Two calls already running on the victim when it begins to stop: they answer without the notice.
+    const tick = () => new Promise((resolve) => setImmediate(resolve));
+    const answerSucceeding = fake.pause(victim);
+    const succeeding = listFor(transport, fake, userId);
+    await tick();
+    const answerFailing = fake.pause(victim);
+    const failing = assert.rejects(listFor(transport, fake, userId), isUnavailable);
+    await tick();
+    fake.paused.delete(victim);
+    assert.equal(fake.attemptsOn(victim), 2);
+    fake.draining.add(victim);
+    // Its answer says it is draining: the call succeeds on it, the next ones go elsewhere.
+    clock.now = 1_000;
+    assert.equal(await listFor(transport, fake, userId), victim);
+    for (const u of USERS) {
+      const order = replicaOrder(REPLICAS, u);
+      assert.equal(await listFor(transport, fake, u), order[0] === victim ? order[1] : order[0], u);
+    }
+    assert.equal(fake.attemptsOn(victim), 3);
+    // The call in flight succeeds without the notice: the hold stays.
+    clock.now = 2_000;
+    answerSucceeding();
+    await succeeding;
+    assert.equal(await listFor(transport, fake, userId), next);
+    // The other fails as a stopped replica's calls do: the hold neither shortens nor lengthens.
+    fake.refusing.add(victim);
+    answerFailing();
+    await failing;
+    clock.now = 1_000 + DRAINING_HOLD_MS - 1;
+    for (const u of victims) assert.equal(await listFor(transport, fake, u), replicaOrder(REPLICAS, u)[1], u);
+    assert.equal(fake.attemptsOn(victim), 3, "no call goes to a draining replica during its hold");
+    // After the hold it is tried again: a restarted replica at the address takes its users back.
+    fake.refusing.delete(victim);
+    fake.draining.delete(victim);
+    clock.now = 1_000 + DRAINING_HOLD_MS;
+    for (const u of USERS) assert.equal(await listFor(transport, fake, u), first(u), u);
+  });
+
+  it("holds a replica out when a failed call's metadata says it is draining, and throws the error as usual", async () => {
+    const fake = new FakeReplicas();
+    const clock = { now: 0 };
+    const transport = affinity(fake, clock);
+    const victim = REPLICAS[2]!;
+    const userId = USERS.find((u) => first(u) === victim)!;
+    fake.draining.add(victim);
+    fake.failing.set(victim, new ConnectError("no memory m", Code.NotFound));
+    await assert.rejects(listFor(transport, fake, userId), (e: unknown) => {
+      assert.equal(ConnectError.from(e).code, Code.NotFound);
+      assert.equal(ConnectError.from(e).metadata.get(DRAINING_HEADER), "1");
+      return true;
+    });
+    clock.now = DRAINING_HOLD_MS - 1;
+    assert.equal(await listFor(transport, fake, userId), replicaOrder(REPLICAS, userId)[1]);
+    clock.now = DRAINING_HOLD_MS;
+    fake.failing.delete(victim);
+    fake.draining.delete(victim);
+    assert.equal(await listFor(transport, fake, userId), victim);
+  });
+
   it("sends the retries of one call to the user's next replicas, in order, and round again when all are down", async () => {
     const fake = new FakeReplicas();
     const transport = affinity(fake, { now: 0 });
@@ -211,6 +309,43 @@ describe("ReplicaHealth", () => {
     health.markDown("r");
     while (!health.isUp("r")) clock.now += 1;
     assert.equal(clock.now - start, INITIAL_DOWN_MS);
+  });
+});
+
+describe("ReplicaHealth draining", () => {
+  it("holds a draining replica out for DRAINING_HOLD_MS whatever answers in between, then backs off anew", () => {
+    const clock = { now: 5_000 };
+    const health = new ReplicaHealth(() => clock.now);
+    health.markDraining("r");
+    assert.equal(health.isUp("r"), false);
+    clock.now += 1_000;
+    health.markUp("r"); // a call that was in flight succeeds
+    assert.equal(health.isUp("r"), false);
+    health.markDown("r"); // one that fails
+    clock.now = 5_000 + DRAINING_HOLD_MS - 1;
+    assert.equal(health.isUp("r"), false);
+    clock.now = 5_000 + DRAINING_HOLD_MS;
+    assert.equal(health.isUp("r"), true, "back after the hold");
+    // A failure after the hold (nothing restarted at the address) starts the back-off afresh.
+    health.markDown("r");
+    const start = clock.now;
+    while (!health.isUp("r")) clock.now += 1;
+    assert.equal(clock.now - start, INITIAL_DOWN_MS);
+  });
+
+  it("holds a replica in its back-off for 30 s from the notice, and a success after the hold ends it", () => {
+    const clock = { now: 0 };
+    const health = new ReplicaHealth(() => clock.now);
+    health.markDown("r");
+    health.markDraining("r");
+    clock.now = INITIAL_DOWN_MS;
+    assert.equal(health.isUp("r"), false);
+    clock.now = DRAINING_HOLD_MS;
+    health.markUp("r");
+    health.markDown("r");
+    assert.equal(health.isUp("r"), false);
+    clock.now += INITIAL_DOWN_MS;
+    assert.equal(health.isUp("r"), true, "a success cleared the draining state: back-off from the start");
   });
 });
 
