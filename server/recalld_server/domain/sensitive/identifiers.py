@@ -300,7 +300,8 @@ _CARD_BRANDS: tuple[tuple[tuple[int, int], int, frozenset[int]], ...] = (
 _CARD_WORD = re.compile(
     r"(?i)\b(?:cards?|karte|carte|tarjeta|cart[ãa]o|carta|kart\w*|karty?|kaart|kortti|kort"
     r"|kártya|debit|credit|visa|mastercard|amex|rupay|troy|elo|verve|unionpay|jcb|maestro"
-    r"|discover|diners|uatp|pan|thẻ|atm)\b|κάρτα|карт[аыуе]|بطاقة|כרטיס|บัตร|卡|카드|カード"
+    r"|discover|diners|uatp|pan|thẻ|atm|bancontact|girocard|interac|eftpos|meeza|belkart|cabal"
+    r"|napas|mada|mir)\b|κάρτα|карт[аыуе]|بطاقة|כרטיס|บัตร|卡|카드|カード"
 )
 # Cards that are not payment cards: SIM cards (ICCIDs start with 89), library cards.
 _NOT_A_PAYMENT_CARD = re.compile(r"(?i)\b(?:sim|iccid|library|membership|loyalty)\b|sim卡")

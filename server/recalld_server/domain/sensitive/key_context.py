@@ -40,6 +40,9 @@ _KEY_WORD = re.compile(
     r"|\bcredentials?\b)"
     r"|(?<![A-Za-z0-9])(?:AK|SK|PAT|SecretId|SecretKey|AppSecret|AppKey)(?![A-Za-z0-9])"
     r"|密钥|秘钥|令牌|推流码|串流码|串流金钥|凭证|凭据|授权码|访问码|鉴权|アクセスキー|シークレット|토큰"
+    # "API key" in Korean, Japanese, Russian, Spanish, Portuguese, German and French.
+    r"|(?i:API\s?키|시크릿\s?키|액세스\s?키|API\s?キー|API-ключ|ключ\w*\s+API|clave\s+(?:de\s+)?API"
+    r"|chave\s+(?:de\s+)?API|API-Schlüssel|clé\s+(?:d'|de\s+l')?API)"
 )
 # Words right before "key" that make it no secret: a database's key, a map's key,
 # a public key, a licence.
@@ -49,7 +52,7 @@ _NOT_A_SECRET_KEY = re.compile(
     r"|composite|unique|routing|shard|hash|row|host|music|answer|piano|house|car|room|door"
     r"|spare|master bedroom|surrogate|natural|candidate|s3|bucket|dedup(?:e|lication)?|sign-in"
     r"|message|musical|field|column|json|dict(?:ionary)?|hot|short ?cut|function|f[0-9]+"
-    r"|search-only|search only|read-only public|anon|anonymous)"
+    r"|search-only|search only|read-only public|anon|anonymous|pub)"
     r"[ _-]*$"
 )
 # Words right after the word that make it about something else: "key id", "token count".
@@ -83,10 +86,15 @@ _NAMED_VALUE = re.compile(
     # Query parameters: also an app's id and a URL's signature (SAS, pre-signed URLs).
     rf"|[?&](?P<param>{_SECRET_NAME}|appid|app_id|sig|signature)=(?P<query>[A-Za-z0-9+/_\-.~%]{{16,}})"
     rf"|<(?P<tag>{_SECRET_NAME})>\s*(?P<element>[A-Za-z0-9+/_\-.~]{{16,}}={{0,2}})\s*</(?P=tag)>"
+    # YAML and JSON: "app_key: 7395D5F7…", "\"apiToken\": \"…\"".
+    rf"|(?<![A-Za-z0-9_.-])[\"']?(?P<field>{_SECRET_NAME})[\"']?[ \t]*:[ \t]*[\"']?"
+    r"(?P<mapped>[A-Za-z0-9+/_\-.~]{16,}={0,2})(?=[\"']?[ \t]*(?:[,}#\n]|$))"
 )
 _NOT_A_SECRET_NAME = re.compile(
     r"(?i)public|publishable|site|cache|idempot|partition|sort|primary|foreign|row|object"
-    r"|hash|licen[cs]e|(?:^|[_.-])ids?$|_id_|arn|name|path|file|url|uri|endpoint|region|type"
+    # An id, but not an API key pair's id (APCA_API_KEY_ID, like AWS_ACCESS_KEY_ID).
+    r"|hash|licen[cs]e|(?:^|(?<!api_key)(?<!access_key)[_.-])ids?$|_id_|arn|name|path|file|url"
+    r"|uri|endpoint|region|type"
     r"|alias|version|format|length|size|expir|ttl|count|header|author|monkey|keyboard|keyword"
     r"|turkey|donkey|hockey|jockey|whiskey|lackey"
 )
@@ -123,11 +131,20 @@ _PRIVATE_BY_SHAPE = re.compile(
     r"|(?<![A-Za-z0-9+/])PT0gZWQyNTUxOXYxLXNlY3JldD[A-Za-z0-9+/]{40,}={0,2}"
 )
 _BASE64_PEM = re.compile(r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}")
+# A private key as a JSON member names it: Tendermint's priv_validator_key.json
+# ("priv_key": {"type": …, "value": "…"}), a Cardano signing key file's cborHex.
+_JSON_PRIVATE = re.compile(
+    r"\"priv(?:ate)?_?key\"\s*:\s*\{[^{}]{0,120}?\"value\"\s*:\s*\"(?P<value>[A-Za-z0-9+/]{40,}={0,2})\""
+    r"|(?i:skey|signing ?key).{0,160}?(?<![0-9a-fA-F])(?P<cbor>5820[0-9a-fA-F]{64})(?![0-9a-fA-F])",
+    re.DOTALL,
+)
 # The private members of a JSON Web Key ("d" of EC and OKP keys; RSA's primes too).
 _JWK_PRIVATE = re.compile(r"\"(?:d|p|q|dp|dq|qi)\"\s*:\s*\"(?P<value>[A-Za-z0-9_-]{20,})\"")
 # A keypair file as a JSON array of 64 bytes (Solana's id.json).
 _BYTE_ARRAY_KEY = re.compile(r"\[\s*(?:[0-9]{1,3}\s*,\s*){63}[0-9]{1,3}\s*\]")
 _KEYPAIR_WORD = re.compile(r"(?i)solana|keypair|id\.json|wallet|private|secret|私钥")
+# A public key's name shortly before a value: "pub_key": {"type": "…PubKeyEd25519", …}.
+_PUBLIC_BEFORE = re.compile(r"(?i)pub_?key|public_?key")
 _WIF = re.compile(r"(?<![A-Za-z0-9])[5KLc9][1-9A-HJ-NP-Za-km-z]{50,51}(?![A-Za-z0-9])")
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
@@ -157,7 +174,7 @@ def keys_in_clauses(text: str, random_enough: RandomEnough) -> Iterator[Detectio
                 break
             if text[candidate.start() - 1 : candidate.start()] in (":", "/", "@") or "//" in value:
                 continue  # a URL or an address
-            if random_enough(value) and not _words_joined(value):
+            if random_enough(value) and not words_joined(value):
                 yield Detection(Category.API_KEY, candidate.start(), candidate.end())
                 break
 
@@ -174,7 +191,7 @@ def _keys_around(
 
     def key_at(start: int, end: int) -> Detection | None:
         value = text[start:end].rstrip(".,;")
-        if random_enough(value) and not _words_joined(value):
+        if random_enough(value) and not words_joined(value):
             return Detection(Category.API_KEY, start, start + len(value))
         return None
 
@@ -191,7 +208,7 @@ def _keys_around(
             break
 
 
-def _words_joined(value: str) -> bool:
+def words_joined(value: str) -> bool:
     """Words joined by dashes, dots or underscores, with numbers and short tags.
 
     A name ("user_profile_cache_v2_20240101") or a passphrase ("granite-swallow-51"),
@@ -205,9 +222,18 @@ def _words_joined(value: str) -> bool:
 
 
 def _word_like(part: str) -> bool:
-    """Written as a word is: lower case, capitalised or upper case, not mixed at random."""
+    """Written as a word is: lower case, capitalised or upper case, not mixed at random.
+
+    Or as names are: CamelCase words ("PubKeyEd25519", "PaymentSigningKeyShelley") and
+    a word with a number ("ed25519", "sha256").
+    """
+    if _NAME_PART.fullmatch(part):
+        return True
     cased = part.islower() or part.istitle() or part.isupper()
     return part.isalpha() and 3 <= len(part) <= 15 and cased
+
+
+_NAME_PART = re.compile(r"(?:[A-Z][a-z]{1,12}){2,}[0-9]{0,6}|[a-z]{2,8}[0-9]{1,6}")
 
 
 def named_values(text: str, random_enough: RandomEnough) -> Iterator[Detection]:
@@ -219,8 +245,10 @@ def named_values(text: str, random_enough: RandomEnough) -> Iterator[Detection]:
         if "-" in name and not _NOT_A_SECRET_NAME.search(name) and random_enough(header["value"]):
             yield Detection(Category.API_KEY, header.start("value"), header.end("value"))
     for match in _NAMED_VALUE.finditer(text):
-        group = next(g for g in ("value", "query", "element") if match.group(g) is not None)
-        name = match.group("name") or match.group("param") or match.group("tag")
+        group = next(
+            g for g in ("value", "query", "element", "mapped") if match.group(g) is not None
+        )
+        name = match.group("name") or match.group("param") or match.group("tag") or match["field"]
         if _NOT_A_SECRET_NAME.search(name):
             continue
         value = match.group(group)
@@ -249,6 +277,11 @@ def private_keys_by_context(text: str) -> Iterator[Detection]:
     if '"kty"' in text:
         for match in _JWK_PRIVATE.finditer(text):
             yield Detection(Category.PRIVATE_KEY, match.start("value"), match.end("value"))
+    lowered = text.lower()
+    if "priv" in lowered or "skey" in lowered or "signing" in lowered:
+        for match in _JSON_PRIVATE.finditer(text):
+            group = "value" if match.group("value") else "cbor"
+            yield Detection(Category.PRIVATE_KEY, match.start(group), match.end(group))
     for match in _WIF.finditer(text):
         if _valid_wif(match.group()):
             yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
@@ -266,7 +299,9 @@ def private_keys_by_context(text: str) -> Iterator[Detection]:
     for shape in _PRIVATE_SHAPE.finditer(text) if words else ():
         after = text[shape.end() : shape.end() + 40]
         clause = after[: m.start()] if (m := SENTENCE_END.search(after)) else after
-        named_before = _ANOTHER_THING.search(text, max(0, shape.start() - 24), shape.start())
+        named_before = _ANOTHER_THING.search(
+            text, max(0, shape.start() - 24), shape.start()
+        ) or _PUBLIC_BEFORE.search(text, max(0, shape.start() - 60), shape.start())
         if _PRIVATE_WORD.search(clause) and not (named_before or _ANOTHER_THING.search(clause)):
             yield Detection(Category.PRIVATE_KEY, shape.start(), shape.end())
 

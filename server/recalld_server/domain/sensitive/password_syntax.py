@@ -108,6 +108,13 @@ _XML_PASSWORD = re.compile(
 )
 
 
+# OpenWrt's wireless config (UCI): the Wi-Fi key of a wifi-iface section.
+_UCI_WIFI_KEY = re.compile(
+    r"config\s+wifi-iface\b[^\n]*(?:\n[ \t]+option[^\n]*)*?\n[ \t]+option\s+key\s+"
+    r"(?:'(?P<quoted>[^'\n]{8,63})'|\"(?P<double>[^\"\n]{8,63})\"|(?P<value>\S{8,63}))"
+)
+
+
 def passwords_in_syntax(text: str) -> Iterator[Detection]:
     """Passwords in environment variables, URIs, command lines, .pgpass lines and code."""
     # Each rule runs only where its literal words are (most memories have none).
@@ -122,6 +129,8 @@ def passwords_in_syntax(text: str) -> Iterator[Detection]:
     patterns = [_URI_PASSWORD] if "://" in text else []
     if any(word in text for word in _COMMAND_WORDS):
         patterns.append(_COMMAND_PASSWORD)
+    if "wifi-iface" in text:
+        patterns.append(_UCI_WIFI_KEY)
     for pattern in patterns:
         for match in pattern.finditer(text):
             group = next(g for g in ("quoted", "double", "value") if match.groupdict().get(g))

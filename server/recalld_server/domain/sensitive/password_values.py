@@ -26,6 +26,7 @@ _NOT_A_PASSWORD_WORDS = """
     capital lowercase uppercase caps lower upper all file external environment env
     str string int bytes bool text varchar char optional field hash policy manager
     what which never one something anything nothing whatever generated
+    changeme changeit change_me replaceme replace_me
 """
 NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
 # Code on the right of "password =": a call ("getpass.getpass()", "input("), not a value.
@@ -46,6 +47,8 @@ def could_be_a_password(value: str) -> bool:
     if value.startswith(("${", "{{", "%(", "<", "[", "$(", "*", ":", "(")):
         return False
     if not any(c.isalnum() for c in value) or _CALL.match(value):  # "******", "getpass("
+        return False
+    if "***" in value:  # shown with a mask: "a*****@example.com", "Sun***24"
         return False
     if _VARIABLE.fullmatch(value):  # "$DB_PASS", "%PGPASSWORD%"
         return False

@@ -94,6 +94,8 @@ _NOT_ABOUT_THE_VALUE = re.compile(
     r"|screen|form|menu|option|setting|format|example|e\.g|sample|type"
 )
 _PASSPORT_SHAPE = re.compile(r"[A-Z]{1,2}[0-9]{6,8}")
+# An e-mail address or a path, not a password: "reset link sent to: ana@example.com".
+_ADDRESS = re.compile(r"/|@[\w-]+\.[A-Za-z]{2,}")
 # An app password (Google's, Apple's): four groups of four letters, even with no "is"
 # or colon before them ("Gmail 应用专用密码 xkcd pqrs tuvw mnop").
 _APP_PASSWORD_WORD = re.compile(r"(?i)\bapp|应用|gmail|google|icloud|apple|アプリ|앱")
@@ -133,7 +135,7 @@ def passwords(text: str) -> Iterator[Detection]:
     for word in words:
         if text[max(0, word.start() - 2) : word.start()] == "${":
             continue  # "${DB_PASSWORD:?missing}" names a variable
-        found = _after_the_word(text, word)
+        found = _after_the_word(text, word) or _stated_after_a_clause(text, word)
         if found is not None:
             yield found
         else:
@@ -163,7 +165,7 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     # "password manager: 1Password", "password reset link sent to: ana@example.com":
     # not this reading; the value right after the word may still be one ("密码 147258 …").
     if clause is not None and (
-        _NOT_ABOUT_THE_VALUE.search(clause) or any(c in (named.get("value") or "") for c in "@/")
+        _NOT_ABOUT_THE_VALUE.search(clause) or _ADDRESS.search(named.get("value") or "")
     ):
         stated, named, clause = None, {}, None
     strong = named.get("quoted") or named.get("groups") or (chinese and named.get("mixed"))
@@ -215,6 +217,30 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         return None  # "the promo code is 2024": only a PIN-length code counts
     start = match.start("value")
     return Detection(Category.PASSWORD, start, start + len(stripped))
+
+
+# "is" after a clause about what the password is for: "the PIN to Drive is 3918", "das
+# Passwort fürs Bestellportal ist Zentrifuge#12", "the password — he told me after I
+# promised — is fjordsauna1987". Read when the words right after it gave nothing.
+_STATED_LATER = re.compile(
+    r"(?P<between>[^\n.;:!?]{1,160}?)\s(?:is|was|ist|war|est|es|era|é|è|är|jest)\s+[\"'“‘]?"
+    rf"(?P<value>{PASSWORD_CHARS}{{3,}})"
+)
+
+
+def _stated_after_a_clause(text: str, word: re.Match[str]) -> Detection | None:
+    """The value after "is" later in the word's clause: a PIN, or a made-up value."""
+    match = _STATED_LATER.match(text, word.end())
+    if match is None or _NOT_ABOUT_THE_VALUE.search(match.group("between")):
+        return None
+    value = match.group("value").rstrip(TRAILING.replace("!", ""))
+    name = word.group().casefold()
+    pin = value.isdigit() and 4 <= len(value) <= 8 and any(w in name for w in _PIN_WORDS)
+    if not (pin or looks_made_up(value)) or not could_be_a_password(value):
+        return None
+    if NOT_A_PASSWORD_FIELD.search(name):
+        return None
+    return Detection(Category.PASSWORD, match.start("value"), match.start("value") + len(value))
 
 
 # Changed later in the sentence: "初始密码是身份证后六位，她已经改成了 X", "the password was
@@ -300,7 +326,18 @@ _NOT_A_SECRET_CODE = re.compile(
 # A login written as user / password ("ops@vance-studio.io / Aws#Vance2026"), after a
 # word that says so or with a default administrator's name ("admin/Fuwu2024x").
 _LOGIN_WORD = re.compile(
-    r"(?i)\b(?:login|log-in|credentials?|creds)\b|账号密码|账号和密码|用户名和密码|账密"
+    r"(?i)\b(?:login|log-in|credentials?|creds|admin|account|sign-in)\b"
+    r"|账号密码|账号和密码|用户名和密码|账密"
+)
+# HTTP basic auth written as user:password ("basic auth: mlflow_admin:Runs-and-Metrics-5").
+_BASIC_AUTH = re.compile(
+    r"(?i)\bbasic[ -]?auth\w*\b[^\n]{0,30}?[:=]?\s*[\w.@+-]+:"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
+# An Apple app-specific password: four groups of four letters with dashes.
+_APPLE_APP_PASSWORD = re.compile(
+    r"(?i:apple|icloud|app[- ]specific|app password|应用专用密码)[^\n]{0,80}?"
+    r"(?<![A-Za-z-])(?P<value>[a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{4})(?![A-Za-z-])"
 )
 _LOGIN_PAIR = re.compile(
     rf"(?<![^\s:：(（])[^\s/:：,]*[A-Za-z0-9][^\s/:：,]*\s?[/,]\s?(?P<value>{PASSWORD_CHARS}{{6,}})"
@@ -342,6 +379,11 @@ _LOCK_CODES = (
     ),
     re.compile(
         rf"(?i)\b{_LOCK}\s+(?:combination|combo)\b\s*(?:\b(?:is|was)\b|:|=)\s*{_LOCK_VALUE}"
+    ),
+    # "the lock box at 14 Glenfarg Road: code 2719".
+    re.compile(
+        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?[:：]\s*(?:the\s+)?(?:code|pin|combination|combo)\b"
+        rf"\s*(?:\b(?:is|was)\b|:|=)?\s*{_LOCK_VALUE}"
     ),
     re.compile(
         rf"(?i)\b(?:{_LOCK}|zip|archive|pdf|rar|7z)\b[^.\n;]{{0,40}}?\b(?:opens|unlocks)\s+with"
@@ -426,9 +468,15 @@ def _passwords_elsewhere(text: str) -> Iterator[Detection]:
                 start = match.start(group)
                 yield Detection(Category.PASSWORD, start, start + len(value))
     for word in _LOGIN_WORD.finditer(text):
+        # "admin" and "account" name many things: a digit or a symbol marks a password.
+        loose = word.group().casefold() in ("admin", "account", "sign-in")
         for pair in _LOGIN_PAIR.finditer(text, word.end(), min(len(text), word.end() + 80)):
             value = pair.group("value").rstrip(TRAILING)
-            if looks_made_up(value) and could_be_a_password(value):
+            # Written as "user / password", spaced: not a path or a URL's "27017/?a=b".
+            marked = " / " in pair.group() and (
+                any(c.isdigit() for c in value) or _LOGIN_SYMBOLS.intersection(value)
+            )
+            if looks_made_up(value) and could_be_a_password(value) and (marked or not loose):
                 start = pair.start("value")
                 yield Detection(Category.PASSWORD, start, start + len(value))
                 break
@@ -441,6 +489,16 @@ def _passwords_elsewhere(text: str) -> Iterator[Detection]:
                 yield Detection(Category.PASSWORD, start, start + len(value))
     if "@" in text:
         yield from _email_pairs(text)
+    if "auth" in lowered:
+        for match in _BASIC_AUTH.finditer(text):
+            value = match.group("value").rstrip(TRAILING)
+            if looks_made_up(value) and could_be_a_password(value) and "@" not in value:
+                yield Detection(
+                    Category.PASSWORD, match.start("value"), match.start("value") + len(value)
+                )
+    if "-" in text and any(w in lowered for w in ("apple", "icloud", "app", "应用")):
+        for match in _APPLE_APP_PASSWORD.finditer(text):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
     if "<Key>" in text:
         for match in _KEEPASS_ENTRY.finditer(text):
             if could_be_a_password(match.group("value")):

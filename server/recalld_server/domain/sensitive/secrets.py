@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import re
 from collections import Counter
@@ -38,6 +39,19 @@ _WEBHOOK = re.compile(
     r"|oapi\.dingtalk\.com/robot/send\?access_token=(?P<token>[0-9A-Za-z]{32,})"
     r"|open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/(?P<hook>[0-9A-Za-z-]{20,})"
     r"|discord(?:app)?\.com/api/webhooks/[0-9]+/(?P<discord>[A-Za-z0-9_-]{40,})"
+    # Automation webhooks: Make, Zapier, IFTTT's key.
+    r"|hook\.(?:eu|us)[0-9]\.make\.com/(?P<make>[a-z0-9]{24,})"
+    r"|hooks\.zapier\.com/hooks/catch/[0-9]+/(?P<zapier>[a-z0-9]{6,})"
+    r"|maker\.ifttt\.com/trigger/[^/\s]+/(?:json/)?with/key/(?P<ifttt>[A-Za-z0-9_-]{16,})"
+)
+# Tokens whose characters no other key uses ("^", "#", "!"): eBay user tokens,
+# Salesforce session ids. An API key as curl's user name with no password ("-u KEY:").
+_UNUSUAL_TOKEN = re.compile(
+    r"(?<!\S)v\^1\.1#[A-Za-z0-9^#|=+/]{100,}"
+    r"|(?<![A-Za-z0-9])00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"
+)
+_CURL_KEY_USER = re.compile(
+    r"\bcurl\b[^\n]*?\s(?:-u|--user)\s+[\"']?(?P<value>[A-Za-z0-9_\-]{20,}):(?=[\s\"']|$)"
 )
 # The Heroku CLI keeps its API key (a UUID) as the password of api.heroku.com in ~/.netrc.
 _HEROKU_NETRC = re.compile(
@@ -76,8 +90,11 @@ _PUBLIC_MATERIAL = re.compile(
     # Mapbox public tokens ("pk.eyJ…", meant for the browser).
     r"|(?<![A-Za-z0-9_.-])pk\.eyJ[A-Za-z0-9_.-]+"
     # WireGuard's "PublicKey = …", a public key given by name.
-    r"|(?i:public[ _-]?key|pubkey|公钥)(?:\s+for\s+[\w ]{1,30}?(?=[:：=]))?\s*[=:：]?\s*[\"']?"
+    r"|(?i:public[ _-]?key|pub[ _-]?key|公钥)(?:\s+for\s+[\w ]{1,30}?(?=[:：=]))?(?:\s+value)?"
+    r"\s*[=:：]?\s*[\"']?"
     r"(?!-|ssh-|ecdsa-|sk-ssh)[A-Za-z0-9+/=_-]+"
+    # A public key as a JSON member names it ("pub_key": {"type": …, "value": "…"}).
+    r"|\"pub(?:lic)?_?key\"\s*:\s*\{[^{}]{0,200}\}"
     # Tron addresses; PostHog project keys (meant for the page).
     r"|(?<![A-Za-z0-9])T[1-9A-HJ-NP-Za-km-z]{33}(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9_])phc_[A-Za-z0-9]{30,}"
@@ -137,19 +154,29 @@ def private_keys(text: str) -> Iterator[Detection]:
 def api_keys(text: str) -> Iterator[Detection]:
     """Every key or token: vendor formats, bearer tokens, random values given as secrets."""
     # Known shapes are looked for only in long runs of the characters keys are made of.
+    browser_keys: list[tuple[int, int]] = []  # public by design: no part of one is a key
     for run in _KEY_RUN.finditer(text):
         for match in KNOWN_KEYS.finditer(text, run.start(), run.end()):
-            if len(set(match.group())) >= 10:  # not a placeholder like sk-xxxxxxxxxxxxxxxx
+            if _anonymous_jwt(match.group()):
+                browser_keys.append((match.start(), match.end()))
+            elif len(set(match.group())) >= 10:  # not a placeholder like sk-xxxxxxxxxxxx
                 yield Detection(Category.API_KEY, match.start(), match.end())
-    if "hook" in text or "robot/send" in text:
+    if "hook" in text or "robot/send" in text or "ifttt" in text:
         for match in _WEBHOOK.finditer(text):
-            group = next(g for g in ("key", "token", "hook", "discord") if match.group(g))
+            group = next(g for g, value in match.groupdict().items() if value)
             yield Detection(Category.API_KEY, match.start(group), match.end(group))
     if "heroku" in text:
         for match in _HEROKU_NETRC.finditer(text):
             yield Detection(Category.API_KEY, match.start("value"), match.end("value"))
     for match in _BEARER.finditer(text):
         yield Detection(Category.API_KEY, match.start("value"), match.end("value"))
+    if "v^1.1#" in text or "!" in text:
+        for match in _UNUSUAL_TOKEN.finditer(text):
+            yield Detection(Category.API_KEY, match.start(), match.end())
+    if "curl" in text:
+        for match in _CURL_KEY_USER.finditer(text):
+            if _random_after_a_word(match.group("value")):
+                yield Detection(Category.API_KEY, match.start("value"), match.end("value"))
     public: list[tuple[int, int]] | None = None  # found once, when a value needs it
     named = [
         *(
@@ -166,6 +193,7 @@ def api_keys(text: str) -> Iterator[Detection]:
         Detection(Category.API_KEY, match.start(), match.end())
         for match in _RANDOM_WORD.finditer(text)
         if _random_enough(match.group(), min_length=24, keyword=False)
+        and not key_context.words_joined(match.group())
         # A PEM block in base64: private ones are private keys (key_context.py), public
         # keys and certificates are public.
         and not match.group().startswith("LS0tLS1CRUdJTi")
@@ -173,8 +201,21 @@ def api_keys(text: str) -> Iterator[Detection]:
     for detection in (*named, *random_words):
         if public is None:
             public = [(m.start(), m.end()) for m in _PUBLIC_MATERIAL.finditer(text)]
+            public += browser_keys
         if not any(start <= detection.start < end for start, end in public):
             yield detection
+
+
+def _anonymous_jwt(token: str) -> bool:
+    """A JWT whose payload gives the role "anon": a Supabase anon key, public by design."""
+    if not token.startswith("eyJ") or token.count(".") != 2:
+        return False
+    payload = token.split(".")[1]
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(claims, dict) and claims.get("role") == "anon"
 
 
 def _random_after_a_word(value: str) -> bool:
