@@ -148,7 +148,7 @@ KNOWN_KEYS = re.compile(
             r"_\|WARNING:-DO-NOT-SHARE-THIS\.[A-Za-z0-9.,:-]{0,160}\|_[0-9A-F]{100,}",
             # The Things Network API keys, Login with Amazon refresh tokens and client
             # secrets, Up Bank personal access tokens.
-            r"(?<![A-Za-z0-9])NNSXS\.[A-Z0-9]{39}\.[A-Z0-9]{64}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9])NNSXS\.[A-Z0-9]{39}\.[A-Z0-9]{52,64}(?![A-Za-z0-9])",
             r"(?<![A-Za-z0-9])Atzr\|[A-Za-z0-9_-]{100,}",
             r"(?<![A-Za-z0-9])amzn1\.oa2-cs\.v1\.[0-9a-f]{64}(?![A-Za-z0-9])",
             r"(?<![A-Za-z0-9])up:yeah:[A-Za-z0-9]{100,}",

@@ -93,6 +93,8 @@ _PUBLIC_MATERIAL = re.compile(
     r"|(?i:public[ _-]?key|pub[ _-]?key|公钥)(?:\s+for\s+[\w ]{1,30}?(?=[:：=]))?(?:\s+value)?"
     r"\s*[=:：]?\s*[\"']?"
     r"(?!-|ssh-|ecdsa-|sk-ssh)[A-Za-z0-9+/=_-]+"
+    # Tokens meant for the page: "Paddle client-side token test_…".
+    r"|(?i:client[- ]side\s+token)\s*[:=]?\s*\S+"
     # A public key as a JSON member names it ("pub_key": {"type": …, "value": "…"}).
     r"|\"pub(?:lic)?_?key\"\s*:\s*\{[^{}]{0,200}\}"
     # Tron addresses; PostHog project keys (meant for the page).

@@ -41,7 +41,7 @@ TTN = (
     "NNSXS."
     + "Q7W2E9R4T1Y6U3I8O5P0A7S2D9F4G1H6J3K8L5Z"
     + "."
-    + "M4N7B2V9C6X1Z8L3K5J0H7G2F9D4S6A1P3O8I5U2Y7T4R9E6W1Q3M8N5B0V7C2X4"
+    + "M4N7B2V9C6X1Z8L3K5J0H7G2F9D4S6A1P3O8I5U2Y7T4R9E6W1Q3"
 )
 
 
@@ -102,6 +102,7 @@ def test_finds_the_eighth_rounds_forms(text: str, category: str, value: str | No
         "RCON_PASSWORD=changeme  # the image's default, replaced on the server",
         "a*****@example-coffee.la is what the password-reset page shows",
         "admin panel / Settings-Page",
+        "Paddle client-side token test_7d2f61a9e4c0b8a3f5e1d6c7b2a",
         'mongosh "mongodb://admin:Mongo#Lx2026@127.0.0.1:27017/?authSource=admin"'.replace(
             "admin:Mongo#Lx2026@", ""
         ),
