@@ -1,0 +1,289 @@
+"""Passwords stated without their word right before them.
+
+Before the word ("X is the wifi password"), as a sign-in pair ("mail / X", "admin:X"),
+in basic auth, KeePass exports and Wi-Fi settings, as a lock's code, a passphrase of
+plain words, an app password, or the PIN that answers a question about a code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive.password_values import (
+    PASSWORD_CHARS,
+    TRAILING,
+    could_be_a_password,
+    looks_made_up,
+)
+from recalld_server.domain.sensitive.spans import Detection, answered_below
+
+# The value before the word: "uses sunflower1988 as the password", "X is the wifi password".
+_PASSWORD_BEFORE_WORD = re.compile(
+    rf"(?<![^\s\"'“‘`(（:：])(?P<value>{PASSWORD_CHARS}{{6,}})\s+(?:is|was|as)\s+"
+    r"(?:(?:the|my|his|her|our|their|its)\s+)?(?:[\w-]+\s+){0,2}?(?:password|passcode|passphrase)\b"
+    # "Gr33nhouse-Tomat0 — Bartholomew's Bitwarden master password".
+    rf"|(?:^|(?<=\n))(?P<led>{PASSWORD_CHARS}{{6,}})\s+[—–]\s+(?:[\w'’-]+\s+){{0,4}}?"
+    r"(?:master\s+)?(?:password|passcode|passphrase)\b"
+    # "sunflower-attic-02 — that's the new Wi-Fi code".
+    rf"|(?:^|(?<=\n))(?P<thats>{PASSWORD_CHARS}{{6,}})\s+[—–-]+\s+that'?s\s+(?:the|my|our|his|her)"
+    r"\s+(?:(?:new|old|current|real)\s+)?(?:(?:password|passcode|passphrase|pin)\b"
+    r"|(?:wi-?fi|wlan|router|door|gate|alarm)\s+(?:password|code|key|pin)\b)",
+    re.IGNORECASE,
+)
+# A question about a code or a PIN, answered on the next line ("what's the garage door
+# code again?\nA: 7391 then the hash key").
+_CODE_QUESTION = re.compile(
+    r"(?im)^[^\n]*(?:\bcode\b|\bpin\b|passcode|密码|暗証番号|비밀번호)[^\n]{0,40}[?？]"
+)
+# Codes that are not secrets: what a shop, a parcel or a sign-in sends.
+_NOT_A_SECRET_CODE = re.compile(
+    r"(?i)promo|discount|coupon|voucher|gift|tracking|zip|postal|post ?code|area|country"
+    r"|error|status|verification|confirm|booking|reference|referral|invite|invitation|tax"
+    r"|product|dial|region|qr|bar ?code|验证码|邮编|区号"
+)
+# A login written as user / password ("ops@vance-studio.io / Aws#Vance2026"), after a
+# word that says so or with a default administrator's name ("admin/Fuwu2024x").
+_LOGIN_WORD = re.compile(
+    r"(?i)\b(?:login|log-in|credentials?|creds|admin|account|sign-in)\b"
+    r"|账号密码|账号和密码|用户名和密码|账密"
+)
+# HTTP basic auth written as user:password ("basic auth: mlflow_admin:Runs-and-Metrics-5").
+_BASIC_AUTH = re.compile(
+    r"(?i)\bbasic[ -]?auth\w*\b[^\n]{0,30}?[:=]?\s*[\w.@+-]+:"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
+# An Apple app-specific password: four groups of four letters with dashes.
+_APPLE_APP_PASSWORD = re.compile(
+    r"(?i:apple|icloud|app[- ]specific|app password|应用专用密码)[^\n]{0,80}?"
+    r"(?<![A-Za-z-])(?P<value>[a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{4})(?![A-Za-z-])"
+)
+_LOGIN_PAIR = re.compile(
+    rf"(?<![^\s:：(（])[^\s/:：,]*[A-Za-z0-9][^\s/:：,]*\s?[/,]\s?(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
+# Or the login's password given alone: "new laptop login is Marchbanks1887!", "Windows
+# login Bureau!Walnut2" (a symbol, a digit and letters: not a user name).
+_LOGIN_VALUE = re.compile(
+    rf"(?i)\blogin\b(?:\s+(?:is|was)|\s+(?:for|of)\s+[\w'’.-]+(?:\s+[\w'’.-]+)?(?=\s*[:：]))?"
+    rf"\s*[:：]?\s+(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
+_LOGIN_SYMBOLS = frozenset("!#$%^&*+=?~")
+# A sign-in written as an e-mail address and its password: "crispin@gmail.com /
+# Murloc!Mrgl55", "ana@example.com | Sunny#2024", a combo line "ana@example.com:Sunny#24".
+_EMAIL_PAIR = re.compile(
+    r"(?<![\w.+:/%-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?:[ \t]+/[ \t]*|[ \t]*/[ \t]+|[ \t]+\|[ \t]+"
+    r"|:(?=\S))"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
+# A KeePass XML export: <Key>Password</Key><Value ProtectInMemory="True">…</Value>.
+_KEEPASS_ENTRY = re.compile(
+    r"<Key>\s*Password\s*</Key>\s*<Value(?:\s[^>]*)?>(?P<value>[^<\n]{1,128})</Value>"
+)
+_ADMIN_PAIR = re.compile(
+    r"(?i)(?<![\w/.:@-])(?:admin|administrator|root)(?:(?:/| / )"
+    r"(?P<value>[\x21\x23-\x26\x28-\x2e\x30-\x5f\x61-\x7e]{6,})(?![/\w])"
+    # "admin:ricoh-3rd-floor", not a passwd line ("root:x:0:0:…").
+    r"|:(?P<colon>[\x21\x23-\x26\x28-\x2e\x30-\x39\x3b-\x5f\x61-\x7e]{6,})(?![:/\w]))"
+)
+# A lock's code: "the code for the garage door is 5512", "the safe combination:
+# 12-34-56", "her locker opens with 3391", "the archive unlocks with Tax2024!Rivera".
+_LOCK = r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault|lockbox|keybox)s?"
+_LOCK_VALUE = r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[\x21\x23-\x26\x28-\x7e]{3,})"
+_LOCK_CODES = (
+    re.compile(
+        rf"(?i)\b(?:code|combination|combo)\s+(?:for|to|of|on)\s+(?:[\w'-]+\s+){{0,3}}?{_LOCK}\b"
+        # Where the lock is: "the code for the key safe at the holiday cottage is 6184".
+        r"(?:\s+(?:at|in|on|by|near|behind|outside|inside|of|by)\s+(?:[\w'-]+\s+){0,4}?[\w'-]+)?"
+        rf"\s*(?:\b(?:is|was)\b|:|=|[—–])\s*{_LOCK_VALUE}"
+    ),
+    re.compile(
+        rf"(?i)\b{_LOCK}\s+(?:combination|combo)\b\s*(?:\b(?:is|was)\b|:|=)\s*{_LOCK_VALUE}"
+    ),
+    # "the lock box at 14 Glenfarg Road: code 2719".
+    re.compile(
+        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?[:：]\s*(?:the\s+)?(?:code|pin|combination|combo)\b"
+        rf"\s*(?:\b(?:is|was)\b|:|=)?\s*{_LOCK_VALUE}"
+    ),
+    re.compile(
+        rf"(?i)\b(?:{_LOCK}|zip|archive|pdf|rar|7z)\b[^.\n;]{{0,40}}?\b(?:opens|unlocks)\s+with"
+        rf"\s+(?:the\s+(?:code|combination|password)\s+)?{_LOCK_VALUE}"
+    ),
+)
+_COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
+# A passphrase of plain words: "the passphrase for the drive is purple monkey
+# dishwasher.", "his master password is Lisbon tram at dusk 1998."; to the sentence end.
+_PASSPHRASE = re.compile(
+    r"(?i)(?:\b(?:pass ?phrase|master password)\b(?:[^\n.;:]{0,50}?\s(?:is|was)\s+|\s*[:：]\s*)"
+    # What an encrypted volume or vault opens with: "VeraCrypt volume on the stick: …".
+    r"|\b(?:veracrypt|truecrypt|luks|keepass(?:xc)?|cryptomator)\b[^\n.;:]{0,50}?[:：]\s*)"
+    r"(?P<value>[\w'-]+(?:[ ][\w'-]+){2,5})(?=[.;!?,]?\s*$|[.;!?,]\s|\s[—–]\s)"
+)
+_NOT_A_PHRASE_START_WORDS = """
+    a an the my your his her our their its this that not no in on at of for to with from
+    by stored saved written kept sent still now also being too very really same different
+    long short hard easy empty blank required needed missing unknown hidden encrypted
+    somewhere something what why how one
+"""
+_NOT_A_PHRASE_START = frozenset(_NOT_A_PHRASE_START_WORDS.split())
+_NOT_IN_A_PHRASE_WORDS = """
+    i you he she it we they me him them is was are be been will would should could can
+    can't won't don't didn't doesn't isn't wasn't has have had do does did never but so
+    because if when then which who what where words characters chars letters digits long
+    key manager vault app file
+"""
+_NOT_IN_A_PHRASE = frozenset(_NOT_IN_A_PHRASE_WORDS.split())
+# A Chinese passphrase (口令, a spoken password) may be Chinese words alone: 口令是山高月小.
+_CHINESE_PASSPHRASE = re.compile(
+    r"口令\s*(?:是|为|為|：|:)\s*(?P<value>[\u4e00-\u9fff]{3,12})(?=[\s，。,；;！!？?）)、]|$)"
+)
+# Where it is or what it is like, not what it is: 口令：见群公告, 口令是什么, 口令已经改了.
+_NOT_A_CHINESE_PASSPHRASE = re.compile(
+    r"[见在的了是有没不请问找发给用和或吗呢啥哪什么多少忘错已另同]"
+)
+_WIFI_KEY_STEMS = (
+    "key", "schlüssel", "clave", "chave", "clé", "chiave", "sleutel", "klucz", "nyckel",
+    "nøgle", "nøkkel", "ключ", "anahtar", "kunci",
+)  # fmt: skip
+# A Wi-Fi network's key: "wifi Tallinn-5G, key kohvik-2024", "WLAN key: …".
+_WIFI_KEY = re.compile(
+    r"(?i)\b(?:wi-?fi|wlan|ssid)\b[^\n]{0,60}?\b(?:network |wpa2? |wi-?fi )?"
+    # The key in German, Spanish, Portuguese, French, Italian, Dutch, Polish, Swedish,
+    # Danish and Norwegian, Russian, Turkish, Indonesian.
+    r"(?:key|schlüssel|clave|chave|clé|chiave|sleutel|klucz|nyckel|nøgle|nøkkel|ключ"
+    r"|anahtar[ıi]?|kunci)\b"
+    r"(?:\s*(?:\bis\b|:|=))?\s+(?P<value>[^\s\"'`]{6,64})"
+    # "WPA2 key saunailta", "WPA passphrase: …", and a Wi-Fi QR code's "P:" field.
+    r"|(?i:\bwpa[23]?(?:-psk)?\s+(?:key|passphrase|psk)\b)\s*[:=]?\s*(?P<wpa>[^\s\"'`,;]{6,64})"
+    # "SSID Fenwick_5G / WPA2 hobnob-teapot": a made-up value right after "WPA2".
+    rf"|(?i:\bwpa[23]?\b)\s*[:=]?\s+(?P<after_wpa>{PASSWORD_CHARS}{{6,64}})"
+    r"|WIFI:[^\n]*?(?<=[:;])P:(?P<qr>(?:\\.|[^;\\\n])+);"
+)
+
+
+def passwords_elsewhere(text: str) -> Iterator[Detection]:
+    """Passwords not stated after their word: before it, as an answer, as a pair, a lock code."""
+    # Each rule runs only where its literal words are (most memories have none).
+    lowered = text.lower()
+    patterns = []
+    if "pass" in lowered or "密码" in text or "that" in lowered:
+        patterns += [_PASSWORD_BEFORE_WORD]
+    if ("/" in text or ":" in text) and ("admin" in lowered or "root" in lowered):
+        patterns.append(_ADMIN_PAIR)
+    wifi = any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid")) and any(
+        w in lowered for w in _WIFI_KEY_STEMS
+    )
+    if wifi or "wpa" in lowered or "WIFI:" in text:
+        patterns.append(_WIFI_KEY)
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            named = {k: v for k, v in match.groupdict().items() if v is not None}
+            group = next(iter(named))
+            value = named[group].rstrip(TRAILING)
+            # The key of a WPA network or a Wi-Fi QR code is what the format says.
+            given = group in ("wpa", "qr")
+            if not ((given or looks_made_up(value)) and could_be_a_password(value)):
+                continue
+            if "://" not in value and not value.upper().startswith(("WPA", "WEP")):
+                start = match.start(group)
+                yield Detection(Category.PASSWORD, start, start + len(value))
+    for word in _LOGIN_WORD.finditer(text):
+        # "admin" and "account" name many things: a digit or a symbol marks a password.
+        loose = word.group().casefold() in ("admin", "account", "sign-in")
+        for pair in _LOGIN_PAIR.finditer(text, word.end(), min(len(text), word.end() + 80)):
+            value = pair.group("value").rstrip(TRAILING)
+            # Written as "user / password", spaced: not a path or a URL's "27017/?a=b".
+            marked = " / " in pair.group() and (
+                any(c.isdigit() for c in value) or _LOGIN_SYMBOLS.intersection(value)
+            )
+            if looks_made_up(value) and could_be_a_password(value) and (marked or not loose):
+                start = pair.start("value")
+                yield Detection(Category.PASSWORD, start, start + len(value))
+                break
+    if "login" in lowered:
+        for match in _LOGIN_VALUE.finditer(text):
+            value = match.group("value").rstrip(TRAILING.replace("!", ""))
+            symbols = _LOGIN_SYMBOLS.intersection(value) and "@" not in value
+            if symbols and any(c.isdigit() for c in value) and could_be_a_password(value):
+                start = match.start("value")
+                yield Detection(Category.PASSWORD, start, start + len(value))
+    if "@" in text:
+        yield from _email_pairs(text)
+    if "auth" in lowered:
+        for match in _BASIC_AUTH.finditer(text):
+            value = match.group("value").rstrip(TRAILING)
+            if looks_made_up(value) and could_be_a_password(value) and "@" not in value:
+                yield Detection(
+                    Category.PASSWORD, match.start("value"), match.start("value") + len(value)
+                )
+    if "-" in text and any(w in lowered for w in ("apple", "icloud", "app", "应用")):
+        for match in _APPLE_APP_PASSWORD.finditer(text):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+    if "<Key>" in text:
+        for match in _KEEPASS_ENTRY.finditer(text):
+            if could_be_a_password(match.group("value")):
+                yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+    if any(w in lowered for w in ("code", "combination", "combo", "opens", "unlocks")):
+        yield from _lock_codes(text)
+    if "\n" in text and ("?" in text or "？" in text):
+        yield from _codes_answered(text)
+    vault = any(w in lowered for w in ("crypt", "luks", "keepass"))
+    if "phrase" in lowered or "master password" in lowered or "口令" in text or vault:
+        yield from _passphrases(text)
+
+
+def _email_pairs(text: str) -> Iterator[Detection]:
+    """The password after an e-mail address and a slash, a bar or a colon.
+
+    Letters with digits, or a symbol people put in passwords: not a team's name
+    ("sales@acme.com / Sales-Team"), a path ("git@host:group/repo") or an address.
+    """
+    for match in _EMAIL_PAIR.finditer(text):
+        value = match.group("value").rstrip(TRAILING.replace("!", ""))
+        if "@" in value or "/" in value or not could_be_a_password(value):
+            continue
+        letters = any(c.isalpha() for c in value)
+        digits = any(c.isdigit() for c in value)
+        if letters and (digits or _LOGIN_SYMBOLS.intersection(value)):
+            yield Detection(
+                Category.PASSWORD, match.start("value"), match.start("value") + len(value)
+            )
+
+
+def _codes_answered(text: str) -> Iterator[Detection]:
+    """A PIN-length number answering a question about a code on the line before."""
+    for question in _CODE_QUESTION.finditer(text):
+        if _NOT_A_SECRET_CODE.search(question.group()):
+            continue
+        for start, end in answered_below(text, question.start()):
+            value = text[start:end].rstrip(TRAILING)
+            if value.isdigit() and 4 <= len(value) <= 8:
+                yield Detection(Category.PASSWORD, start, start + len(value))
+            break  # only the next line answers it
+
+
+def _lock_codes(text: str) -> Iterator[Detection]:
+    """The code, combination or password that opens a lock, a safe or an archive."""
+    for pattern in _LOCK_CODES:
+        for match in pattern.finditer(text):
+            value = match.group("value").rstrip(TRAILING)
+            # Digits ("3391", "12-34-56"), or a made-up word with digits in it; not a
+            # date ("2024-05-01") or a program ("opens with Adobe-Reader").
+            made_up = looks_made_up(value) and any(c.isdigit() for c in value)
+            if _COMBINATION.fullmatch(value) or (made_up and could_be_a_password(value)):
+                start = match.start("value")
+                yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+def _passphrases(text: str) -> Iterator[Detection]:
+    """Passphrases of plain words, in English or in Chinese."""
+    for match in _PASSPHRASE.finditer(text):
+        words = match.group("value").casefold().split()
+        if words[0] in _NOT_A_PHRASE_START or any(w in _NOT_IN_A_PHRASE for w in words):
+            continue
+        if words[0].endswith("ed"):
+            continue  # "the passphrase was generated by diceware"
+        yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+    for match in _CHINESE_PASSPHRASE.finditer(text):
+        if not _NOT_A_CHINESE_PASSPHRASE.search(match.group("value")):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
