@@ -60,6 +60,12 @@ const (
 // again after UNAVAILABLE; the clients read that list from this file. Write may
 // be sent again only with a `request_id`. The other RPCs change state and must
 // not be repeated blindly.
+//
+// Replicas: a replica that has begun to stop (it drains its calls for up to its
+// shutdown grace) sends the response header `x-recalld-draining: 1` with every
+// answer of this service and SessionService, success or error. A client that
+// routes users to replicas should send that replica's users to their next
+// replica (docs/routing.md); the answer itself is valid.
 type MemoryServiceClient interface {
 	// Write stores one memory or a batch (at most 100). Each result gives the
 	// memory id and what happened to it (see WriteOutcome): the same normalised
@@ -360,6 +366,12 @@ func (c *memoryServiceClient) Consolidate(ctx context.Context, in *ConsolidateRe
 // again after UNAVAILABLE; the clients read that list from this file. Write may
 // be sent again only with a `request_id`. The other RPCs change state and must
 // not be repeated blindly.
+//
+// Replicas: a replica that has begun to stop (it drains its calls for up to its
+// shutdown grace) sends the response header `x-recalld-draining: 1` with every
+// answer of this service and SessionService, success or error. A client that
+// routes users to replicas should send that replica's users to their next
+// replica (docs/routing.md); the answer itself is valid.
 type MemoryServiceServer interface {
 	// Write stores one memory or a batch (at most 100). Each result gives the
 	// memory id and what happened to it (see WriteOutcome): the same normalised

@@ -48,6 +48,12 @@ class MemoryServiceStub:
     again after UNAVAILABLE; the clients read that list from this file. Write may
     be sent again only with a `request_id`. The other RPCs change state and must
     not be repeated blindly.
+
+    Replicas: a replica that has begun to stop (it drains its calls for up to its
+    shutdown grace) sends the response header `x-recalld-draining: 1` with every
+    answer of this service and SessionService, success or error. A client that
+    routes users to replicas should send that replica's users to their next
+    replica (docs/routing.md); the answer itself is valid.
     """
 
     def __init__(self, channel):
@@ -146,6 +152,12 @@ class MemoryServiceServicer:
     again after UNAVAILABLE; the clients read that list from this file. Write may
     be sent again only with a `request_id`. The other RPCs change state and must
     not be repeated blindly.
+
+    Replicas: a replica that has begun to stop (it drains its calls for up to its
+    shutdown grace) sends the response header `x-recalld-draining: 1` with every
+    answer of this service and SessionService, success or error. A client that
+    routes users to replicas should send that replica's users to their next
+    replica (docs/routing.md); the answer itself is valid.
     """
 
     def Write(self, request, context):
@@ -445,6 +457,12 @@ class MemoryService:
     again after UNAVAILABLE; the clients read that list from this file. Write may
     be sent again only with a `request_id`. The other RPCs change state and must
     not be repeated blindly.
+
+    Replicas: a replica that has begun to stop (it drains its calls for up to its
+    shutdown grace) sends the response header `x-recalld-draining: 1` with every
+    answer of this service and SessionService, success or error. A client that
+    routes users to replicas should send that replica's users to their next
+    replica (docs/routing.md); the answer itself is valid.
     """
 
     @staticmethod

@@ -1767,6 +1767,12 @@ export const ConflictResolutionSchema: GenEnum<ConflictResolution> = /*@__PURE__
  * be sent again only with a `request_id`. The other RPCs change state and must
  * not be repeated blindly.
  *
+ * Replicas: a replica that has begun to stop (it drains its calls for up to its
+ * shutdown grace) sends the response header `x-recalld-draining: 1` with every
+ * answer of this service and SessionService, success or error. A client that
+ * routes users to replicas should send that replica's users to their next
+ * replica (docs/routing.md); the answer itself is valid.
+ *
  * @generated from service recalld.v1.MemoryService
  */
 export const MemoryService: GenService<{
