@@ -152,6 +152,7 @@ def main() -> None:
             "tenth",
             "eleventh",
             "twelfth",
+            "thirteenth",
         ),
         default="test",
     )

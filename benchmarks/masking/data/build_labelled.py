@@ -11,19 +11,23 @@ fresh), ``seventh.jsonl`` (one more, written the same way as sixth),
 ``eighth.jsonl`` (one more, written the same way as seventh), ``ninth.jsonl``
 (one more, written the same way as eighth), ``tenth.jsonl`` (one more, written
 the same way as ninth), ``eleventh.jsonl`` (one more, written the same way as
-tenth) and ``twelfth.jsonl`` (one more, written the same way as eleventh) beside
-this file. The sentences are hand-written in
+tenth), ``twelfth.jsonl`` (one more, written the same way as eleventh) and
+``thirteenth.jsonl`` (one more, written the same way as twelfth) beside this file.
+The sentences are hand-written in
 ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``,
 ``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``, ``lines_eighth.py``,
-``lines_ninth.py``, ``lines_tenth.py``, ``lines_eleventh.py`` and
-``lines_twelfth.py``; this script fills the ``⟦...⟧`` tokens in them with values it
-generates (fixed seeds, so re-running rewrites identical files) and labels them:
+``lines_ninth.py``, ``lines_tenth.py``, ``lines_eleventh.py``, ``lines_twelfth.py``
+and ``lines_thirteenth.py``; this script fills the ``⟦...⟧`` tokens in them with
+values it generates (fixed seeds, so re-running rewrites identical files) and labels
+them:
 
     ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc,
                           seventh adds mir diners, eighth adds disc65 maestro rupay troy,
                           ninth adds elo hiper dankort verve (19 digits) uatp (15 digits),
                           eleventh adds napas mada uzcard humo, twelfth adds meeza
-                          (Egypt) bancontact (17 digits) belkart (Belarus) cabal;
+                          (Egypt) bancontact (17 digits) belkart (Belarus) cabal,
+                          thirteenth adds gpn (Indonesia) prostir (Ukraine) shetab
+                          (Iran) naranja (Argentina);
                           separator s=space d=dash n=none, seventh adds nb=no-break space,
                           eighth adds s4=spaces every four digits whatever the brand)
     ⟦id⟧ ⟦id X⟧ ⟦id x⟧ ⟦id sp⟧   national_id (X: check char X; x: lower case; sp: 6-8-4 groups;
@@ -37,7 +41,8 @@ generates (fixed seeds, so re-running rewrites identical files) and labels them:
                           lu mo sa ee; ninth adds cnD (diplomatic) usA (next-generation US
                           book) sk uz np et ae qa ec kh ug az tz ge ve uy; tenth adds by am
                           kg mm zm rw lb rs ba af; eleventh adds dz cr cy ci zw al mk jo;
-                          twelfth adds iq md jm mu tj tm la sv)
+                          twelfth adds iq md jm mu tj tm la sv; thirteenth adds pa xk tt
+                          sn me do)
     ⟦ph cn sp⟧           phone (kind cn|land|us|ca|uk|de|jp|fr|sg|hk|au|kr|pt|cz, then a format;
                           holdout, then seventh, then eighth, then ninth add formats and the
                           kinds in ``more`` in Gen._phone_once; ninth adds cn fw (full-width
@@ -48,7 +53,10 @@ generates (fixed seeds, so re-running rewrites identical files) and labels them:
                           adds cn 86sp (86 without the plus, then spaces), us whois
                           (+1.4155550123) and national formats pt0 gr0 ua0 mx0; twelfth
                           adds cn p86dot (+86.13812345678, WHOIS), deslash (0151/..), in10
-                          (10 bare digits), jpe164, ng234, pkdash, bd0, brparen, ukns)
+                          (10 bare digits), jpe164, ng234, pkdash, bd0, brparen, ukns;
+                          thirteenth adds cn paren86nd ((+86)13812345678) and 86dash
+                          (86-138-1234-5678), and krsp jp0sp th0dash indash pldash es34
+                          hkdash twdash)
     ⟦key openai⟧         api_key (see Gen.key for the kinds)
     ⟦pem rsa⟧            private_key (rsa ec pkcs8 enc openssh pgp, holdout adds dsa ec8
                           opensshenc ed25519 rsaenc, seventh adds ppk, a PuTTY key file,
@@ -67,9 +75,17 @@ generates (fixed seeds, so re-running rewrites identical files) and labels them:
                           suipriv (Sui), aptos (Aptos), wif5 (an uncompressed Bitcoin WIF
                           key), _hash and _slash (every line commented out with # or //);
                           twelfth adds cardano (a cardano-cli signing key's cborHex) and
-                          tmval (a Tendermint/CometBFT validator key, base64))
+                          tmval (a Tendermint/CometBFT validator key, base64); thirteenth
+                          adds opensshec opensshrsa ec521 rsa3072, tmarmor (an armored
+                          Cosmos keyring key), ssh2 (an SSH2/Tectia encrypted key), stellar
+                          (a Stellar secret seed), xrpseed (an XRP family seed), avax (an
+                          Avalanche PrivateKey-), nearpriv (NEAR ed25519:), zprv (BIP84),
+                          filkey (a Lotus wallet export in hex), p12b64 (a PKCS#12 file in
+                          base64), _concat (a PEM in concatenated source strings) and _ent
+                          (newlines as &#10;))
     ⟦iban DE s⟧          iban (country, see IBAN_LEN; s = groups of 4, n = compact; ninth
-                          adds l = groups of 4 in lower case; twelfth adds MR SD SO HN DJ BI)
+                          adds l = groups of 4 in lower case; twelfth adds MR SD SO HN DJ BI;
+                          thirteenth adds FK GL LC)
     ⟦email=a@b.com⟧      email, written literally
     ⟦pw=Secret1⟧         password, written literally (only the password is the value)
     ⟦neg sha1⟧           a generated look-alike that is NOT labelled (hashes, UUIDs, bad
@@ -124,10 +140,16 @@ holdout, final, fresh, sixth, seventh, eighth, ninth, tenth or eleventh, no
 holdout, final, fresh, sixth, seventh, eighth, ninth, tenth or eleventh person
 appears in it, no sentence is a near-copy of an older one
 (``TWELFTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
+lines. The thirteenth split is held to the same rules against all twelve older
+splits: no person in ``THIRTEENTH_NAMES`` appears in dev, test, holdout, final,
+fresh, sixth, seventh, eighth, ninth, tenth, eleventh or twelfth, no holdout,
+final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh or twelfth person
+appears in it, no sentence is a near-copy of an older one
+(``THIRTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
 lines. The splits are built in the order dev, test, holdout, final, fresh, sixth,
-seventh, eighth, ninth, tenth, eleventh, twelfth from one set of used values,
-each with its own seed, so a later split (and the generator kinds added for it)
-leaves the earlier files byte-identical.
+seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth from one set of used
+values, each with its own seed, so a later split (and the generator kinds added for
+it) leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
 """
@@ -154,6 +176,9 @@ B64URL = ALNUM + "-_"
 B64 = ALNUM + "+/"
 HEX = "0123456789abcdef"
 B32 = UPPER + "234567"
+# the base58 and XRP alphabets (added for the thirteenth split)
+B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+RIPPLE = "rpshnaf39wBUDNEGHJKLM4PQRST7VWXYZ2bcdeCg65jkm8oFqi1tuvAxyz"
 
 
 # ---------------------------------------------------------------- check digits
@@ -315,6 +340,10 @@ IBAN_LEN = {
     "HN": 28,
     "DJ": 27,
     "BI": 27,
+    # added for the thirteenth split
+    "FK": 18,
+    "GL": 18,
+    "LC": 32,
 }
 
 
@@ -640,6 +669,18 @@ class Gen:
             return luhn_complete("9112" + self.d(11))
         if brand == "cabal":
             return luhn_complete(r.choice(["604201", "589657"]) + self.d(9))
+        # added for the thirteenth split: GPN (Indonesia), Prostir (Ukraine), Shetab (Iran)
+        # and Naranja (Argentina), 16 digits each
+        if brand == "gpn":
+            return luhn_complete("9360" + r.choice(["0008", "0009", "0011", "0013"]) + self.d(7))
+        if brand == "prostir":
+            return luhn_complete("9804" + self.d(11))
+        if brand == "shetab":
+            return luhn_complete(
+                r.choice(["603799", "610433", "589210", "627353", "622106"]) + self.d(9)
+            )
+        if brand == "naranja":
+            return luhn_complete("589562" + self.d(9))
         raise ValueError(brand)
 
     def card(self, brand: str, fmt: str) -> str:
@@ -907,6 +948,15 @@ class Gen:
                 return {"jm": "A", "tm": "A", "la": "P", "mu": r.choice(L)}[kind] + self.d(7)
             if kind == "tj":
                 return "4" + self.d(8)
+            # added for the thirteenth split
+            if kind in ("pa", "do"):
+                return {"pa": "PA", "do": r.choice(["SC", "RD"])}[kind] + self.d(7)
+            if kind in ("xk", "sn"):
+                return {"xk": "P", "sn": "A"}[kind] + self.d(8)
+            if kind == "tt":
+                return "T" + r.choice("ABC") + self.d(6)
+            if kind == "me":
+                return self.d(8)
             raise ValueError(kind)
 
         return self.unique(one)
@@ -972,6 +1022,9 @@ class Gen:
                 "86sp": f"86 {p} {a} {b}",
                 # added for the twelfth split: the WHOIS style
                 "p86dot": f"+86.{p}{a}{b}",
+                # added for the thirteenth split: (+86) run together, 86- with dashes
+                "paren86nd": f"(+86){p}{a}{b}",
+                "86dash": f"86-{p}-{a}-{b}",
             }[fmt], "CN"
         if kind == "land":
             fmt, _, area = fmt.partition(":")
@@ -1211,6 +1264,15 @@ class Gen:
             "bd0": lambda: (f"01{r.choice('3789')}{d(2)}-{d(6)}", "BD"),
             "brparen": lambda: (f"+55 (11) 9{d(4)}-{d(4)}", "BR"),
             "ukns": lambda: (f"07{r.choice(['911', '700', '400', '823'])}{d(6)}", "GB"),
+            # added for the thirteenth split: more national and international formats
+            "krsp": lambda: (f"010 {r.choice('2345678')}{d(3)} {d(4)}", "KR"),
+            "jp0sp": lambda: (f"0{r.choice(['90', '80', '70'])} {d(4)} {d(4)}", "JP"),
+            "th0dash": lambda: (f"08{r.choice('1256789')}-{d(3)}-{d(4)}", "TH"),
+            "indash": lambda: (f"+91-{r.choice('6789')}{d(4)}-{d(5)}", "IN"),
+            "pldash": lambda: (f"+48 {r.choice('5678')}{d(2)}-{d(3)}-{d(3)}", "PL"),
+            "es34": lambda: (f"+346{d(8)}", "ES"),
+            "hkdash": lambda: (f"+852-{r.choice('569')}{d(3)}-{d(4)}", "HK"),
+            "twdash": lambda: (f"+886-9{d(2)}-{d(3)}-{d(3)}", "TW"),
         }
         if kind in more:
             return more[kind]()
@@ -1320,6 +1382,38 @@ class Gen:
         uid = "-".join([self.s(HEX, 8), self.s(HEX, 4), self.s(HEX, 4), self.s(HEX, 4)])
         payload = {"a": "rw", "iat": now, "id": uid + "-" + self.s(HEX, 12)}
         return self._jwt_plain({"alg": "EdDSA", "typ": "JWT"}, payload, 64)
+
+    def _uuid4(self) -> str:
+        """A random version-4 UUID (added for the thirteenth split)."""
+        s = self.s
+        return "-".join(
+            [s(HEX, 8), s(HEX, 4), "4" + s(HEX, 3), self.r.choice("89ab") + s(HEX, 3), s(HEX, 12)]
+        )
+
+    def _monday(self) -> str:
+        """A monday.com personal API token, an HS256 JWT (added for the thirteenth split)."""
+        r = self.r
+        issued = dt.datetime.fromtimestamp(r.randint(1_735_000_000, 1_775_000_000), dt.UTC)
+        payload = {
+            "tid": r.randint(300_000_000, 520_000_000),
+            "aai": r.randint(10, 99),
+            "uid": r.randint(40_000_000, 75_000_000),
+            "iad": issued.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            "per": "me:write",
+            "actid": r.randint(10_000_000, 30_000_000),
+            "rgn": r.choice(["use1", "euc1", "apse2"]),
+        }
+        return self._jwt_plain({"alg": "HS256"}, payload, 32)
+
+    def _calendly(self) -> str:
+        """A Calendly personal access token, an ES256 JWT (added for the thirteenth split)."""
+        payload = {
+            "iss": "https://auth.calendly.com",
+            "iat": self.r.randint(1_735_000_000, 1_775_000_000),
+            "jti": self._uuid4(),
+            "user_uuid": self._uuid4(),
+        }
+        return self._jwt_plain({"kid": self.s(HEX, 64), "typ": "PAT", "alg": "ES256"}, payload, 64)
 
     def key(self, kind: str) -> str:
         s, d, r = self.s, self.d, self.r
@@ -1820,6 +1914,63 @@ class Gen:
             "ncbi": lambda: s(HEX, 36),
             "vultr": lambda: s(UPPER + DIGITS, 36),
             "xendit": lambda: "xnd_production_" + s(B64, 54) + "==",
+            # added for the thirteenth split: monday.com, Calendly, Zoho (OAuth), Ghost Admin
+            # API, Flagsmith server keys, Unleash, Tailscale (API and OAuth client), Plex,
+            # Philips Hue application keys, Nexus Mods, Modrinth, Adobe client secrets,
+            # ImageKit private keys, Bitget, HTX (Huobi), Volcengine secret keys, WeChat
+            # access tokens, Infobip, Mailgun (new format), New Relic license keys, Miro,
+            # Webex bot tokens, QuickBooks refresh tokens, Revolut Business, DigitalOcean
+            # OAuth, GitLab OAuth application secrets, Sanity, Alibaba Cloud STS (AccessKeyId,
+            # SecurityToken) and 80 hex characters (AbuseIPDB)
+            "monday": self._monday,
+            "calendly": self._calendly,
+            "zoho": lambda: "1000." + s(HEX, 32) + "." + s(HEX, 32),
+            "ghost": lambda: s(HEX, 24) + ":" + s(HEX, 64),
+            "flagsmith": lambda: "ser." + s(ALNUM, 22),
+            "unleash": lambda: (
+                r.choice(["*", "default", "webshop"])
+                + ":"
+                + r.choice(["production", "development"])
+                + "."
+                + s(HEX, 64)
+            ),
+            "tskey_api": lambda: "tskey-api-" + s(ALNUM, 17) + "-" + s(ALNUM, 33),
+            "tskey_client": lambda: "tskey-client-" + s(ALNUM, 17) + "-" + s(ALNUM, 33),
+            "plex": lambda: s(B64URL, 20),
+            "hue": lambda: s(ALNUM, 12) + "-" + s(ALNUM, 27),
+            "nexusmods": lambda: s(B64, 54) + "==--" + s(B64, 16) + "--" + s(B64, 22) + "==",
+            "modrinth": lambda: "mrp_" + s(ALNUM, 60),
+            "adobe": lambda: "p8e-" + s(B64URL, 32),
+            "imagekit": lambda: "private_" + s(B64, 27) + "=",
+            "bitget": lambda: "bg_" + s(HEX, 32),
+            "htx": lambda: (
+                s(HEX, 8)
+                + "-"
+                + r.choice(["bg2hyw2dfg", "rfhfg2mkl3", "dqnh6tyngf", "ez2xc4vb6n", "mjlpdje3ld"])
+                + "-"
+                + s(HEX, 8)
+                + "-"
+                + s(HEX, 5)
+            ),
+            "volcsk": lambda: base64.b64encode(base64.b64encode(s(HEX, 32).encode())).decode(),
+            "wxat": lambda: str(r.randint(70, 99)) + "_" + s(B64URL, 136),
+            "infobip": lambda: s(HEX, 32) + "-" + self._uuid4(),
+            "mailgun2": lambda: s(HEX, 32) + "-" + s(HEX, 8) + "-" + s(HEX, 8),
+            "nrlicense": lambda: s(HEX, 36) + "NRAL",
+            "miro": lambda: "eyJtaXJvLm9yaWdpbiI6ImV1MDEifQ_" + s(B64URL, 27),
+            "webex": lambda: (
+                s(ALNUM, 64) + "_" + r.choice(["PF84", "P0A1", "PE93"]) + "_" + self._uuid4()
+            ),
+            "qbo_refresh": lambda: (
+                "AB11" + str(r.randint(1_780_000_000, 1_799_999_999)) + s(ALNUM, 36)
+            ),
+            "revolut": lambda: "oa_prod_" + s(B64URL, 43),
+            "doo": lambda: "doo_v1_" + s(HEX, 64),
+            "gloas": lambda: "gloas-" + s(HEX, 64),
+            "sanity": lambda: "sk" + s(ALNUM, 180),
+            "alists": lambda: "STS.NT" + s(ALNUM, 26),
+            "alists_token": lambda: "CAIS" + s(B64, 420) + "=",
+            "hex80": lambda: s(HEX, 80),
         }
         return self.unique(table[kind])
 
@@ -1858,6 +2009,22 @@ class Gen:
         ),
         # added for the eleventh split: a secp256k1 SEC1 key (a crypto wallet's signer)
         "eck1": ("EC PRIVATE KEY", "MHQCAQEEI", 64, 3),
+        # added for the thirteenth split: OpenSSH ECDSA and RSA keys, a P-521 SEC1 key and
+        # a 3072-bit PKCS#1 RSA key
+        "opensshec": (
+            "OPENSSH PRIVATE KEY",
+            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAaAAAABNlY2RzYS1zaGEyLW5pc3RwMjU2AAAACG5pc3RwMjU2AAAAQQ",
+            70,
+            5,
+        ),
+        "opensshrsa": (
+            "OPENSSH PRIVATE KEY",
+            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAABlwAAAAdzc2gtcnNhAAAAAwEAAQAAAYEA",
+            70,
+            12,
+        ),
+        "ec521": ("EC PRIVATE KEY", "MIHcAgEBBEIB", 64, 4),
+        "rsa3072": ("RSA PRIVATE KEY", "MIIG5AIBAAKCAYEA", 64, 6),
     }
 
     def pem(self, spec: str) -> str:
@@ -2004,6 +2171,75 @@ class Gen:
             return self.unique(
                 lambda: base64.b64encode(bytes(self.r.randrange(256) for _ in range(64))).decode()
             )
+        # added for the thirteenth split: an armored Cosmos keyring key, an SSH2 (Tectia)
+        # encrypted key, a Stellar secret seed, an XRP family seed, an Avalanche key, a
+        # NEAR key, a BIP84 zprv, a Lotus (Filecoin) wallet export and a PKCS#12 file in
+        # base64
+        if base == "tmarmor":
+
+            def one_tmarmor() -> str:
+                return (
+                    "-----BEGIN TENDERMINT PRIVATE KEY-----\nkdf: bcrypt\nsalt: "
+                    + self.s("0123456789ABCDEF", 32)
+                    + "\ntype: secp256k1\n\n"
+                    + self.s(B64, 64)
+                    + "\n"
+                    + self.s(B64, 12)
+                    + "\n="
+                    + self.s(B64, 4)
+                    + "\n-----END TENDERMINT PRIVATE KEY-----"
+                )
+
+            return self.unique(one_tmarmor)
+        if base == "ssh2":
+
+            def one_ssh2() -> str:
+                body = "P2/56wAAA" + self.s(B64, 70 * 5 + self.r.randint(10, 50))
+                lines = [body[i : i + 70] for i in range(0, len(body), 70)]
+                stamp = dt.date.fromordinal(
+                    dt.date(2018, 1, 1).toordinal() + self.r.randint(0, 2500)
+                ).strftime("%Y%m%d")
+                return (
+                    "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\n"
+                    + f'Comment: "rsa-key-{stamp}"\n'
+                    + "\n".join(lines)
+                    + "\n---- END SSH2 ENCRYPTED PRIVATE KEY ----"
+                )
+
+            return self.unique(one_ssh2)
+        if base == "stellar":
+            return self.unique(lambda: "S" + self.s(B32, 55))
+        if base == "xrpseed":
+            return self.unique(lambda: "s" + self.s(RIPPLE, 28))
+        if base == "avax":
+            return self.unique(lambda: "PrivateKey-" + self.s(b58, 49))
+        if base == "nearpriv":
+            return self.unique(lambda: "ed25519:" + self.s(b58, 88))
+        if base == "zprv":
+            return self.unique(lambda: "zprvA" + self.s(b58, 106))
+        if base == "filkey":
+            return self.unique(
+                lambda: (
+                    json.dumps(
+                        {
+                            "Type": "secp256k1",
+                            "PrivateKey": base64.b64encode(
+                                bytes(self.r.randrange(256) for _ in range(32))
+                            ).decode(),
+                        },
+                        separators=(",", ":"),
+                    )
+                    .encode()
+                    .hex()
+                )
+            )
+        if base == "p12b64":
+            return self.unique(
+                lambda: (
+                    "MIIKaQIBAzCCCi8GCSqGSIb3DQEHAaCCCiAEggocMIIKGDCCBM8GCSqGSIb3DQEHBqCCBMAwggS8"
+                    "AgEAMIIEtQYJKoZIhvcNAQcB" + self.s(B64, 640) + "="
+                )
+            )
         if base == "ppk3enc":
 
             def one_ppk3() -> str:
@@ -2072,6 +2308,10 @@ class Gen:
                 # added for the eleventh split: commented out in a config file or in code
                 "hash": "\n# ",
                 "slash": "\n// ",
+                # added for the thirteenth split: concatenated string literals in source code,
+                # and newlines as XML character references
+                "concat": '\\n" +\n  "',
+                "ent": "&#10;",
             }[style]
             return (
                 f"-----BEGIN {label}-----" + sep + sep.join(lines) + sep + f"-----END {label}-----"
@@ -2232,6 +2472,13 @@ class Gen:
             return d(IBAN_LEN[cc] - 4)
         if cc == "HN":
             return r.choice(["BACN", "CASO", "FICO", "ATLA"]) + d(20)
+        # added for the thirteenth split
+        if cc == "FK":
+            return r.choice(["SC", "FI"]) + d(12)
+        if cc == "GL":
+            return d(14)
+        if cc == "LC":
+            return r.choice(["HEMM", "BOSL", "RBNK"]) + d(24)
         raise ValueError(cc)
 
     def iban(self, cc: str, fmt: str, bad: bool = False) -> str:
@@ -2263,6 +2510,13 @@ class Gen:
         while True:
             v = str(self.r.randint(10**17, 14 * 10**17))
             if not luhn_ok(v) and not ric_ok(v):
+                return v
+
+    def _alipay_appid(self) -> str:
+        """A 16-digit Alipay app id that is not Luhn-valid (added for the thirteenth split)."""
+        while True:
+            v = "2021" + self.d(12)
+            if not luhn_ok(v):
                 return v
 
     def neg(self, kind: str) -> str:
@@ -2478,6 +2732,31 @@ class Gen:
             "tmpub": lambda: base64.b64encode(
                 bytes(self.r.randrange(256) for _ in range(32))
             ).decode(),
+            # added for the thirteenth split: public keys and addresses (NEAR, Stellar, XRP,
+            # Avalanche, a BIP84 zpub, a Tailscale node key), app and user ids (Feishu app id,
+            # DingTalk AppKey, WeChat openid, an Alipay app id, an Oracle Cloud OCID, a
+            # Flagsmith client-side key, a Vercel deployment id), a Lightning invoice and an
+            # IPFS v0 CID
+            "nearpub": lambda: "ed25519:" + s(B58, 44),
+            "stellarpub": lambda: "G" + s(B32, 55),
+            "xrpaddr": lambda: "r" + s(RIPPLE, 33),
+            "avaxaddr": lambda: "X-avax1" + s("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 38),
+            "zpub": lambda: "zpub6" + s(B58, 106),
+            "tsnodekey": lambda: "nodekey:" + s(HEX, 64),
+            "feishuappid": lambda: "cli_" + s(HEX, 16),
+            "dingappkey": lambda: "ding" + s(LOWER + DIGITS, 16),
+            "wxopenid": lambda: "o" + s(B64URL, 27),
+            "alipayappid": self._alipay_appid,
+            "ocid": lambda: "ocid1.instance.oc1.ap-tokyo-1." + s(LOWER + DIGITS, 60),
+            "flagsmithclient": lambda: s(ALNUM, 22),
+            "verceldpl": lambda: "dpl_" + s(ALNUM, 28),
+            "lninvoice": lambda: (
+                "lnbc"
+                + self.r.choice(["10u", "250u", "1m", "50u"])
+                + "1p"
+                + s("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 180)
+            ),
+            "cidv0": lambda: "Qm" + s(B58, 44),
         }
         if kind.startswith("cardfail"):
             _, brand, fmt = kind.split(":")
@@ -2574,6 +2853,7 @@ SEEDS = {
     "tenth": 16093847,
     "eleventh": 48271593,
     "twelfth": 65038172,
+    "thirteenth": 30571948,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -2588,6 +2868,7 @@ MIN_PER_CAT = {
     "tenth": 25,
     "eleventh": 25,
     "twelfth": 25,
+    "thirteenth": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -2602,9 +2883,10 @@ MIN_LINES = {
     "tenth": 320,
     "eleventh": 320,
     "twelfth": 320,
+    "thirteenth": 320,
 }
-# The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh and twelfth splits must
-# also have English, Chinese and mixed lines in every category.
+# The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth and thirteenth
+# splits must also have English, Chinese and mixed lines in every category.
 ALL_LANGS = {
     "final",
     "fresh",
@@ -2615,6 +2897,7 @@ ALL_LANGS = {
     "tenth",
     "eleventh",
     "twelfth",
+    "thirteenth",
 }
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
@@ -2634,6 +2917,8 @@ TENTH_MAX_SIMILARITY = 0.8
 ELEVENTH_MAX_SIMILARITY = 0.8
 # Nor any twelfth sentence to one of the eleven older splits.
 TWELFTH_MAX_SIMILARITY = 0.8
+# Nor any thirteenth sentence to one of the twelve older splits.
+THIRTEENTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -2751,6 +3036,20 @@ ELEVENTH_RAW_KEY_RE = re.compile(
 # more keys that are not PEM blocks (twelfth split): a cardano-cli signing key's cborHex
 # and a Tendermint/CometBFT validator key (64 bytes in base64)
 TWELFTH_RAW_KEY_RE = re.compile(r"5820[0-9a-f]{64}|[A-Za-z0-9+/]{86}==")
+# more keys (thirteenth split): an SSH2 (Tectia) encrypted key, a Stellar secret seed, an
+# XRP family seed, an Avalanche key, a NEAR key, a BIP84 zprv, a Lotus wallet export in
+# hex and a PKCS#12 file in base64
+THIRTEENTH_RAW_KEY_RE = re.compile(
+    r"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\n.+\n---- END SSH2 ENCRYPTED PRIVATE KEY ----"
+    r"|S[A-Z2-7]{55}"
+    r"|s[rpshnaf39wBUDNEGHJKLM4PQRST7VWXYZ2bcdeCg65jkm8oFqi1tuvAxyz]{28}"
+    r"|PrivateKey-[1-9A-HJ-NP-Za-km-z]{49}"
+    r"|ed25519:[1-9A-HJ-NP-Za-km-z]{87,88}"
+    r"|zprvA[1-9A-HJ-NP-Za-km-z]{106}"
+    r"|7b2254797065223a22736563703235366b31222c22507269766174654b6579223a22[0-9a-f]+"
+    r"|MII[A-Za-z0-9+/]{3}IBAzCC[A-Za-z0-9+/]+={0,2}",
+    re.S,
+)
 DIGIT_RUN = re.compile(r"\d(?:[ -]?\d)*")
 IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}")
 CN_MOBILE_LIKE = re.compile(r"(?<!\d)1[3-9]\d(?:[ -]?\d){8}(?!\d)")
@@ -2778,11 +3077,13 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
         # Elo, Hipercard, Dankort, Verve and UATP prefixes: ninth split
         # NAPAS, mada, UzCard and Humo prefixes: eleventh split
         # Meeza, Bancontact, Belkart and Cabal prefixes: twelfth split
+        # GPN, Prostir, Shetab and Naranja prefixes: thirteenth split
         assert re.match(
             r"4|5[1-5]|2[2-7]|3[47]|62|35|6011|36|65|60|50[123]|6759|9792"
             r"|636368|504175|606282|5019|506|1"
             r"|9704|5888|9682|8600|9860"
-            r"|5078|6703|9112|5896",
+            r"|5078|6703|9112|5896"
+            r"|9360|9804|6104|5892|5895",
             digits,
         ), v
         if std:
@@ -2817,6 +3118,7 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
             or TENTH_RAW_KEY_RE.fullmatch(v)
             or ELEVENTH_RAW_KEY_RE.fullmatch(v)
             or TWELFTH_RAW_KEY_RE.fullmatch(v)
+            or THIRTEENTH_RAW_KEY_RE.fullmatch(v)
         ), v
     elif cat == "api_key":
         assert len(v) >= 20 and not re.search(r"\s", v), v
@@ -2992,13 +3294,14 @@ def main() -> None:
     from benchmarks.masking.data.lines_sixth import SIXTH, SIXTH_NAMES
     from benchmarks.masking.data.lines_tenth import TENTH, TENTH_NAMES
     from benchmarks.masking.data.lines_test import TEST
+    from benchmarks.masking.data.lines_thirteenth import THIRTEENTH, THIRTEENTH_NAMES
     from benchmarks.masking.data.lines_twelfth import TWELFTH, TWELFTH_NAMES
 
     std = _stdnum()
     used: set[str] = set()
     # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
-    # eleventh, then twelfth share ``used``; each has its own seed, so each later split
-    # leaves the files of the earlier ones unchanged.
+    # eleventh, twelfth, then thirteenth share ``used``; each has its own seed, so each
+    # later split leaves the files of the earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -3011,6 +3314,7 @@ def main() -> None:
     tenth, _ = build("tenth", TENTH, used, std)
     eleventh, _ = build("eleventh", ELEVENTH, used, std)
     twelfth, _ = build("twelfth", TWELFTH, used, std)
+    thirteenth, _ = build("thirteenth", THIRTEENTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -3024,7 +3328,8 @@ def main() -> None:
     older_than_tenth = {**older_than_ninth, "ninth": ninth}
     older_than_eleventh = {**older_than_tenth, "tenth": tenth}
     older_than_twelfth = {**older_than_eleventh, "eleventh": eleventh}
-    splits = {**older_than_twelfth, "twelfth": twelfth}
+    older_than_thirteenth = {**older_than_twelfth, "twelfth": twelfth}
+    splits = {**older_than_thirteenth, "thirteenth": thirteenth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -3053,6 +3358,7 @@ def main() -> None:
         "tenth": (TENTH_NAMES, TENTH_MAX_SIMILARITY),
         "eleventh": (ELEVENTH_NAMES, ELEVENTH_MAX_SIMILARITY),
         "twelfth": (TWELFTH_NAMES, TWELFTH_MAX_SIMILARITY),
+        "thirteenth": (THIRTEENTH_NAMES, THIRTEENTH_MAX_SIMILARITY),
     }
     people = {"holdout": HOLDOUT_NAMES, "final": FINAL_NAMES}
     split_order = list(splits)
