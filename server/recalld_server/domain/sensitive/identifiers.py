@@ -301,7 +301,7 @@ _CARD_WORD = re.compile(
     r"(?i)\b(?:cards?|karte|carte|tarjeta|cart[ãa]o|carta|kart\w*|karty?|kaart|kortti|kort"
     r"|kártya|debit|credit|visa|mastercard|amex|rupay|troy|elo|verve|unionpay|jcb|maestro"
     r"|discover|diners|uatp|pan|thẻ|atm|bancontact|girocard|interac|eftpos|meeza|belkart|cabal"
-    r"|napas|mada|mir)\b|κάρτα|карт[аыуе]|بطاقة|כרטיס|บัตร|卡|카드|カード"
+    r"|napas|mada|mir|gpn|prostir)\b|κάρτα|карт[аыуе]|картк[аиуі]|картц|ПРОСТІР|بطاقة|כרטיס|บัตร|卡|카드|カード"
 )
 # Cards that are not payment cards: SIM cards (ICCIDs start with 89), library cards.
 _NOT_A_PAYMENT_CARD = re.compile(r"(?i)\b(?:sim|iccid|library|membership|loyalty)\b|sim卡")
@@ -336,7 +336,7 @@ def _named_card(text: str, start: int, digits: str) -> bool:
     """A number the text calls a card, whatever its issuer range, that passes Luhn."""
     if not 13 <= len(digits) <= 19 or not digits.isdigit() or digits.startswith("89"):
         return False
-    before = text[max(0, start - 40) : start]
+    before = text[max(0, start - 60) : start]
     if not _CARD_WORD.search(before) or _NOT_A_PAYMENT_CARD.search(before):
         return False
     return bool(luhn.is_valid(digits))

@@ -23,9 +23,11 @@ import re
 from collections.abc import Callable, Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive.key_encodings import keys_by_encoding
 from recalld_server.domain.sensitive.spans import (
     SENTENCE_END,
     Detection,
+    alone_below,
     answered_below,
     cells_under,
     listed_under,
@@ -42,7 +44,8 @@ _KEY_WORD = re.compile(
     r"|密钥|秘钥|令牌|推流码|串流码|串流金钥|凭证|凭据|授权码|访问码|鉴权|アクセスキー|シークレット|토큰"
     # "API key" in Korean, Japanese, Russian, Spanish, Portuguese, German and French.
     r"|(?i:API\s?키|시크릿\s?키|액세스\s?키|API\s?キー|API-ключ|ключ\w*\s+API|clave\s+(?:de\s+)?API"
-    r"|chave\s+(?:de\s+)?API|API-Schlüssel|clé\s+(?:d'|de\s+l')?API)"
+    r"|chave\s+(?:de\s+)?API|API-Schlüssel|clé\s+(?:d'|de\s+l')?API|chiave\s+(?:di\s+)?API"
+    r"|klucz\w*\s+API|API[- ](?:nyckel|nøkkel|nøgle|avain|sleutel|kulcs|klucz|anahtar))"
 )
 # Words right before "key" that make it no secret: a database's key, a map's key,
 # a public key, a licence.
@@ -70,7 +73,9 @@ _ANOTHER_THING = re.compile(
     r"|交易|地址|哈希|编号|示例|公钥|密码|口令"
 )
 _CANDIDATE = re.compile(
-    r"(?<![A-Za-z0-9+/_\-.~=])[A-Za-z0-9+/_\-.~]{16,}={0,2}(?![A-Za-z0-9+/_\-~=])"
+    r"(?<![A-Za-z0-9+/_\-.~=])[A-Za-z0-9+/_\-.~]{16,}={0,2}"
+    # Base64 parts joined by "--" (an encrypted cookie: data--iv--tag).
+    r"(?:--[A-Za-z0-9+/]{8,}={0,2})*(?![A-Za-z0-9+/_\-~=])"
 )
 
 # A variable, a query parameter, an element or an attribute named for a secret.
@@ -90,6 +95,7 @@ _NAMED_VALUE = re.compile(
     rf"|(?<![A-Za-z0-9_.-])[\"']?(?P<field>{_SECRET_NAME})[\"']?[ \t]*:[ \t]*[\"']?"
     r"(?P<mapped>[A-Za-z0-9+/_\-.~]{16,}={0,2})(?=[\"']?[ \t]*(?:[,}#\n]|$))"
 )
+_WIFI_BEFORE = re.compile(r"(?i)wireless|wi-?fi|wlan")
 _NOT_A_SECRET_NAME = re.compile(
     r"(?i)public|publishable|site|cache|idempot|partition|sort|primary|foreign|row|object"
     # An id, but not an API key pair's id (APCA_API_KEY_ID, like AWS_ACCESS_KEY_ID).
@@ -97,6 +103,8 @@ _NOT_A_SECRET_NAME = re.compile(
     r"|uri|endpoint|region|type"
     r"|alias|version|format|length|size|expir|ttl|count|header|author|monkey|keyboard|keyword"
     r"|turkey|donkey|hockey|jockey|whiskey|lackey"
+    # A Wi-Fi network's key is its password (passwords and password_syntax find it).
+    r"|wifi|wireless|wlan"
 )
 
 # --- private keys by their words ------------------------------------------------------
@@ -105,6 +113,8 @@ _PRIVATE_WORD = re.compile(
     r"(?i)private[ _-]?key|privatekey|priv[ _-]?key|\bwif\b|wallet|metamask|signing[ _-]?key"
     r"|\bsigns? with\b|account[ _-]?key|paper[ -]wallet|私钥|私鑰|秘密鍵|개인\s?키"
     r"|приватн\w* ключ|clave privada|chave privada|clé privée|privater schlüssel"
+    # A wallet's seed: "Polkadot secret seed 0x…", "family seed".
+    r"|\b(?:secret|family|wallet|master) seed\b"
 )
 _PRIVATE_SHAPE = re.compile(
     r"(?<![A-Za-z0-9+/])(?:0x)?[0-9a-fA-F]{64}(?![A-Za-z0-9])"
@@ -112,6 +122,10 @@ _PRIVATE_SHAPE = re.compile(
     r"|(?<![A-Za-z0-9])[5KLc9][1-9A-HJ-NP-Za-km-z]{50,51}(?![A-Za-z0-9])"
     # A 64-byte secret in base58 (Solana and other ed25519 wallets' exports).
     r"|(?<![A-Za-z0-9])[1-9A-HJ-NP-Za-km-z]{86,88}(?![A-Za-z0-9])"
+    # Seeds shaped like Stellar's and XRP's, named as such (key_encodings.py checks
+    # the ones that carry their checksum, named or not).
+    r"|(?<![A-Za-z0-9])S[A-Z2-7]{55}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9])s[1-9A-HJ-NP-Za-km-z]{27,29}(?![A-Za-z0-9])"
 )
 # A private key by its shape alone: age identities, BIP-32 extended private keys, Nostr
 # (nsec, bech32), Tezos (edsk, spsk, p2sk), and a PEM private key in base64 (as a
@@ -119,7 +133,9 @@ _PRIVATE_SHAPE = re.compile(
 # "-----BEGIN" encoded).
 _PRIVATE_BY_SHAPE = re.compile(
     r"(?<![A-Za-z0-9])AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}(?![A-Za-z0-9])"
-    r"|(?<![A-Za-z0-9])[xt]prv[1-9A-HJ-NP-Za-km-z]{100,112}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9])[xyztuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{100,112}(?![A-Za-z0-9])"
+    # Avalanche's "PrivateKey-" (CB58).
+    r"|(?<![A-Za-z0-9])PrivateKey-[1-9A-HJ-NP-Za-km-z]{40,60}(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9])nsec1[02-9ac-hj-np-z]{58}(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9])(?:edsk|spsk|p2sk)[1-9A-HJ-NP-Za-km-z]{50,95}(?![A-Za-z0-9])"
     # A minisign secret key (its public keys start "RWQ"/"RWS").
@@ -135,6 +151,8 @@ _BASE64_PEM = re.compile(r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0
 # ("priv_key": {"type": …, "value": "…"}), a Cardano signing key file's cborHex.
 _JSON_PRIVATE = re.compile(
     r"\"priv(?:ate)?_?key\"\s*:\s*\{[^{}]{0,120}?\"value\"\s*:\s*\"(?P<value>[A-Za-z0-9+/]{40,}={0,2})\""
+    # NEAR's credentials file: "private_key": "ed25519:…" (base58).
+    r"|\"private_?key\"\s*:\s*\"(?:ed25519|secp256k1):(?P<value2>[1-9A-HJ-NP-Za-km-z]{40,})\""
     r"|(?i:skey|signing ?key).{0,160}?(?<![0-9a-fA-F])(?P<cbor>5820[0-9a-fA-F]{64})(?![0-9a-fA-F])",
     re.DOTALL,
 )
@@ -205,7 +223,11 @@ def _keys_around(
     for start, end in answered_below(text, word.start()):
         if (found := key_at(start, end)) is not None:
             yield found
-            break
+            return
+    # Or the next line is the value alone: "here's the token for the lock cloud\nuser: …".
+    alone = alone_below(text, word.start())
+    if alone is not None and (found := key_at(*alone)) is not None:
+        yield found
 
 
 def words_joined(value: str) -> bool:
@@ -251,6 +273,10 @@ def named_values(text: str, random_enough: RandomEnough) -> Iterator[Detection]:
         name = match.group("name") or match.group("param") or match.group("tag") or match["field"]
         if _NOT_A_SECRET_NAME.search(name):
             continue
+        if name.strip("._-").casefold() == "key" and _WIFI_BEFORE.search(
+            text, max(0, match.start() - 40), match.start()
+        ):
+            continue  # "uci set wireless.@wifi-iface[0].key=…": a Wi-Fi password
         value = match.group(group)
         if "//" in value:
             continue  # a URL, not a key
@@ -280,8 +306,9 @@ def private_keys_by_context(text: str) -> Iterator[Detection]:
     lowered = text.lower()
     if "priv" in lowered or "skey" in lowered or "signing" in lowered:
         for match in _JSON_PRIVATE.finditer(text):
-            group = "value" if match.group("value") else "cbor"
+            group = next(g for g in ("value", "value2", "cbor") if match.group(g))
             yield Detection(Category.PRIVATE_KEY, match.start(group), match.end(group))
+    yield from keys_by_encoding(text)
     for match in _WIF.finditer(text):
         if _valid_wif(match.group()):
             yield Detection(Category.PRIVATE_KEY, match.start(), match.end())

@@ -152,6 +152,10 @@ KNOWN_KEYS = re.compile(
             r"(?<![A-Za-z0-9])Atzr\|[A-Za-z0-9_-]{100,}",
             r"(?<![A-Za-z0-9])amzn1\.oa2-cs\.v1\.[0-9a-f]{64}(?![A-Za-z0-9])",
             r"(?<![A-Za-z0-9])up:yeah:[A-Za-z0-9]{100,}",
+            # Ghost Admin API keys (an id, a colon, a hex secret); Unleash API tokens
+            # ("project:environment." and 64 hex digits; "*:" for every project).
+            r"(?<![A-Za-z0-9])[0-9a-f]{24}:[0-9a-f]{64}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9.])(?:[a-z0-9_-]{1,40})?:[a-z][a-z0-9_-]{0,30}\.[0-9a-f]{64}(?![0-9a-f])",
         )
     )
 )

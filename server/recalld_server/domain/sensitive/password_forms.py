@@ -47,7 +47,7 @@ _NOT_A_SECRET_CODE = re.compile(
 # word that says so or with a default administrator's name ("admin/Fuwu2024x").
 _LOGIN_WORD = re.compile(
     r"(?i)\b(?:login|log-in|credentials?|creds|admin|account|sign-in)\b"
-    r"|账号密码|账号和密码|用户名和密码|账密"
+    r"|账号密码|账号和密码|用户名和密码|账密|账号|帐号|账户"
 )
 # HTTP basic auth written as user:password ("basic auth: mlflow_admin:Runs-and-Metrics-5").
 _BASIC_AUTH = re.compile(
@@ -89,6 +89,11 @@ _ADMIN_PAIR = re.compile(
 # A lock's code: "the code for the garage door is 5512", "the safe combination:
 # 12-34-56", "her locker opens with 3391", "the archive unlocks with Tax2024!Rivera".
 _LOCK = r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault|lockbox|keybox)s?"
+# A Chinese safe or lock, a colon, its combination: "衣帽间保险柜：48-17-33".
+_CHINESE_LOCK = re.compile(
+    r"(?:保险柜|保险箱|密码箱|密码锁|挂锁|门锁)[^\n，。；]{0,12}?[:：]\s*"
+    r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[0-9]{4,8}(?![\w-]))"
+)
 _LOCK_VALUE = r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[\x21\x23-\x26\x28-\x7e]{3,})"
 _LOCK_CODES = (
     re.compile(
@@ -175,6 +180,8 @@ def passwords_elsewhere(text: str) -> Iterator[Detection]:
     )
     if wifi or "wpa" in lowered or "WIFI:" in text:
         patterns.append(_WIFI_KEY)
+    if "wi-fi" in lowered or "wifi" in lowered:
+        yield from _wifi_values(text)
     for pattern in patterns:
         for match in pattern.finditer(text):
             named = {k: v for k, v in match.groupdict().items() if v is not None}
@@ -189,7 +196,7 @@ def passwords_elsewhere(text: str) -> Iterator[Detection]:
                 yield Detection(Category.PASSWORD, start, start + len(value))
     for word in _LOGIN_WORD.finditer(text):
         # "admin" and "account" name many things: a digit or a symbol marks a password.
-        loose = word.group().casefold() in ("admin", "account", "sign-in")
+        loose = word.group().casefold() in ("admin", "account", "sign-in", "账号", "帐号", "账户")
         for pair in _LOGIN_PAIR.finditer(text, word.end(), min(len(text), word.end() + 80)):
             value = pair.group("value").rstrip(TRAILING)
             # Written as "user / password", spaced: not a path or a URL's "27017/?a=b".
@@ -203,8 +210,13 @@ def passwords_elsewhere(text: str) -> Iterator[Detection]:
     if "login" in lowered:
         for match in _LOGIN_VALUE.finditer(text):
             value = match.group("value").rstrip(TRAILING.replace("!", ""))
-            symbols = _LOGIN_SYMBOLS.intersection(value) and "@" not in value
-            if symbols and any(c.isdigit() for c in value) and could_be_a_password(value):
+            # A symbol, or a capitalised made-up value with a dash or an underscore
+            # ("car-rental login Aotearoa-Drive-6"), and a digit: not a user name.
+            symbols = _LOGIN_SYMBOLS.intersection(value) or (
+                len(value) >= 8 and value[0].isupper() and ("-" in value or "_" in value)
+            )
+            digit = any(c.isdigit() for c in value)
+            if symbols and digit and "@" not in value and could_be_a_password(value):
                 start = match.start("value")
                 yield Detection(Category.PASSWORD, start, start + len(value))
     if "@" in text:
@@ -225,11 +237,40 @@ def passwords_elsewhere(text: str) -> Iterator[Detection]:
                 yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
     if any(w in lowered for w in ("code", "combination", "combo", "opens", "unlocks")):
         yield from _lock_codes(text)
+    if "锁" in text or "保险" in text or "密码箱" in text:
+        for match in _CHINESE_LOCK.finditer(text):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
     if "\n" in text and ("?" in text or "？" in text):
         yield from _codes_answered(text)
     vault = any(w in lowered for w in ("crypt", "luks", "keepass"))
     if "phrase" in lowered or "master password" in lowered or "口令" in text or vault:
         yield from _passphrases(text)
+
+
+# A made-up value right after "Wi-Fi" is what people share: its password ("…, Wi-Fi
+# Offshore-Wind-12, phone …", "Wi-Fi i klubbhuset: hoppbakke2026"). A network's name
+# is told apart by its maker's prefix or its band ("TP-LINK_5G_8F2A", "Fenwick_5G").
+_WIFI_VALUE = re.compile(
+    r"(?i)(?<!ssid )\bwi-?fi\b(?:[ \t]+(?:i|in|im|en|på|at|bei|chez|del?)[ \t]+[\w'-]{1,20})?"
+    rf"[ \t]*[:：]?[ \t]+(?P<value>{PASSWORD_CHARS}{{8,63}})(?=[\s,;。，]|$)"
+)
+_NETWORK_NAME = re.compile(
+    r"(?i)^(?:tp-?link|netgear|fritz|vodafone|livebox|xfinity|eduroam|linksys|asus|d-?link"
+    r"|huawei|zte|mercury|tenda|xiaomi|sky|virgin|orange|freebox|bbox|telekom|spectrum|att)"
+    r"|[-_ ](?:2\.?4|5)g(?:hz)?$|[-_]ext$"
+)
+
+
+def _wifi_values(text: str) -> Iterator[Detection]:
+    """A made-up value with a digit right after "Wi-Fi", not a network's name."""
+    for match in _WIFI_VALUE.finditer(text):
+        value = match.group("value").rstrip(TRAILING)
+        if not any(c.isdigit() for c in value) or _NETWORK_NAME.search(value):
+            continue
+        if looks_made_up(value) and could_be_a_password(value):
+            yield Detection(
+                Category.PASSWORD, match.start("value"), match.start("value") + len(value)
+            )
 
 
 def _email_pairs(text: str) -> Iterator[Detection]:

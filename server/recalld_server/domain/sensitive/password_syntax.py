@@ -108,6 +108,11 @@ _XML_PASSWORD = re.compile(
 )
 
 
+# NetworkManager's `nmcli … wifi-sec.psk VALUE`; OpenWrt's `uci set wireless.….key=VALUE`.
+_WIFI_COMMAND_KEY = re.compile(
+    r"\bwifi-sec\.psk[ \t]+[\"']?(?P<value>[^\s\"']{8,63})"
+    r"|\buci\s+set\s+wireless\.\S*?\.key=[\"']?(?P<uci>[^\s\"']{8,63})"
+)
 # OpenWrt's wireless config (UCI): the Wi-Fi key of a wifi-iface section.
 _UCI_WIFI_KEY = re.compile(
     r"config\s+wifi-iface\b[^\n]*(?:\n[ \t]+option[^\n]*)*?\n[ \t]+option\s+key\s+"
@@ -131,9 +136,13 @@ def passwords_in_syntax(text: str) -> Iterator[Detection]:
         patterns.append(_COMMAND_PASSWORD)
     if "wifi-iface" in text:
         patterns.append(_UCI_WIFI_KEY)
+    if "wifi-sec.psk" in text or "uci set wireless" in text:
+        patterns.append(_WIFI_COMMAND_KEY)
     for pattern in patterns:
         for match in pattern.finditer(text):
-            group = next(g for g in ("quoted", "double", "value") if match.groupdict().get(g))
+            group = next(
+                g for g in ("quoted", "double", "value", "uci") if match.groupdict().get(g)
+            )
             value = match.group(group)
             if could_be_a_password(value):
                 start = match.start(group)

@@ -27,6 +27,7 @@ _NOT_A_PASSWORD_WORDS = """
     str string int bytes bool text varchar char optional field hash policy manager
     what which never one something anything nothing whatever generated
     changeme changeit change_me replaceme replace_me
+    read loaded taken pulled injected mounted provided supplied passed fetched sourced
 """
 NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
 # Code on the right of "password =": a call ("getpass.getpass()", "input("), not a value.
@@ -35,6 +36,10 @@ _VARIABLE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%")
 _CMDLET = re.compile(
     r"(?:Get|Set|New|Remove|Add|Clear|ConvertTo|ConvertFrom|Read|Write|Invoke|Import|Export"
     r"|Start|Stop|Test|Select|Out|Format|Enable|Disable|Update|Register)-[A-Z][A-Za-z]+"
+)
+_HASHED = re.compile(
+    r"\$(?:2[abxy]?|argon2(?:id|i|d)|[156]|y|gy)\$"
+    r"|(?:pbkdf2_sha(?:1|256)|bcrypt_sha256|argon2|scrypt|sha1|md5)\$"
 )
 _CALL = re.compile(r"[A-Za-z_][\w.]*\(\)?$|[A-Za-z_]\w*\.[A-Za-z_][\w.]*\(")
 
@@ -49,6 +54,8 @@ def could_be_a_password(value: str) -> bool:
     if not any(c.isalnum() for c in value) or _CALL.match(value):  # "******", "getpass("
         return False
     if "***" in value:  # shown with a mask: "a*****@example.com", "Sun***24"
+        return False
+    if _HASHED.match(value):  # what a store keeps: "pbkdf2_sha256$870000$…", "$2b$12$…"
         return False
     if _VARIABLE.fullmatch(value):  # "$DB_PASS", "%PGPASSWORD%"
         return False

@@ -65,7 +65,8 @@ _PASSWORD_STATED = re.compile(
     r"|=|:|：|->"
     # "密码还是 root 的": 还是 and 或是 ask "or", they do not state.
     # Japanese and Korean mark the topic after the word: "パスワードは …", "비밀번호는 …".
-    r"|(?<![还或])是|为|為|は|는|은|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
+    # Cantonese says 系: "wifi 密码系 …".
+    r"|(?<![还或])是|为|為|系|は|는|은|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
     # "to", but not "read it to me: …".
     r"|\s+(?:(?:set|changed|reset|updated)\s+)?to\s+(?!(?:me|him|her|them|us|you)\b)"
     r"|\s+(?P<dash>[—–]\s*|--?\s+))"
@@ -114,7 +115,18 @@ _COMMON_FOUR_LIST = """
     safe easy hard note card name user code text mail sign copy save send read told
     """
 _COMMON_FOUR = frozenset(_COMMON_FOUR_LIST.split())
-_FOUR_GROUPS = re.compile(r"[ \t]*[:：]?[ \t]*(?P<groups>[a-z]{4}(?: [a-z]{4}){3})(?![A-Za-z])")
+# Also WordPress's application passwords: six groups of four letters and digits.
+_FOUR_GROUPS = re.compile(
+    r"[ \t]*[:：]?[ \t]*(?P<groups>[a-z]{4}(?: [a-z]{4}){3}|[A-Za-z0-9]{4}(?: [A-Za-z0-9]{4}){5})"
+    r"(?![A-Za-z0-9])"
+)
+_NAMES_A_FIELD = re.compile(r"(?i)psk|pass|pwd")
+_FACTORY_BEFORE = re.compile(r"(?i)(?:出厂|factory)[^\n，,。]{0,6}$")
+_GROUPS_AFTER_A_COLON = re.compile(
+    r"[^\n:：]{1,60}?[:：][ \t]*"
+    r"(?P<groups>[a-z]{4}(?: [a-z]{4}){3}|[A-Za-z0-9]{4}(?: [A-Za-z0-9]{4}){5})(?![A-Za-z0-9])"
+)
+_PAIR_AFTER = re.compile(rf"[ \t]+/[ \t]+(?P<value>{PASSWORD_CHARS}{{6,}})")
 _TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
 _PIN_WORDS = ("pin", "码", "密", "口令", "code", "keypad", "番号", "暗証")
 
@@ -140,6 +152,8 @@ def passwords(text: str) -> Iterator[Detection]:
     for word in words:
         if text[max(0, word.start() - 2) : word.start()] == "${":
             continue  # "${DB_PASSWORD:?missing}" names a variable
+        if _FACTORY_BEFORE.search(text, max(0, word.start() - 12), word.start()):
+            continue  # "出厂管理密码 123456": printed in every manual
         found = _after_the_word(text, word) or _stated_after_a_clause(text, word)
         if found is not None:
             yield found
@@ -155,7 +169,9 @@ def passwords(text: str) -> Iterator[Detection]:
 def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     """The password stated right after one of its words, if any."""
     if _APP_PASSWORD_WORD.search(text, max(0, word.start() - 24), word.end()):
-        groups = _FOUR_GROUPS.match(text, word.end())
+        groups = _FOUR_GROUPS.match(text, word.end()) or _GROUPS_AFTER_A_COLON.match(
+            text, word.end()
+        )
         if groups is not None and not _COMMON_FOUR.intersection(groups.group("groups").split()):
             return Detection(Category.PASSWORD, groups.start("groups"), groups.end("groups"))
     chinese = not word.group()[0].isascii()
@@ -173,7 +189,10 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         _NOT_ABOUT_THE_VALUE.search(clause) or _ADDRESS.search(named.get("value") or "")
     ):
         stated, named, clause = None, {}, None
-    strong = named.get("quoted") or named.get("groups") or (chinese and named.get("mixed"))
+    letter_groups = named.get("groups")
+    if letter_groups and _COMMON_FOUR.intersection(letter_groups.split()):
+        return None  # "the app password for the site: what will come back"
+    strong = named.get("quoted") or letter_groups or (chinese and named.get("mixed"))
     if stated is not None and strong:
         group = next(g for g in ("quoted", "groups", "mixed") if named.get(g))
         value = stated.group(group).strip().rstrip(TRAILING)
@@ -194,6 +213,8 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         stripped = value.rstrip(TRAILING.replace("!", "").replace("?", ""))
     if not could_be_a_password(stripped) or not stripped.isascii():
         return None
+    if _NAMES_A_FIELD.search(stripped) and not any(c.isdigit() for c in stripped):
+        return None  # "wpa-psk wifi-sec.psk X": another field's name, not its value
     name = word.group().strip("\"'").casefold()
     if NOT_A_PASSWORD_FIELD.search(name):
         return None  # password_hash, POSTGRES_PASSWORD_FILE, password_min_length
@@ -286,6 +307,10 @@ def _listed_or_answered(text: str, word: re.Match[str]) -> Iterator[Detection]:
         if looks_made_up(value) and could_be_a_password(value):
             yield Detection(Category.PASSWORD, start, start + len(value))
     for start, end in answered_below(text, word.start()):
+        # "email and password?\nuser: reidun.s / Squat!Rack-88": the part after " / ".
+        pair = _PAIR_AFTER.match(text, end)
+        if pair is not None:
+            start, end = pair.start("value"), pair.end("value")
         value = text[start:end].rstrip(TRAILING)
         pin = pin_word and value.isdigit() and 4 <= len(value) <= 8
         if (pin or looks_made_up(value)) and could_be_a_password(value) and value.isascii():

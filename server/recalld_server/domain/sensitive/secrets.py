@@ -19,7 +19,10 @@ from recalld_server.domain.sensitive.spans import Detection
 
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,-]*)",
+    r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,-]*)"
+    # The SSH2 format of Tectia and old PuTTY exports ("---- BEGIN SSH2 … ----").
+    r"|---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
+    r"(?:.*?---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----|[\sA-Za-z0-9+/=:,\"-]*)",
     re.DOTALL,
 )
 # A block is a key only with a body: "-----BEGIN … KEY----- [REDACTED] -----END …" is not.
@@ -91,10 +94,19 @@ _PUBLIC_MATERIAL = re.compile(
     r"|(?<![A-Za-z0-9_.-])pk\.eyJ[A-Za-z0-9_.-]+"
     # WireGuard's "PublicKey = …", a public key given by name.
     r"|(?i:public[ _-]?key|pub[ _-]?key|公钥)(?:\s+for\s+[\w ]{1,30}?(?=[:：=]))?(?:\s+value)?"
-    r"\s*[=:：]?\s*[\"']?"
+    r"[\"']?\s*[=:：]?\s*[\"']?(?:ed25519:|secp256k1:)?"
     r"(?!-|ssh-|ecdsa-|sk-ssh)[A-Za-z0-9+/=_-]+"
-    # Tokens meant for the page: "Paddle client-side token test_…".
-    r"|(?i:client[- ]side\s+token)\s*[:=]?\s*\S+"
+    # A line that says its key is public: "Algolia's search-only key, public by design",
+    # "WireGuard public key, safe to share: …" (vendor shapes are still found).
+    r"|(?im:^[^\n]*?(?:public by design|safe to share|search[- ]only)[^\n]*$)"
+    # Tokens meant for the page: "Paddle client-side token test_…", "Flagsmith
+    # client-side key …".
+    r"|(?i:client[- ]side\s+(?:token|key))\s*[:=]?\s*\S+"
+    # Ids that only look random: Vercel deployments, DingTalk app keys (their secret is
+    # the AppSecret), IPFS content ids.
+    r"|(?<![A-Za-z0-9_])dpl_[A-Za-z0-9]{20,}"
+    r"|(?<![A-Za-z0-9])ding[a-z0-9]{16,20}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9])Qm[1-9A-HJ-NP-Za-km-z]{44}(?![A-Za-z0-9])"
     # A public key as a JSON member names it ("pub_key": {"type": …, "value": "…"}).
     r"|\"pub(?:lic)?_?key\"\s*:\s*\{[^{}]{0,200}\}"
     # Tron addresses; PostHog project keys (meant for the page).
@@ -130,7 +142,8 @@ _PUBLIC_MATERIAL = re.compile(
     r"[A-Za-z0-9+/]*={0,2}"
     # An identifier named as one: "segment id Y3Bqc4lea…", "trace ID: …".
     r"|(?i:\b(?:id|uuid|guid|identifier|ksuid|ulid|nanoid|cuid|session|address|addr|tx|txid"
-    r"|txn|transaction)\b(?:\s+(?:is|for [\w ]{1,20}?(?=[:：])))?)\s*[:=#,：]?\s*"
+    r"|txn|transaction|openid|unionid)\b"
+    r"(?:\s+(?:is|for [\w ]{1,20}?(?=[:：])))?)\s*(?:[:=#,：]|是|为)?\s*"
     r"[A-Za-z0-9_-]+"
     r"|(?<![A-Za-z0-9_])(?:pi|ch|cus|in|sub|evt|txn|prod|price|pm|seti|acct)_[A-Za-z0-9]{14,}"
     r"|data:[A-Za-z0-9.+/-]+;base64,[A-Za-z0-9+/=]+"
@@ -142,7 +155,7 @@ _PUBLIC_MATERIAL = re.compile(
 
 def private_keys(text: str) -> Iterator[Detection]:
     """Every PEM private key block with a body, and every PuTTY key file with its private part."""
-    if "PRIVATE KEY" in text:
+    if "PRIVATE KEY" in text:  # PEM, and SSH2's "---- BEGIN SSH2 … PRIVATE KEY ----"
         for match in _PRIVATE_KEY.finditer(text):
             if _KEY_BODY.search(match.group()):
                 yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
@@ -255,6 +268,10 @@ def _random_enough(value: str, *, min_length: int, keyword: bool) -> bool:
             return False
         if "." in core and not core.replace(".", "").isalnum():
             return _entropy(core) >= 3.5
+        # Sixteen symbols carry at most 4 bits each: a random 32-digit hex key often
+        # measures 3.2-3.4, where base64 of the same length is near 4.5.
+        if len(core) >= 32 and _HEX.fullmatch(core):
+            return _entropy(core) >= 3.0
         return _entropy(core) >= 3.3
     if _HEX.fullmatch(core):
         return False

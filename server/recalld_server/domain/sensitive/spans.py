@@ -151,6 +151,24 @@ def listed_under(text: str, start: int) -> Iterator[tuple[int, int]]:
         position += len(line) + 1
 
 
+def alone_below(text: str, start: int) -> tuple[int, int] | None:
+    r"""The value that is all of the next line, after a speaker's name, if it is.
+
+    "user: here's the token for the lock cloud\nuser: d81098fb…": the caller judges it.
+    """
+    line_end = text.find("\n", start)
+    if line_end < 0:
+        return None
+    next_end = text.find("\n", line_end + 1)
+    line = text[line_end + 1 : next_end if next_end >= 0 else len(text)]
+    speaker = _SPEAKER.match(line)
+    at = speaker.end() if speaker else 0
+    value = re.fullmatch(r"[ \t]*([^\s,，。]+)[ \t]*", line[at:])
+    if value is None:
+        return None
+    return line_end + 1 + at + value.start(1), line_end + 1 + at + value.end(1)
+
+
 def answered_below(text: str, start: int) -> Iterator[tuple[int, int]]:
     r"""The first word of each of the next three lines, when a word's line asks a question.
 
