@@ -153,6 +153,7 @@ def main() -> None:
             "eleventh",
             "twelfth",
             "thirteenth",
+            "fourteenth",
         ),
         default="test",
     )

@@ -11,15 +11,16 @@ fresh), ``seventh.jsonl`` (one more, written the same way as sixth),
 ``eighth.jsonl`` (one more, written the same way as seventh), ``ninth.jsonl``
 (one more, written the same way as eighth), ``tenth.jsonl`` (one more, written
 the same way as ninth), ``eleventh.jsonl`` (one more, written the same way as
-tenth), ``twelfth.jsonl`` (one more, written the same way as eleventh) and
-``thirteenth.jsonl`` (one more, written the same way as twelfth) beside this file.
-The sentences are hand-written in
+tenth), ``twelfth.jsonl`` (one more, written the same way as eleventh),
+``thirteenth.jsonl`` (one more, written the same way as twelfth) and
+``fourteenth.jsonl`` (one more, written the same way as thirteenth) beside this
+file. The sentences are hand-written in
 ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``,
 ``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``, ``lines_eighth.py``,
-``lines_ninth.py``, ``lines_tenth.py``, ``lines_eleventh.py``, ``lines_twelfth.py``
-and ``lines_thirteenth.py``; this script fills the ``⟦...⟧`` tokens in them with
-values it generates (fixed seeds, so re-running rewrites identical files) and labels
-them:
+``lines_ninth.py``, ``lines_tenth.py``, ``lines_eleventh.py``, ``lines_twelfth.py``,
+``lines_thirteenth.py`` and ``lines_fourteenth.py``; this script fills the ``⟦...⟧``
+tokens in them with values it generates (fixed seeds, so re-running rewrites
+identical files) and labels them:
 
     ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc,
                           seventh adds mir diners, eighth adds disc65 maestro rupay troy,
@@ -29,11 +30,13 @@ them:
                           thirteenth adds gpn (Indonesia) prostir (Ukraine) shetab
                           (Iran) naranja (Argentina);
                           separator s=space d=dash n=none, seventh adds nb=no-break space,
-                          eighth adds s4=spaces every four digits whatever the brand)
+                          eighth adds s4=spaces every four digits whatever the brand,
+                          fourteenth adds fw=full-width digits, no separator)
     ⟦id⟧ ⟦id X⟧ ⟦id x⟧ ⟦id sp⟧   national_id (X: check char X; x: lower case; sp: 6-8-4 groups;
                           eighth adds kid: born 2010-2022; ninth adds elder: born 1952-1962,
                           dash: 6-8-4 groups with dashes, and old15: a first-generation
-                          15-digit ID, region + YYMMDD + sequence, no check character)
+                          15-digit ID, region + YYMMDD + sequence, no check character;
+                          fourteenth adds fw: full-width digits)
     ⟦pp cnE⟧             passport (cnE cnEA cnG us uk de jp hk ca in fr kr es ng pt gr;
                           holdout adds it pl ie au br mx ru tw sg ch vn nl; seventh adds
                           se cz il dk fi th pk at id be ua nz tr my za ar ph hu kz; eighth
@@ -56,7 +59,8 @@ them:
                           (10 bare digits), jpe164, ng234, pkdash, bd0, brparen, ukns;
                           thirteenth adds cn paren86nd ((+86)13812345678) and 86dash
                           (86-138-1234-5678), and krsp jp0sp th0dash indash pldash es34
-                          hkdash twdash)
+                          hkdash twdash; fourteenth adds uk e164 (+447911123456), fr nd
+                          (0612345678) and de nd (015112345678), run together)
     ⟦key openai⟧         api_key (see Gen.key for the kinds)
     ⟦pem rsa⟧            private_key (rsa ec pkcs8 enc openssh pgp, holdout adds dsa ec8
                           opensshenc ed25519 rsaenc, seventh adds ppk, a PuTTY key file,
@@ -90,7 +94,9 @@ them:
     ⟦pw=Secret1⟧         password, written literally (only the password is the value)
     ⟦neg sha1⟧           a generated look-alike that is NOT labelled (hashes, UUIDs, bad
                           check digits, public keys ...; ``pemfake:LABEL:body`` is a PEM
-                          frame around a placeholder body)
+                          frame around a placeholder body; fourteenth adds tborder (a
+                          19-digit Taobao order number) and sfwaybill (an SF Express
+                          waybill number), neither Luhn-valid)
 
 Every line is checked before anything is written: each value is an exact,
 unique substring of its text; card numbers pass Luhn, resident IDs pass
@@ -146,10 +152,16 @@ fresh, sixth, seventh, eighth, ninth, tenth, eleventh or twelfth, no holdout,
 final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh or twelfth person
 appears in it, no sentence is a near-copy of an older one
 (``THIRTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
+lines. The fourteenth split is held to the same rules against all thirteen older
+splits: no person in ``FOURTEENTH_NAMES`` appears in dev, test, holdout, final,
+fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth or thirteenth, no
+holdout, final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth or
+thirteenth person appears in it, no sentence is a near-copy of an older one
+(``FOURTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
 lines. The splits are built in the order dev, test, holdout, final, fresh, sixth,
-seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth from one set of used
-values, each with its own seed, so a later split (and the generator kinds added for
-it) leaves the earlier files byte-identical.
+seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth from one
+set of used values, each with its own seed, so a later split (and the generator
+kinds added for it) leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
 """
@@ -568,6 +580,7 @@ US_AREAS = [
 ]
 CA_AREAS = ["604", "416", "514", "403", "613"]
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")  # added for the ninth split
+HALFWIDTH = str.maketrans("０１２３４５６７８９", "0123456789")  # added for the fourteenth split
 
 
 class Gen:
@@ -686,10 +699,13 @@ class Gen:
     def card(self, brand: str, fmt: str) -> str:
         # nb (no-break spaces) and the 14-digit 4-6-4 grouping were added for the seventh split
         # s4 (spaces every four digits, whatever the brand) was added for the eighth split
-        sep = {"s": " ", "d": "-", "n": "", "nb": "\u00a0", "s4": " "}[fmt]
+        # fw (full-width digits, no separator) was added for the fourteenth split
+        sep = {"s": " ", "d": "-", "n": "", "nb": "\u00a0", "s4": " ", "fw": ""}[fmt]
 
         def one() -> str:
             num = self.card_digits(brand)
+            if fmt == "fw":
+                return num.translate(FULLWIDTH)
             sizes = {
                 13: [4, 4, 5],
                 14: [4, 6, 4],
@@ -741,7 +757,7 @@ class Gen:
                 c = ric_check_char(first)
                 if mode.upper() == "X" and c != "X":
                     continue
-                if mode in ("", "kid", "elder", "dash") and c == "X":
+                if mode in ("", "kid", "elder", "dash", "fw") and c == "X":
                     # keep X for the explicit cases
                     continue
                 v = first + c
@@ -751,6 +767,8 @@ class Gen:
                     v = v[:6] + " " + v[6:14] + " " + v[14:]
                 if mode == "dash":  # added for the ninth split: 6-8-4 groups with dashes
                     v = v[:6] + "-" + v[6:14] + "-" + v[14:]
+                if mode == "fw":  # added for the fourteenth split: full-width digits
+                    v = v.translate(FULLWIDTH)
                 return v
             raise AssertionError
 
@@ -1073,6 +1091,8 @@ class Gen:
                 return f"07{r.choice(['911', '700', '400', '823', '412', '956'])} {d(6)}", "GB"
             if fmt == "p0":  # added for the eighth split
                 return f"+44 (0)7{r.choice(['911', '700', '400', '823', '412'])} {d(6)}", "GB"
+            if fmt == "e164":  # added for the fourteenth split
+                return f"+447{r.choice(['911', '700', '400', '823', '412'])}{d(6)}", "GB"
             return f"+44 7{r.choice(['911', '700', '400', '823', '412', '956'])} {d(6)}", "GB"
         if kind == "de":
             if fmt == "mob0":  # added for the holdout split
@@ -1085,6 +1105,8 @@ class Gen:
                 return f"+49 (0){r.choice(['151', '160', '170', '176'])} {d(8)}", "DE"
             if fmt == "e164":  # added for the ninth split
                 return f"+49{r.choice(['151', '160', '170', '176'])}{d(8)}", "DE"
+            if fmt == "nd":  # added for the fourteenth split: national, run together
+                return f"0{r.choice(['151', '160', '170', '176'])}{d(8)}", "DE"
             return f"+49 {r.choice(['151', '152', '160', '170', '176'])} {d(8)}", "DE"
         if kind == "jp":
             if fmt == "nat":  # added for the holdout split
@@ -1103,6 +1125,8 @@ class Gen:
                 return "06 " + " ".join(d(2) for _ in range(4)), "FR"
             if fmt == "p0":  # added for the eighth split
                 return "+33 (0)6 " + " ".join(d(2) for _ in range(4)), "FR"
+            if fmt == "nd":  # added for the fourteenth split: national, run together
+                return "0" + r.choice("67") + "".join(d(2) for _ in range(4)), "FR"
             return "+33 " + r.choice("67") + " " + " ".join(d(2) for _ in range(4)), "FR"
         if kind == "sg":
             if fmt == "nat":  # added for the holdout split
@@ -1354,6 +1378,18 @@ class Gen:
                 enc(sig),
             ]
         )
+
+    def _supabase_service(self) -> str:
+        """A Supabase service_role JWT, a server secret (added for the fourteenth split)."""
+        now = self.r.randint(1_700_000_000, 1_770_000_000)
+        payload = {
+            "iss": "supabase",
+            "ref": self.s(LOWER, 20),
+            "role": "service_role",
+            "iat": now,
+            "exp": now + 315_360_000,
+        }
+        return self._jwt_plain({"alg": "HS256", "typ": "JWT"}, payload, 32)
 
     def _jwt_plain(self, header: dict[str, str], payload: dict[str, object], sig_len: int) -> str:
         """A JWT from a header, a payload and random signature bytes (eleventh split)."""
@@ -1971,6 +2007,8 @@ class Gen:
             "alists": lambda: "STS.NT" + s(ALNUM, 26),
             "alists_token": lambda: "CAIS" + s(B64, 420) + "=",
             "hex80": lambda: s(HEX, 80),
+            # added for the fourteenth split: the Supabase service_role key
+            "supaservice": self._supabase_service,
         }
         return self.unique(table[kind])
 
@@ -2519,6 +2557,22 @@ class Gen:
             if not luhn_ok(v):
                 return v
 
+    def _tborder(self) -> str:
+        """A 19-digit Taobao order number that is not Luhn-valid (added for the fourteenth
+        split)."""
+        while True:
+            v = self.r.choice("1234") + self.d(18)
+            if not luhn_ok(v):
+                return v
+
+    def _sfwaybill(self) -> str:
+        """An SF Express waybill number, SF and 13 digits that are not Luhn-valid (added
+        for the fourteenth split)."""
+        while True:
+            v = "SF" + self.r.choice("13") + self.d(12)
+            if not luhn_ok(v[2:]):
+                return v
+
     def neg(self, kind: str) -> str:
         s = self.s
         if kind.startswith("b64="):
@@ -2757,6 +2811,9 @@ class Gen:
                 + s("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 180)
             ),
             "cidv0": lambda: "Qm" + s(B58, 44),
+            # added for the fourteenth split: a Taobao order number and an SF Express waybill
+            "tborder": self._tborder,
+            "sfwaybill": self._sfwaybill,
         }
         if kind.startswith("cardfail"):
             _, brand, fmt = kind.split(":")
@@ -2854,6 +2911,7 @@ SEEDS = {
     "eleventh": 48271593,
     "twelfth": 65038172,
     "thirteenth": 30571948,
+    "fourteenth": 57209316,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -2869,6 +2927,7 @@ MIN_PER_CAT = {
     "eleventh": 25,
     "twelfth": 25,
     "thirteenth": 25,
+    "fourteenth": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -2884,9 +2943,10 @@ MIN_LINES = {
     "eleventh": 320,
     "twelfth": 320,
     "thirteenth": 320,
+    "fourteenth": 320,
 }
-# The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth and thirteenth
-# splits must also have English, Chinese and mixed lines in every category.
+# The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth and
+# fourteenth splits must also have English, Chinese and mixed lines in every category.
 ALL_LANGS = {
     "final",
     "fresh",
@@ -2898,6 +2958,7 @@ ALL_LANGS = {
     "eleventh",
     "twelfth",
     "thirteenth",
+    "fourteenth",
 }
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
@@ -2919,6 +2980,8 @@ ELEVENTH_MAX_SIMILARITY = 0.8
 TWELFTH_MAX_SIMILARITY = 0.8
 # Nor any thirteenth sentence to one of the twelve older splits.
 THIRTEENTH_MAX_SIMILARITY = 0.8
+# Nor any fourteenth sentence to one of the thirteen older splits.
+FOURTEENTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -3072,6 +3135,7 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
     assert v == v.strip() and v, (cat, v)
     if cat == "card_number":
         digits = re.sub(r"[ \u00a0-]", "", v)  # no-break spaces: seventh split
+        digits = digits.translate(HALFWIDTH)  # full-width digits: fourteenth split
         assert digits.isdigit() and 13 <= len(digits) <= 19 and luhn_ok(digits), v
         # 65, 60, Maestro and Troy prefixes: eighth split
         # Elo, Hipercard, Dankort, Verve and UATP prefixes: ninth split
@@ -3089,6 +3153,7 @@ def check_value(cat: str, v: str, g: Gen, std: StdChecks | None) -> None:
         if std:
             assert std.luhn(digits), v
     elif cat == "national_id":
+        v = v.translate(HALFWIDTH)  # full-width digits: fourteenth split
         if len(v) == 15:  # a first-generation ID (ninth split): stdnum knows only 18 digits
             assert ric15_ok(v), v
             return
@@ -3287,6 +3352,7 @@ def main() -> None:
     from benchmarks.masking.data.lines_eighth import EIGHTH, EIGHTH_NAMES
     from benchmarks.masking.data.lines_eleventh import ELEVENTH, ELEVENTH_NAMES
     from benchmarks.masking.data.lines_final import FINAL, FINAL_NAMES
+    from benchmarks.masking.data.lines_fourteenth import FOURTEENTH, FOURTEENTH_NAMES
     from benchmarks.masking.data.lines_fresh import FRESH, FRESH_NAMES
     from benchmarks.masking.data.lines_holdout import HOLDOUT, HOLDOUT_NAMES
     from benchmarks.masking.data.lines_ninth import NINTH, NINTH_NAMES
@@ -3300,8 +3366,8 @@ def main() -> None:
     std = _stdnum()
     used: set[str] = set()
     # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
-    # eleventh, twelfth, then thirteenth share ``used``; each has its own seed, so each
-    # later split leaves the files of the earlier ones unchanged.
+    # eleventh, twelfth, thirteenth, then fourteenth share ``used``; each has its own seed,
+    # so each later split leaves the files of the earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -3315,6 +3381,7 @@ def main() -> None:
     eleventh, _ = build("eleventh", ELEVENTH, used, std)
     twelfth, _ = build("twelfth", TWELFTH, used, std)
     thirteenth, _ = build("thirteenth", THIRTEENTH, used, std)
+    fourteenth, _ = build("fourteenth", FOURTEENTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -3329,7 +3396,8 @@ def main() -> None:
     older_than_eleventh = {**older_than_tenth, "tenth": tenth}
     older_than_twelfth = {**older_than_eleventh, "eleventh": eleventh}
     older_than_thirteenth = {**older_than_twelfth, "twelfth": twelfth}
-    splits = {**older_than_thirteenth, "thirteenth": thirteenth}
+    older_than_fourteenth = {**older_than_thirteenth, "thirteenth": thirteenth}
+    splits = {**older_than_fourteenth, "fourteenth": fourteenth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -3359,6 +3427,7 @@ def main() -> None:
         "eleventh": (ELEVENTH_NAMES, ELEVENTH_MAX_SIMILARITY),
         "twelfth": (TWELFTH_NAMES, TWELFTH_MAX_SIMILARITY),
         "thirteenth": (THIRTEENTH_NAMES, THIRTEENTH_MAX_SIMILARITY),
+        "fourteenth": (FOURTEENTH_NAMES, FOURTEENTH_MAX_SIMILARITY),
     }
     people = {"holdout": HOLDOUT_NAMES, "final": FINAL_NAMES}
     split_order = list(splits)
