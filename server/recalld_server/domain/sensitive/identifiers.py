@@ -35,7 +35,9 @@ _NATIONAL_ID = re.compile(
 # The first-generation ID (before 1999): 15 digits, region, YYMMDD, sequence, no check
 # digit; only after a word for it, since any 15 digits could pass.
 _OLD_NATIONAL_ID = re.compile(rf"{BEFORE}[1-8][0-9]{{14}}(?![A-Za-z{DIGIT}_-])")
-_ID_WORD = re.compile(r"(?i)身份证|身份證|证件|證件|sfz|居民|\bid\b|identity|resident")
+_ID_WORD = re.compile(
+    r"(?i)身份证|身份證|证件|證件|sfz|居民|户口本|户口簿|户籍|\bid\b|identity|resident"
+)
 _PROVINCES = frozenset(
     {
         "11", "12", "13", "14", "15", "21", "22", "23", "31", "32", "33", "34", "35", "36",
@@ -78,7 +80,9 @@ _PASSPORT_STEMS = (
 # "173825112 (passport)", "E12345678 就是他现在的护照号": the number right before the word.
 _PASSPORT_BEFORE = re.compile(
     r"(?<![A-Za-z0-9])([A-Z0-9]{6,9})\s*"
-    r"(?:[(（]|(?:is|was)\s+(?:the|my|his|her|their|our)\s+|就?是(?:[\u4e00-\u9fff]{1,8}的)?)?\s*$"
+    r"(?:[(（]|(?:is|was)\s+(?:the|my|his|her|their|our)\s+|就?是(?:[\u4e00-\u9fff]{1,8}的)?"
+    # "277213558 — that's Clemency's passport".
+    r"|[—–-]+\s*that'?s\s+(?:the|my|his|her|their|our|[A-Z][\w'’-]{1,30}'s)\s+)?\s*$"
 )
 # Passport numbers: letters and digits (China E12345678, EA1234567, Germany C2Z2LCGKK,
 # France 87ZL44099) or digits alone (US, UK); upper case, six to nine characters.
@@ -189,7 +193,7 @@ def passports(text: str) -> Iterator[Detection]:
         end = SENTENCE_END.search(reach)
         window_end = word.end() + (end.start() if end else len(reach))
         numbers = list(_PASSPORT_NUMBER.finditer(text, word.end(), window_end))
-        before = _PASSPORT_BEFORE.search(text, max(0, word.start() - 28), word.start())
+        before = _PASSPORT_BEFORE.search(text, max(0, word.start() - 48), word.start())
         if before is not None:
             numbers.extend(_PASSPORT_NUMBER.finditer(text, before.start(1), before.end(1)))
         numbers.extend(_in_its_column(text, word))

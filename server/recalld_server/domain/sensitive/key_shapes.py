@@ -87,7 +87,7 @@ KNOWN_KEYS = re.compile(
             r"(?<![A-Za-z0-9_-])pul-[a-f0-9]{40}(?![A-Za-z0-9])",
             r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])",
             r"(?<![A-Za-z0-9])dt0[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])",
-            r"(?<![A-Za-z0-9_])pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=_.-]{32,64}",
+            r"(?<![A-Za-z0-9_])pscale_(?:tkn|oauth)_[A-Za-z0-9=_.-]{32,64}",
             r"(?<![A-Za-z0-9_])sbp_[a-f0-9]{40}(?![A-Za-z0-9])",
             # Model providers: Replicate, Groq, xAI, Perplexity, OpenRouter's "sk-or-" is sk-.
             r"(?<![A-Za-z0-9_])r8_[A-Za-z0-9]{37}(?![A-Za-z0-9])",

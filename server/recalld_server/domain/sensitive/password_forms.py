@@ -221,6 +221,11 @@ def passwords_elsewhere(text: str) -> Iterator[Detection]:
                 yield Detection(Category.PASSWORD, start, start + len(value))
     if "@" in text:
         yield from _email_pairs(text)
+    if "answer" in lowered or "密保" in text or "安全问题" in text:
+        for match in _SECURITY_ANSWER.finditer(text):
+            group = "value" if match.group("value") else "zh"
+            if could_be_a_password(match.group(group)):
+                yield Detection(Category.PASSWORD, match.start(group), match.end(group))
     if "auth" in lowered:
         for match in _BASIC_AUTH.finditer(text):
             value = match.group("value").rstrip(TRAILING)
@@ -271,6 +276,14 @@ def _wifi_values(text: str) -> Iterator[Detection]:
             yield Detection(
                 Category.PASSWORD, match.start("value"), match.start("value") + len(value)
             )
+
+
+# The answer to a bank's security question is a password of plain words.
+_SECURITY_ANSWER = re.compile(
+    r"(?i)\b(?:security|secret) answer\b[^\n.;]{0,60}?(?:\bis\b|[:：])[ \t]*[\"'“‘]?"
+    r"(?P<value>[^\s\"'”’.,;。，]{3,40})"
+    r"|(?:密保答案|安全问题答案|密保问题的?答案)\s*(?:是|为|[:：])\s*(?P<zh>[^\s，。,;；]{2,20})"
+)
 
 
 def _email_pairs(text: str) -> Iterator[Detection]:

@@ -113,6 +113,8 @@ _WIFI_COMMAND_KEY = re.compile(
     r"\bwifi-sec\.psk[ \t]+[\"']?(?P<value>[^\s\"']{8,63})"
     r"|\buci\s+set\s+wireless\.\S*?\.key=[\"']?(?P<uci>[^\s\"']{8,63})"
 )
+# PlanetScale's database passwords have a shape of their own.
+_PLANETSCALE_PASSWORD = re.compile(r"(?<![A-Za-z0-9_])pscale_pw_[A-Za-z0-9=_.-]{32,64}")
 # OpenWrt's wireless config (UCI): the Wi-Fi key of a wifi-iface section.
 _UCI_WIFI_KEY = re.compile(
     r"config\s+wifi-iface\b[^\n]*(?:\n[ \t]+option[^\n]*)*?\n[ \t]+option\s+key\s+"
@@ -151,6 +153,9 @@ def passwords_in_syntax(text: str) -> Iterator[Detection]:
         for match in _PGPASS.finditer(text):
             if could_be_a_password(match.group("value")):
                 yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+    if "pscale_pw_" in text:
+        for match in _PLANETSCALE_PASSWORD.finditer(text):
+            yield Detection(Category.PASSWORD, match.start(), match.end())
     lowered = text.lower()
     if "pass" in lowered or "pwd" in lowered:
         yield from _quoted_pairs(text)

@@ -53,6 +53,8 @@ def could_be_a_password(value: str) -> bool:
         return False
     if not any(c.isalnum() for c in value) or _CALL.match(value):  # "******", "getpass("
         return False
+    if value.startswith("//"):  # a URL's rest: "Password for 'https://github.com'"
+        return False
     if "***" in value:  # shown with a mask: "a*****@example.com", "Sun***24"
         return False
     if _HASHED.match(value):  # what a store keeps: "pbkdf2_sha256$870000$…", "$2b$12$…"

@@ -41,7 +41,7 @@ _PASSWORD_WORD = re.compile(
     r"|has[łl]o|heslo|jelsz[óo]|parol[ăa]|contrase[ñn]a|senha|palavra-passe|mot de passe"
     r"|mật khẩu|kata sandi|passwd|passcode|pass ?phrase|pwd|pw|pass|psk|pin(?: ?code)?"
     # Typed in a hurry: "pasword", "passwrod", "passowrd".
-    r"|pas+w(?:or|ro|o)d|passowrd|pssword"
+    r"|pas+w(?:or|ro|o)d|passowrd|pssword|pass ?key"
     # "alarm panel code", "door entry code": a word may stand between.
     r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box)"
     r"(?: (?:panel|keypad|entry|system|box))?"
@@ -128,7 +128,7 @@ _GROUPS_AFTER_A_COLON = re.compile(
 )
 _PAIR_AFTER = re.compile(rf"[ \t]+/[ \t]+(?P<value>{PASSWORD_CHARS}{{6,}})")
 _TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
-_PIN_WORDS = ("pin", "码", "密", "口令", "code", "keypad", "番号", "暗証")
+_PIN_WORDS = ("pin", "码", "密", "口令", "code", "keypad", "番号", "暗証", "passkey", "pass key")
 
 
 # What every word above holds (case-folded): without one, no word is looked for.
@@ -228,6 +228,8 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     pin = stripped.isdigit() and 4 <= len(stripped) <= 8 and any(w in name for w in _PIN_WORDS)
     if name == "pass" and _PASSPORT_SHAPE.fullmatch(stripped):
         return None  # "Eesti pass K7654824": a passport
+    if name in ("passkey", "pass key") and not pin:
+        return None  # a WebAuthn passkey is no typed value: only a console's PIN counts
     weak = (
         name in {"pass", "pw", "pin", "psk", "passwords"}  # a list follows "passwords:"
         or stated is None
@@ -254,15 +256,29 @@ _STATED_LATER = re.compile(
 )
 
 
+_COLON_LATER = re.compile(
+    r"(?P<between>[^\n.;!?:：]{1,80}?)[:：][ \t]*[\"'“‘]?"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
+
+
 def _stated_after_a_clause(text: str, word: re.Match[str]) -> Detection | None:
     """The value after "is" later in the word's clause: a PIN, or a made-up value."""
     match = _STATED_LATER.match(text, word.end())
+    colon = match is None
+    if colon:
+        match = _COLON_LATER.match(text, word.end())
     if match is None or _NOT_ABOUT_THE_VALUE.search(match.group("between")):
         return None
     value = match.group("value").rstrip(TRAILING.replace("!", ""))
     name = word.group().casefold()
     pin = value.isdigit() and 4 <= len(value) <= 8 and any(w in name for w in _PIN_WORDS)
     if not (pin or looks_made_up(value)) or not could_be_a_password(value):
+        return None
+    # After an aside and a colon only what is plainly made up: letters, a digit and a
+    # symbol ("…, she asked me to keep it: Abernethy#Loch5").
+    symbol = any(not c.isalnum() for c in value) and any(c.isdigit() for c in value)
+    if colon and not (pin or symbol):
         return None
     if NOT_A_PASSWORD_FIELD.search(name):
         return None
@@ -277,7 +293,7 @@ _CHANGED_TO = re.compile(
     # "… hint is useless, so here it is: X".
     r"|here it is\s*[:：]|here you go\s*[:：]|(?:type|spell|write) it(?: out| down)?\s*[:：])"
     r"\s*[\"'“‘]?"
-    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}}|[0-9]{{4,5}}[*#]?)"
 )
 
 
@@ -289,9 +305,14 @@ def _changed_later(text: str, word: re.Match[str]) -> Iterator[Detection]:
     match = _CHANGED_TO.search(text, word.end(), window_end)
     if match is not None:
         value = match.group("value").rstrip(TRAILING)
-        if looks_made_up(value) and could_be_a_password(value):
+        # Or a PIN for a word for one: "单元门的密码换了，新的是 0412*".
+        pin = _PIN_VALUE.fullmatch(value) and any(w in word.group().casefold() for w in _PIN_WORDS)
+        if (pin or looks_made_up(value)) and could_be_a_password(value):
             start = match.start("value")
             yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+_PIN_VALUE = re.compile(r"[0-9]{4,8}[*#]?")
 
 
 def _listed_or_answered(text: str, word: re.Match[str]) -> Iterator[Detection]:

@@ -93,7 +93,8 @@ _PUBLIC_MATERIAL = re.compile(
     # Mapbox public tokens ("pk.eyJ…", meant for the browser).
     r"|(?<![A-Za-z0-9_.-])pk\.eyJ[A-Za-z0-9_.-]+"
     # WireGuard's "PublicKey = …", a public key given by name.
-    r"|(?i:public[ _-]?key|pub[ _-]?key|公钥)(?:\s+for\s+[\w ]{1,30}?(?=[:：=]))?(?:\s+value)?"
+    r"|(?i:public[ _-]?key|pub[ _-]?key|公钥)(?:\s+(?:for|of)\s+[\w ]{1,30}?(?=[:：=]))?"
+    r"(?:\s+value)?"
     r"[\"']?\s*[=:：]?\s*[\"']?(?:ed25519:|secp256k1:)?"
     r"(?!-|ssh-|ecdsa-|sk-ssh)[A-Za-z0-9+/=_-]+"
     # A line that says its key is public: "Algolia's search-only key, public by design",
@@ -174,7 +175,10 @@ def api_keys(text: str) -> Iterator[Detection]:
         for match in KNOWN_KEYS.finditer(text, run.start(), run.end()):
             if _anonymous_jwt(match.group()):
                 browser_keys.append((match.start(), match.end()))
-            elif len(set(match.group())) >= 10:  # not a placeholder like sk-xxxxxxxxxxxx
+            # Not a placeholder like sk-xxxxxxxxxxxx. AWS's documented example key
+            # (AKIA…EXAMPLE) stays masked, like a published test card: it is what
+            # people and tests use as the example of one.
+            elif len(set(match.group())) >= 10:
                 yield Detection(Category.API_KEY, match.start(), match.end())
     if "hook" in text or "robot/send" in text or "ifttt" in text:
         for match in _WEBHOOK.finditer(text):
@@ -209,6 +213,8 @@ def api_keys(text: str) -> Iterator[Detection]:
         for match in _RANDOM_WORD.finditer(text)
         if _random_enough(match.group(), min_length=24, keyword=False)
         and not key_context.words_joined(match.group())
+        # PlanetScale's "pscale_pw_…" is a database password (password_syntax.py).
+        and not match.group().startswith("pscale_pw_")
         # A PEM block in base64: private ones are private keys (key_context.py), public
         # keys and certificates are public.
         and not match.group().startswith("LS0tLS1CRUdJTi")
@@ -303,6 +309,8 @@ def _decodes_to_text(value: str) -> bool:
         return False
     if not plain.isprintable():
         return False
+    if plain.startswith("{") and plain.endswith("}"):
+        return True  # JSON: a JWT's header alone, a config blob
     # Words in any script, with their spaces and punctuation: "周五交房租，顺便交水电".
     wordy = sum(c.isalpha() or c.isspace() for c in plain)
     return " " in plain or plain.isalpha() or wordy >= 0.7 * len(plain)

@@ -131,6 +131,8 @@ _ANSWER_START = re.compile(r"(?i)(?:it'?s|it is|that'?s|here(?: it is)?|是|就�
 _QUESTION = re.compile(
     r"[?？]|多少|是什么|是啥|几号|什么"
     r"|(?i:\b(?:what'?s|what is|whats|where'?s|which|do you have|can you|could you|send me)\b)"
+    # An agent asking for it: "I'll need your current voicemail PIN."
+    r"|(?i:\b(?:need|give me|tell me|confirm|provide|read me) your\b)"
 )
 
 
