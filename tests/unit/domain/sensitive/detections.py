@@ -1,0 +1,28 @@
+"""What the rounds' tests share: what the detector finds, and the two checks they make."""
+
+from __future__ import annotations
+
+from recalld_server.domain.sensitive.detection import Detector
+
+DETECTOR = Detector()
+SECRETS = ("api_key", "private_key", "password", "card_number", "passport")
+"""The categories a look-alike must not be taken for (phones and e-mails are allowed)."""
+
+
+def found(text: str) -> list[tuple[str, str]]:
+    """(category, value) of every detection in the text."""
+    return [(d.category.value, text[d.start : d.end]) for d in DETECTOR.find(text)]
+
+
+def assert_finds(text: str, category: str, value: str | None) -> None:
+    """The value is found as the category (any value of it when `value` is None)."""
+    hits = found(text)
+    if value is None:
+        assert category in [c for c, _ in hits], hits
+    else:
+        assert (category, value) in hits, hits
+
+
+def assert_no_secret(text: str) -> None:
+    """Nothing in the text is taken for a secret, a card or a passport."""
+    assert [c for c, _ in found(text) if c in SECRETS] == [], found(text)
