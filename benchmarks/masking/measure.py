@@ -154,6 +154,7 @@ def main() -> None:
             "twelfth",
             "thirteenth",
             "fourteenth",
+            "fifteenth",
         ),
         default="test",
     )

@@ -12,15 +12,16 @@ fresh), ``seventh.jsonl`` (one more, written the same way as sixth),
 (one more, written the same way as eighth), ``tenth.jsonl`` (one more, written
 the same way as ninth), ``eleventh.jsonl`` (one more, written the same way as
 tenth), ``twelfth.jsonl`` (one more, written the same way as eleventh),
-``thirteenth.jsonl`` (one more, written the same way as twelfth) and
-``fourteenth.jsonl`` (one more, written the same way as thirteenth) beside this
+``thirteenth.jsonl`` (one more, written the same way as twelfth),
+``fourteenth.jsonl`` (one more, written the same way as thirteenth) and
+``fifteenth.jsonl`` (one more, written the same way as fourteenth) beside this
 file. The sentences are hand-written in
 ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``,
 ``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``, ``lines_eighth.py``,
 ``lines_ninth.py``, ``lines_tenth.py``, ``lines_eleventh.py``, ``lines_twelfth.py``,
-``lines_thirteenth.py`` and ``lines_fourteenth.py``; this script fills the ``⟦...⟧``
-tokens in them with values it generates (fixed seeds, so re-running rewrites
-identical files) and labels them:
+``lines_thirteenth.py``, ``lines_fourteenth.py`` and ``lines_fifteenth.py``; this
+script fills the ``⟦...⟧`` tokens in them with values it generates (fixed seeds, so
+re-running rewrites identical files) and labels them:
 
     ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc,
                           seventh adds mir diners, eighth adds disc65 maestro rupay troy,
@@ -96,7 +97,9 @@ identical files) and labels them:
                           check digits, public keys ...; ``pemfake:LABEL:body`` is a PEM
                           frame around a placeholder body; fourteenth adds tborder (a
                           19-digit Taobao order number) and sfwaybill (an SF Express
-                          waybill number), neither Luhn-valid)
+                          waybill number), neither Luhn-valid; fifteenth adds ytwaybill
+                          (a YTO Express waybill number, not Luhn-valid) and jdorder (a
+                          12-digit JD.com order number))
 
 Every line is checked before anything is written: each value is an exact,
 unique substring of its text; card numbers pass Luhn, resident IDs pass
@@ -158,8 +161,15 @@ fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth or thirteenth, no
 holdout, final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth or
 thirteenth person appears in it, no sentence is a near-copy of an older one
 (``FOURTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The splits are built in the order dev, test, holdout, final, fresh, sixth,
-seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth from one
+lines. The fifteenth split is held to the same rules against all fourteen older
+splits: no person in ``FIFTEENTH_NAMES`` appears in dev, test, holdout, final,
+fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth or
+fourteenth, no holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
+eleventh, twelfth, thirteenth or fourteenth person appears in it, no sentence is
+a near-copy of an older one (``FIFTEENTH_MAX_SIMILARITY``), and every category
+has English, Chinese and mixed lines. The splits are built in the order dev,
+test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh,
+twelfth, thirteenth, fourteenth, fifteenth from one
 set of used values, each with its own seed, so a later split (and the generator
 kinds added for it) leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
@@ -277,6 +287,7 @@ SEEDS = {
     "twelfth": 65038172,
     "thirteenth": 30571948,
     "fourteenth": 57209316,
+    "fifteenth": 84615027,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -293,6 +304,7 @@ MIN_PER_CAT = {
     "twelfth": 25,
     "thirteenth": 25,
     "fourteenth": 25,
+    "fifteenth": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -309,9 +321,11 @@ MIN_LINES = {
     "twelfth": 320,
     "thirteenth": 320,
     "fourteenth": 320,
+    "fifteenth": 320,
 }
-# The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth and
-# fourteenth splits must also have English, Chinese and mixed lines in every category.
+# The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth,
+# fourteenth and fifteenth splits must also have English, Chinese and mixed lines in every
+# category.
 ALL_LANGS = {
     "final",
     "fresh",
@@ -324,6 +338,7 @@ ALL_LANGS = {
     "twelfth",
     "thirteenth",
     "fourteenth",
+    "fifteenth",
 }
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
@@ -347,6 +362,8 @@ TWELFTH_MAX_SIMILARITY = 0.8
 THIRTEENTH_MAX_SIMILARITY = 0.8
 # Nor any fourteenth sentence to one of the thirteen older splits.
 FOURTEENTH_MAX_SIMILARITY = 0.8
+# Nor any fifteenth sentence to one of the fourteen older splits.
+FIFTEENTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -716,6 +733,7 @@ def main() -> None:
     from benchmarks.masking.data.lines_dev import DEV
     from benchmarks.masking.data.lines_eighth import EIGHTH, EIGHTH_NAMES
     from benchmarks.masking.data.lines_eleventh import ELEVENTH, ELEVENTH_NAMES
+    from benchmarks.masking.data.lines_fifteenth import FIFTEENTH, FIFTEENTH_NAMES
     from benchmarks.masking.data.lines_final import FINAL, FINAL_NAMES
     from benchmarks.masking.data.lines_fourteenth import FOURTEENTH, FOURTEENTH_NAMES
     from benchmarks.masking.data.lines_fresh import FRESH, FRESH_NAMES
@@ -731,8 +749,8 @@ def main() -> None:
     std = _stdnum()
     used: set[str] = set()
     # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
-    # eleventh, twelfth, thirteenth, then fourteenth share ``used``; each has its own seed,
-    # so each later split leaves the files of the earlier ones unchanged.
+    # eleventh, twelfth, thirteenth, fourteenth, then fifteenth share ``used``; each has its
+    # own seed, so each later split leaves the files of the earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -747,6 +765,7 @@ def main() -> None:
     twelfth, _ = build("twelfth", TWELFTH, used, std)
     thirteenth, _ = build("thirteenth", THIRTEENTH, used, std)
     fourteenth, _ = build("fourteenth", FOURTEENTH, used, std)
+    fifteenth, _ = build("fifteenth", FIFTEENTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -762,7 +781,8 @@ def main() -> None:
     older_than_twelfth = {**older_than_eleventh, "eleventh": eleventh}
     older_than_thirteenth = {**older_than_twelfth, "twelfth": twelfth}
     older_than_fourteenth = {**older_than_thirteenth, "thirteenth": thirteenth}
-    splits = {**older_than_fourteenth, "fourteenth": fourteenth}
+    older_than_fifteenth = {**older_than_fourteenth, "fourteenth": fourteenth}
+    splits = {**older_than_fifteenth, "fifteenth": fifteenth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -793,6 +813,7 @@ def main() -> None:
         "twelfth": (TWELFTH_NAMES, TWELFTH_MAX_SIMILARITY),
         "thirteenth": (THIRTEENTH_NAMES, THIRTEENTH_MAX_SIMILARITY),
         "fourteenth": (FOURTEENTH_NAMES, FOURTEENTH_MAX_SIMILARITY),
+        "fifteenth": (FIFTEENTH_NAMES, FIFTEENTH_MAX_SIMILARITY),
     }
     people = {"holdout": HOLDOUT_NAMES, "final": FINAL_NAMES}
     split_order = list(splits)

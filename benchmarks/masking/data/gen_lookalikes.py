@@ -57,6 +57,18 @@ class Gen(SecretValues):
             if not luhn_ok(v[2:]):
                 return v
 
+    def _ytwaybill(self) -> str:
+        """A YTO Express waybill number, YT and 13 digits that are not Luhn-valid (added
+        for the fifteenth split)."""
+        while True:
+            v = "YT" + self.r.choice("3456789") + self.d(12)
+            if not luhn_ok(v[2:]):
+                return v
+
+    def _jdorder(self) -> str:
+        """A 12-digit JD.com order number (added for the fifteenth split)."""
+        return self.r.choice("23") + self.d(11)
+
     def neg(self, kind: str) -> str:
         s = self.s
         if kind.startswith("b64="):
@@ -298,6 +310,9 @@ class Gen(SecretValues):
             # added for the fourteenth split: a Taobao order number and an SF Express waybill
             "tborder": self._tborder,
             "sfwaybill": self._sfwaybill,
+            # added for the fifteenth split: a YTO Express waybill and a JD.com order number
+            "ytwaybill": self._ytwaybill,
+            "jdorder": self._jdorder,
         }
         if kind.startswith("cardfail"):
             _, brand, fmt = kind.split(":")
