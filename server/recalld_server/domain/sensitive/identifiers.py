@@ -81,6 +81,8 @@ _PASSPORT_STEMS = (
 _PASSPORT_BEFORE = re.compile(
     r"(?<![A-Za-z0-9])([A-Z0-9]{6,9})\s*"
     r"(?:[(（]|(?:is|was)\s+(?:the|my|his|her|their|our)\s+|就?是(?:[\u4e00-\u9fff]{1,8}的)?"
+    # "J7YC980M0 ist meine Passnummer".
+    r"|ist\s+(?:meine|seine|ihre|die)\s+"
     # "277213558 — that's Clemency's passport".
     r"|[—–-]+\s*that'?s\s+(?:the|my|his|her|their|our|[A-Z][\w'’-]{1,30}'s)\s+)?\s*$"
 )
@@ -216,14 +218,15 @@ def passports(text: str) -> Iterator[Detection]:
 
 def _answer_line(text: str, word_start: int) -> tuple[int, int] | None:
     """The span of the line after the word's line, when the word's line asks a question."""
+    line_start = text.rfind("\n", 0, word_start) + 1
     line_end = text.find("\n", word_start)
-    if line_end < 0 or not _ASKS.search(text, word_start, line_end):
+    if line_end < 0 or not _ASKS.search(text, line_start, line_end):
         return None
     next_end = text.find("\n", line_end + 1)
     return line_end + 1, next_end if next_end >= 0 else len(text)
 
 
-_ASKS = re.compile(r"[?？]")
+_ASKS = re.compile(r"[?？]|(?i:\b(?:need|give me|tell me|confirm|provide) your\b)")
 
 
 # The machine-readable zone of a passport (ICAO 9303, TD3): line 1 "P<KEN…", line 2

@@ -26,6 +26,9 @@ _PASSWORD_BEFORE_WORD = re.compile(
     # "Gr33nhouse-Tomat0 — Bartholomew's Bitwarden master password".
     rf"|(?:^|(?<=\n))(?P<led>{PASSWORD_CHARS}{{6,}})\s+[—–]\s+(?:[\w'’-]+\s+){{0,4}}?"
     r"(?:master\s+)?(?:password|passcode|passphrase)\b"
+    # "Lx19980212 这个是我邮箱密码".
+    rf"|(?P<zh_before>{PASSWORD_CHARS}{{6,}})\s*(?:这个?|这)?就?是(?:我|他|她|我们|他们)?的?"
+    r"[\u4e00-\u9fffA-Za-z]{0,8}密码"
     # "sunflower-attic-02 — that's the new Wi-Fi code".
     rf"|(?:^|(?<=\n))(?P<thats>{PASSWORD_CHARS}{{6,}})\s+[—–-]+\s+that'?s\s+(?:the|my|our|his|her)"
     r"\s+(?:(?:new|old|current|real)\s+)?(?:(?:password|passcode|passphrase|pin)\b"
@@ -65,7 +68,8 @@ _LOGIN_PAIR = re.compile(
 # Or the login's password given alone: "new laptop login is Marchbanks1887!", "Windows
 # login Bureau!Walnut2" (a symbol, a digit and letters: not a user name).
 _LOGIN_VALUE = re.compile(
-    rf"(?i)\blogin\b(?:\s+(?:is|was)|\s+(?:for|of)\s+[\w'’.-]+(?:\s+[\w'’.-]+)?(?=\s*[:：]))?"
+    rf"(?i)\blogin\b(?:\s+(?:is|was)|\s+(?:for|of)\s+[\w'’.-]+(?:\s+[\w'’.-]+){{0,3}}(?=\s*[:：])"
+    r"|\s*\([^)\n]{1,60}\)(?=\s*[:：]))?"
     rf"\s*[:：]?\s+(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
 _LOGIN_SYMBOLS = frozenset("!#$%^&*+=?~")
@@ -104,6 +108,13 @@ _LOCK_CODES = (
     ),
     re.compile(
         rf"(?i)\b{_LOCK}\s+(?:combination|combo)\b\s*(?:\b(?:is|was)\b|:|=)\s*{_LOCK_VALUE}"
+    ),
+    # "the padlock on the storage unit is 3-7-21".
+    re.compile(
+        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?\b(?:is|was)\s+"
+        # Digits alone only where the clause ends: not "the safe was 1500 dollars".
+        r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])"
+        r"|(?!(?:19|20)[0-9]{2}\b)[0-9]{4,8}(?=[ \t]*(?:[.;!,]|$)))"
     ),
     # "the lock box at 14 Glenfarg Road: code 2719".
     re.compile(
@@ -240,7 +251,9 @@ def passwords_elsewhere(text: str) -> Iterator[Detection]:
         for match in _KEEPASS_ENTRY.finditer(text):
             if could_be_a_password(match.group("value")):
                 yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
-    if any(w in lowered for w in ("code", "combination", "combo", "opens", "unlocks")):
+    if any(
+        w in lowered for w in ("code", "combination", "combo", "opens", "unlocks", "lock", "safe")
+    ):
         yield from _lock_codes(text)
     if "锁" in text or "保险" in text or "密码箱" in text:
         for match in _CHINESE_LOCK.finditer(text):

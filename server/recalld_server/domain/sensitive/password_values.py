@@ -28,6 +28,7 @@ _NOT_A_PASSWORD_WORDS = """
     what which never one something anything nothing whatever generated
     changeme changeit change_me replaceme replace_me
     read loaded taken pulled injected mounted provided supplied passed fetched sourced
+    irrelevant unimportant elsewhere nowhere
 """
 NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
 # Code on the right of "password =": a call ("getpass.getpass()", "input("), not a value.

@@ -121,7 +121,7 @@ _FOUR_GROUPS = re.compile(
     r"(?![A-Za-z0-9])"
 )
 _NAMES_A_FIELD = re.compile(r"(?i)psk|pass|pwd")
-_FACTORY_BEFORE = re.compile(r"(?i)(?:出厂|factory)[^\n，,。]{0,6}$")
+_FACTORY_BEFORE = re.compile(r"(?i)(?:出厂|默认|factory)[^\n，,。]{0,12}$")
 _GROUPS_AFTER_A_COLON = re.compile(
     r"[^\n:：]{1,60}?[:：][ \t]*"
     r"(?P<groups>[a-z]{4}(?: [a-z]{4}){3}|[A-Za-z0-9]{4}(?: [A-Za-z0-9]{4}){5})(?![A-Za-z0-9])"

@@ -44,6 +44,7 @@ _WEBHOOK = re.compile(
     r"|discord(?:app)?\.com/api/webhooks/[0-9]+/(?P<discord>[A-Za-z0-9_-]{40,})"
     # Automation webhooks: Make, Zapier, IFTTT's key.
     r"|hook\.(?:eu|us)[0-9]\.make\.com/(?P<make>[a-z0-9]{24,})"
+    r"|automation\.atlassian\.com/pro/hooks/(?P<jira>[0-9a-f]{32,})"
     r"|hooks\.zapier\.com/hooks/catch/[0-9]+/(?P<zapier>[a-z0-9]{6,})"
     r"|maker\.ifttt\.com/trigger/[^/\s]+/(?:json/)?with/key/(?P<ifttt>[A-Za-z0-9_-]{16,})"
 )
