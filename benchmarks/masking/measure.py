@@ -139,23 +139,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--split",
-        choices=(
-            "dev",
-            "test",
-            "holdout",
-            "final",
-            "fresh",
-            "sixth",
-            "seventh",
-            "eighth",
-            "ninth",
-            "tenth",
-            "eleventh",
-            "twelfth",
-            "thirteenth",
-            "fourteenth",
-            "fifteenth",
-        ),
+        # Every split built beside this file (data/build_labelled.py writes them).
+        choices=sorted(path.stem for path in DATA.glob("*.jsonl")),
         default="test",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="print misses and false hits")
