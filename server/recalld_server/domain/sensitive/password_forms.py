@@ -109,12 +109,11 @@ _LOCK_CODES = (
     re.compile(
         rf"(?i)\b{_LOCK}\s+(?:combination|combo)\b\s*(?:\b(?:is|was)\b|:|=)\s*{_LOCK_VALUE}"
     ),
-    # "the padlock on the storage unit is 3-7-21".
+    # "the padlock on the storage unit is 3-7-21": a combination's dashed shape only;
+    # digits alone are a locker's number as often as its code ("locker number is 9902").
     re.compile(
         rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?\b(?:is|was)\s+"
-        # Digits alone only where the clause ends: not "the safe was 1500 dollars".
-        r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])"
-        r"|(?!(?:19|20)[0-9]{2}\b)[0-9]{4,8}(?=[ \t]*(?:[.;!,]|$)))"
+        r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
     ),
     # "the lock box at 14 Glenfarg Road: code 2719".
     re.compile(

@@ -19,7 +19,6 @@ from tests.unit.domain.sensitive.detections import assert_finds, assert_no_secre
     [
         ("Qw19880412 这个是我邮箱密码，别给别人看", "password", "Qw19880412"),
         ("the padlock on the bike shed is 4-19-33", "password", "4-19-33"),
-        ("the garage door lock is 5831.", "password", "5831"),
         ("work laptop login (first week only, then change it): Harbour!Start7", "password",
          "Harbour!Start7"),
         ("user: fill the visa form\nassistant: I'll need your passport number.\nuser: 482913775",
@@ -41,6 +40,7 @@ def test_finds_the_eleventh_rounds_forms(text: str, category: str, value: str | 
         "the safe was 1500 dollars",
         "the safe is 2024 model",
         "the lock is 2019, bought in spring",
+        "The user's locker number is 9902",
     ],
 )
 def test_leaves_alone_the_eleventh_rounds_look_alikes(text: str) -> None:
