@@ -75,6 +75,9 @@ class Detector:
 def _without_overlaps(found: list[Detection]) -> list[Detection]:
     """One detection per overlapping group: same-category spans join, then priority wins.
 
+    A detection certain of its kind outranks every guess; among the rest the category
+    order decides, then the longer span.
+
     Two rules may find one value by different edges (a bot token's known shape and a
     random-looking word ending in its URL path): masking their union hides both.
     """
@@ -82,10 +85,14 @@ def _without_overlaps(found: list[Detection]) -> list[Detection]:
     for detection in sorted(found, key=lambda d: (d.category, d.start)):
         last = merged[-1] if merged else None
         if last is not None and last.category is detection.category and detection.start < last.end:
-            merged[-1] = Detection(last.category, last.start, max(last.end, detection.end))
+            end = max(last.end, detection.end)
+            certain = last.certain or detection.certain
+            merged[-1] = Detection(last.category, last.start, end, certain)
         else:
             merged.append(detection)
-    ranked = sorted(merged, key=lambda d: (_PRIORITY[d.category], d.start - d.end, d.start))
+    ranked = sorted(
+        merged, key=lambda d: (not d.certain, _PRIORITY[d.category], d.start - d.end, d.start)
+    )
     kept: list[Detection] = []
     for detection in ranked:
         if all(detection.end <= k.start or detection.start >= k.end for k in kept):

@@ -95,7 +95,6 @@ _NAMED_VALUE = re.compile(
     rf"|(?<![A-Za-z0-9_.-])[\"']?(?P<field>{_SECRET_NAME})[\"']?[ \t]*:[ \t]*[\"']?"
     r"(?P<mapped>[A-Za-z0-9+/_\-.~]{16,}={0,2})(?=[\"']?[ \t]*(?:[,}#\n]|$))"
 )
-_WIFI_BEFORE = re.compile(r"(?i)wireless|wi-?fi|wlan")
 _NOT_A_SECRET_NAME = re.compile(
     r"(?i)public|publishable|site|cache|idempot|partition|sort|primary|foreign|row|object"
     # An id, but not an API key pair's id (APCA_API_KEY_ID, like AWS_ACCESS_KEY_ID).
@@ -273,10 +272,6 @@ def named_values(text: str, random_enough: RandomEnough) -> Iterator[Detection]:
         name = match.group("name") or match.group("param") or match.group("tag") or match["field"]
         if _NOT_A_SECRET_NAME.search(name):
             continue
-        if name.strip("._-").casefold() == "key" and _WIFI_BEFORE.search(
-            text, max(0, match.start() - 40), match.start()
-        ):
-            continue  # "uci set wireless.@wifi-iface[0].key=…": a Wi-Fi password
         value = match.group(group)
         if "//" in value:
             continue  # a URL, not a key

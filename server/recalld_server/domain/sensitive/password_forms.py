@@ -8,7 +8,7 @@ plain words, an app password, or the PIN that answers a question about a code.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.password_values import (
@@ -125,6 +125,8 @@ _LOCK_CODES = (
         rf"\s+(?:the\s+(?:code|combination|password)\s+)?{_LOCK_VALUE}"
     ),
 )
+# The words that name what a lock code opens (the trigger of _lock_codes).
+_LOCK_WORDS = ("code", "combination", "combo", "opens", "unlocks", "lock", "safe")
 _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 # A passphrase of plain words: "the passphrase for the drive is purple monkey
 # dishwasher.", "his master password is Lisbon tram at dusk 1998."; to the sentence end.
@@ -178,32 +180,41 @@ _WIFI_KEY = re.compile(
 
 def passwords_elsewhere(text: str) -> Iterator[Detection]:
     """Passwords not stated after their word: before it, as an answer, as a pair, a lock code."""
-    # Each rule runs only where its literal words are (most memories have none).
     lowered = text.lower()
-    patterns = []
-    if "pass" in lowered or "密码" in text or "that" in lowered:
-        patterns += [_PASSWORD_BEFORE_WORD]
-    if ("/" in text or ":" in text) and ("admin" in lowered or "root" in lowered):
-        patterns.append(_ADMIN_PAIR)
-    wifi = any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid")) and any(
-        w in lowered for w in _WIFI_KEY_STEMS
-    )
-    if wifi or "wpa" in lowered or "WIFI:" in text:
-        patterns.append(_WIFI_KEY)
-    if "wi-fi" in lowered or "wifi" in lowered:
-        yield from _wifi_values(text)
-    for pattern in patterns:
-        for match in pattern.finditer(text):
-            named = {k: v for k, v in match.groupdict().items() if v is not None}
-            group = next(iter(named))
-            value = named[group].rstrip(TRAILING)
-            # The key of a WPA network or a Wi-Fi QR code is what the format says.
-            given = group in ("wpa", "qr")
-            if not ((given or looks_made_up(value)) and could_be_a_password(value)):
-                continue
-            if "://" not in value and not value.upper().startswith(("WPA", "WEP")):
-                start = match.start(group)
-                yield Detection(Category.PASSWORD, start, start + len(value))
+    for applies, rule in _RULES:
+        if applies(text, lowered):
+            yield from rule(text)
+
+
+def _named_values(pattern: re.Pattern[str], text: str) -> Iterator[Detection]:
+    """The value in whichever named group of the pattern matched."""
+    for match in pattern.finditer(text):
+        named = {k: v for k, v in match.groupdict().items() if v is not None}
+        group = next(iter(named))
+        value = named[group].rstrip(TRAILING)
+        # The key of a WPA network or a Wi-Fi QR code is what the format says.
+        given = group in ("wpa", "qr")
+        if not ((given or looks_made_up(value)) and could_be_a_password(value)):
+            continue
+        if "://" not in value and not value.upper().startswith(("WPA", "WEP")):
+            start = match.start(group)
+            yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+def _before_the_word(text: str) -> Iterator[Detection]:
+    return _named_values(_PASSWORD_BEFORE_WORD, text)
+
+
+def _admin_pairs(text: str) -> Iterator[Detection]:
+    return _named_values(_ADMIN_PAIR, text)
+
+
+def _wifi_keys(text: str) -> Iterator[Detection]:
+    return _named_values(_WIFI_KEY, text)
+
+
+def _login_pairs(text: str) -> Iterator[Detection]:
+    """The password of a "user / password" pair after a word that names a login."""
     for word in _LOGIN_WORD.finditer(text):
         # "admin" and "account" name many things: a digit or a symbol marks a password.
         loose = word.group().casefold() in ("admin", "account", "sign-in", "账号", "帐号", "账户")
@@ -217,51 +228,58 @@ def passwords_elsewhere(text: str) -> Iterator[Detection]:
                 start = pair.start("value")
                 yield Detection(Category.PASSWORD, start, start + len(value))
                 break
-    if "login" in lowered:
-        for match in _LOGIN_VALUE.finditer(text):
-            value = match.group("value").rstrip(TRAILING.replace("!", ""))
-            # A symbol, or a capitalised made-up value with a dash or an underscore
-            # ("car-rental login Aotearoa-Drive-6"), and a digit: not a user name.
-            symbols = _LOGIN_SYMBOLS.intersection(value) or (
-                len(value) >= 8 and value[0].isupper() and ("-" in value or "_" in value)
+
+
+def _login_values(text: str) -> Iterator[Detection]:
+    """A password-looking value right after "login"."""
+    for match in _LOGIN_VALUE.finditer(text):
+        value = match.group("value").rstrip(TRAILING.replace("!", ""))
+        # A symbol, or a capitalised made-up value with a dash or an underscore
+        # ("car-rental login Aotearoa-Drive-6"), and a digit: not a user name.
+        symbols = _LOGIN_SYMBOLS.intersection(value) or (
+            len(value) >= 8 and value[0].isupper() and ("-" in value or "_" in value)
+        )
+        digit = any(c.isdigit() for c in value)
+        if symbols and digit and "@" not in value and could_be_a_password(value):
+            start = match.start("value")
+            yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+def _security_answers(text: str) -> Iterator[Detection]:
+    for match in _SECURITY_ANSWER.finditer(text):
+        group = "value" if match.group("value") else "zh"
+        if could_be_a_password(match.group(group)):
+            yield Detection(Category.PASSWORD, match.start(group), match.end(group))
+
+
+def _basic_auth(text: str) -> Iterator[Detection]:
+    for match in _BASIC_AUTH.finditer(text):
+        value = match.group("value").rstrip(TRAILING)
+        if looks_made_up(value) and could_be_a_password(value) and "@" not in value:
+            yield Detection(
+                Category.PASSWORD, match.start("value"), match.start("value") + len(value)
             )
-            digit = any(c.isdigit() for c in value)
-            if symbols and digit and "@" not in value and could_be_a_password(value):
-                start = match.start("value")
-                yield Detection(Category.PASSWORD, start, start + len(value))
-    if "@" in text:
-        yield from _email_pairs(text)
-    if "answer" in lowered or "密保" in text or "安全问题" in text:
-        for match in _SECURITY_ANSWER.finditer(text):
-            group = "value" if match.group("value") else "zh"
-            if could_be_a_password(match.group(group)):
-                yield Detection(Category.PASSWORD, match.start(group), match.end(group))
-    if "auth" in lowered:
-        for match in _BASIC_AUTH.finditer(text):
-            value = match.group("value").rstrip(TRAILING)
-            if looks_made_up(value) and could_be_a_password(value) and "@" not in value:
-                yield Detection(
-                    Category.PASSWORD, match.start("value"), match.start("value") + len(value)
-                )
-    if "-" in text and any(w in lowered for w in ("apple", "icloud", "app", "应用")):
-        for match in _APPLE_APP_PASSWORD.finditer(text):
+
+
+def _apple_app_passwords(text: str) -> Iterator[Detection]:
+    for match in _APPLE_APP_PASSWORD.finditer(text):
+        yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+
+
+def _keepass_entries(text: str) -> Iterator[Detection]:
+    for match in _KEEPASS_ENTRY.finditer(text):
+        if could_be_a_password(match.group("value")):
             yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
-    if "<Key>" in text:
-        for match in _KEEPASS_ENTRY.finditer(text):
-            if could_be_a_password(match.group("value")):
-                yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
-    if any(
-        w in lowered for w in ("code", "combination", "combo", "opens", "unlocks", "lock", "safe")
-    ):
-        yield from _lock_codes(text)
-    if "锁" in text or "保险" in text or "密码箱" in text:
-        for match in _CHINESE_LOCK.finditer(text):
-            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
-    if "\n" in text and ("?" in text or "？" in text):
-        yield from _codes_answered(text)
-    vault = any(w in lowered for w in ("crypt", "luks", "keepass"))
-    if "phrase" in lowered or "master password" in lowered or "口令" in text or vault:
-        yield from _passphrases(text)
+
+
+def _chinese_lock_codes(text: str) -> Iterator[Detection]:
+    for match in _CHINESE_LOCK.finditer(text):
+        yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+
+
+def _names_wifi_and_its_key(lowered: str) -> bool:
+    network = any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid"))
+    return network and any(w in lowered for w in _WIFI_KEY_STEMS)
 
 
 # A made-up value right after "Wi-Fi" is what people share: its password ("…, Wi-Fi
@@ -353,3 +371,45 @@ def _passphrases(text: str) -> Iterator[Detection]:
     for match in _CHINESE_PASSPHRASE.finditer(text):
         if not _NOT_A_CHINESE_PASSPHRASE.search(match.group("value")):
             yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+
+
+# Each rule beside the literal words it needs: it runs only where they are, since most
+# memories have none. A trigger is given the text and its lower-cased copy.
+_Trigger = Callable[[str, str], bool]
+_RULES: tuple[tuple[_Trigger, Callable[[str], Iterator[Detection]]], ...] = (
+    (lambda text, low: "pass" in low or "密码" in text or "that" in low, _before_the_word),
+    (
+        lambda text, low: ("/" in text or ":" in text) and ("admin" in low or "root" in low),
+        _admin_pairs,
+    ),
+    (
+        lambda text, low: _names_wifi_and_its_key(low) or "wpa" in low or "WIFI:" in text,
+        _wifi_keys,
+    ),
+    (lambda text, low: "wi-fi" in low or "wifi" in low, _wifi_values),
+    (lambda text, low: _LOGIN_WORD.search(text) is not None, _login_pairs),
+    (lambda text, low: "login" in low, _login_values),
+    (lambda text, low: "@" in text, _email_pairs),
+    (
+        lambda text, low: "answer" in low or "密保" in text or "安全问题" in text,
+        _security_answers,
+    ),
+    (lambda text, low: "auth" in low, _basic_auth),
+    (
+        lambda text, low: "-" in text and any(w in low for w in ("apple", "icloud", "app", "应用")),
+        _apple_app_passwords,
+    ),
+    (lambda text, low: "<Key>" in text, _keepass_entries),
+    (lambda text, low: any(w in low for w in _LOCK_WORDS), _lock_codes),
+    (lambda text, low: "锁" in text or "保险" in text or "密码箱" in text, _chinese_lock_codes),
+    (lambda text, low: "\n" in text and ("?" in text or "？" in text), _codes_answered),
+    (
+        lambda text, low: (
+            "phrase" in low
+            or "master password" in low
+            or "口令" in text
+            or any(w in low for w in ("crypt", "luks", "keepass"))
+        ),
+        _passphrases,
+    ),
+)

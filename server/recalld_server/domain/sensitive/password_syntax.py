@@ -113,7 +113,7 @@ _WIFI_COMMAND_KEY = re.compile(
     r"\bwifi-sec\.psk[ \t]+[\"']?(?P<value>[^\s\"']{8,63})"
     r"|\buci\s+set\s+wireless\.\S*?\.key=[\"']?(?P<uci>[^\s\"']{8,63})"
 )
-# PlanetScale's database passwords have a shape of their own.
+# PlanetScale's database passwords have a shape of their own (certain: not an API key).
 _PLANETSCALE_PASSWORD = re.compile(r"(?<![A-Za-z0-9_])pscale_pw_[A-Za-z0-9=_.-]{32,64}")
 # OpenWrt's wireless config (UCI): the Wi-Fi key of a wifi-iface section.
 _UCI_WIFI_KEY = re.compile(
@@ -133,14 +133,16 @@ def passwords_in_syntax(text: str) -> Iterator[Detection]:
             if could_be_a_password(value):
                 end = match.start("value") + len(value)
                 yield Detection(Category.PASSWORD, match.start("value"), end)
-    patterns = [_URI_PASSWORD] if "://" in text else []
+    # (pattern, certain): a Wi-Fi key in its own command or config section is a
+    # password whatever it looks like, so no guess at an API key takes it.
+    patterns = [(_URI_PASSWORD, False)] if "://" in text else []
     if any(word in text for word in _COMMAND_WORDS):
-        patterns.append(_COMMAND_PASSWORD)
+        patterns.append((_COMMAND_PASSWORD, False))
     if "wifi-iface" in text:
-        patterns.append(_UCI_WIFI_KEY)
+        patterns.append((_UCI_WIFI_KEY, True))
     if "wifi-sec.psk" in text or "uci set wireless" in text:
-        patterns.append(_WIFI_COMMAND_KEY)
-    for pattern in patterns:
+        patterns.append((_WIFI_COMMAND_KEY, True))
+    for pattern, certain in patterns:
         for match in pattern.finditer(text):
             group = next(
                 g for g in ("quoted", "double", "value", "uci") if match.groupdict().get(g)
@@ -148,14 +150,14 @@ def passwords_in_syntax(text: str) -> Iterator[Detection]:
             value = match.group(group)
             if could_be_a_password(value):
                 start = match.start(group)
-                yield Detection(Category.PASSWORD, start, start + len(value))
+                yield Detection(Category.PASSWORD, start, start + len(value), certain)
     if text.count(":") >= 4:
         for match in _PGPASS.finditer(text):
             if could_be_a_password(match.group("value")):
                 yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
     if "pscale_pw_" in text:
         for match in _PLANETSCALE_PASSWORD.finditer(text):
-            yield Detection(Category.PASSWORD, match.start(), match.end())
+            yield Detection(Category.PASSWORD, match.start(), match.end(), certain=True)
     lowered = text.lower()
     if "pass" in lowered or "pwd" in lowered:
         yield from _quoted_pairs(text)

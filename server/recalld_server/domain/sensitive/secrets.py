@@ -214,8 +214,6 @@ def api_keys(text: str) -> Iterator[Detection]:
         for match in _RANDOM_WORD.finditer(text)
         if _random_enough(match.group(), min_length=24, keyword=False)
         and not key_context.words_joined(match.group())
-        # PlanetScale's "pscale_pw_…" is a database password (password_syntax.py).
-        and not match.group().startswith("pscale_pw_")
         # A PEM block in base64: private ones are private keys (key_context.py), public
         # keys and certificates are public.
         and not match.group().startswith("LS0tLS1CRUdJTi")

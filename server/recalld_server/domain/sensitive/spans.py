@@ -17,6 +17,11 @@ class Detection:
     category: Category
     start: int
     end: int
+    # Set where the value's own format says what it is (PlanetScale's "pscale_pw_"
+    # password, the key of a Wi-Fi command). Such a detection wins an overlap against
+    # any other rule's guess, whatever the categories' order: a random-looking word or
+    # a value named "key" is only a guess at an API key.
+    certain: bool = dataclasses.field(default=False, compare=False)
 
 
 DIGIT = "0-9\uff10-\uff19"  # ASCII and full-width digits

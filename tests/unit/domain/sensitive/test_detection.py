@@ -124,6 +124,28 @@ def test_overlaps_keep_the_stronger_category() -> None:
     assert [c for c, _ in found("4111111111111111")] == ["card_number"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Each value is also a random-looking word named "key", which alone would be
+        # taken for an API key (the category order puts keys before passwords).
+        "uci set wireless.@wifi-iface[0].key=Gx7pQ2mLz9RkT4vWb8Nc",
+        "nmcli con modify Home wifi-sec.psk Gx7pQ2mLz9RkT4vWb8NcQ",
+        "DB_URL=mysql://u:pscale_pw_Gx7pQ2mLz9RkT4vWb8NcGx7pQ2mLz9RkT4vWb@aws.connect.psdb.cloud/db",
+    ],
+)
+def test_a_format_that_names_its_kind_wins_over_a_guess(text: str) -> None:
+    assert [c for c, _ in found(text)] == ["password"]
+
+
+def test_a_value_named_key_near_a_network_is_masked_as_a_key() -> None:
+    # Not a Wi-Fi command, so the format does not say it is a password; it is still
+    # a random-looking value named "key", so it is masked, not left in the text.
+    assert found("the wifi at the cabin: key=Gx7pQ2mLz9RkT4vWb8Nc") == [
+        ("api_key", "Gx7pQ2mLz9RkT4vWb8Nc")
+    ]
+
+
 def test_several_values_in_order() -> None:
     text = "卡 4111 1111 1111 1111，电话 13800138000，邮箱 a.b@example.cn，密码是 Zx9#kk12"
     assert [c for c, _ in found(text)] == ["card_number", "phone", "email", "password"]
