@@ -80,6 +80,15 @@ _EMAIL_PAIR = re.compile(
     r"|:(?=\S))"
     rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
+# A service's sign-in written as "Label: user / password" on its own line ("Instagram:
+# lena.k / Sommer#2024", "- 淘宝：18612345678 / tb@2024xyz", "Netflix — familie.berg /
+# Kino2023!"): no word names a login, so both sides must look like one.
+_LABELLED_PAIR = re.compile(
+    r"(?m)^[ \t]*(?:[-*•·][ \t]+)?(?P<label>[^\s:：/|—–][^:：/|\n—–]{0,30}?)"
+    r"[ \t]*(?:[:：]|[ \t][—–-]{1,2})[ \t]*"
+    r"(?P<user>[\w.+-]+(?:@[\w-]+(?:\.[\w-]+)+)?)[ \t]+[/|][ \t]+"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})[ \t]*$"
+)
 # A KeePass XML export: <Key>Password</Key><Value ProtectInMemory="True">…</Value>.
 _KEEPASS_ENTRY = re.compile(
     r"<Key>\s*Password\s*</Key>\s*<Value(?:\s[^>]*)?>(?P<value>[^<\n]{1,128})</Value>"
@@ -245,6 +254,52 @@ def _login_values(text: str) -> Iterator[Detection]:
             yield Detection(Category.PASSWORD, start, start + len(value))
 
 
+def _labelled_pairs(text: str) -> Iterator[Detection]:
+    """The password of a "Label: user / password" line, both sides shaped like a sign-in.
+
+    The user is an e-mail address, a phone number, or a name with a digit, a dot or an
+    underscore in it; the password has letters and digits and a symbol, or both cases.
+    "Berlin: Mitte / Kreuzberg2" and "Sizes: small / Medium2" name no user.
+    """
+    for match in _LABELLED_PAIR.finditer(text):
+        user = match.group("user")
+        value = match.group("value").rstrip(".,;")
+        sign_in = "@" in user or any(c.isdigit() or c in "._" for c in user)
+        digits = any(c.isdigit() for c in value)
+        symbols = bool(_LOGIN_SYMBOLS.intersection(value)) or "@" in value
+        cases = any(c.isupper() for c in value) and any(c.islower() for c in value)
+        if not (sign_in and digits and (symbols or cases)) or value.isdigit():
+            continue
+        if (
+            "/" in value
+            or "://" in value
+            or not (looks_made_up(value) and could_be_a_password(value))
+        ):
+            continue
+        start = match.start("value")
+        yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+# A question about the Wi-Fi, answered on one of the next lines: "what's the wifi?\n
+# it's Bergblick-55", "家里wifi是啥？\n妈：hx@2024home". Not one about its name.
+_WIFI_QUESTION = re.compile(r"(?im)^[^\n]*(?:\bwi-?fi\b|\bwlan\b|无线|wifi)[^\n]{0,40}[?？]")
+_ABOUT_ITS_NAME = re.compile(r"(?i)\bcalled\b|\bname\b|\bnetwork\b|\bssid\b|名")
+
+
+def _wifi_answered(text: str) -> Iterator[Detection]:
+    """A made-up value answering a question about the Wi-Fi, not a network's name."""
+    for question in _WIFI_QUESTION.finditer(text):
+        if _ABOUT_ITS_NAME.search(question.group()):
+            continue
+        for start, end in answered_below(text, question.end() - 1):
+            value = text[start:end].rstrip(TRAILING)
+            if _NETWORK_NAME.search(value) or not any(c.isdigit() for c in value):
+                continue
+            if looks_made_up(value) and could_be_a_password(value) and value.isascii():
+                yield Detection(Category.PASSWORD, start, start + len(value))
+                break
+
+
 def _security_answers(text: str) -> Iterator[Detection]:
     for match in _SECURITY_ANSWER.finditer(text):
         group = "value" if match.group("value") else "zh"
@@ -390,6 +445,8 @@ _RULES: tuple[tuple[_Trigger, Callable[[str], Iterator[Detection]]], ...] = (
     (lambda text, low: _LOGIN_WORD.search(text) is not None, _login_pairs),
     (lambda text, low: "login" in low, _login_values),
     (lambda text, low: "@" in text, _email_pairs),
+    (lambda text, low: " / " in text or " | " in text, _labelled_pairs),
+    (lambda text, low: ("?" in text or "？" in text) and "\n" in text, _wifi_answered),
     (
         lambda text, low: "answer" in low or "密保" in text or "安全问题" in text,
         _security_answers,
