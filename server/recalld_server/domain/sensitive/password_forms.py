@@ -89,6 +89,28 @@ _LABELLED_PAIR = re.compile(
     r"(?P<user>[\w.+-]+(?:@[\w-]+(?:\.[\w-]+)+)?)[ \t]+[/|][ \t]+"
     rf"(?P<value>{PASSWORD_CHARS}{{6,}})[ \t]*$"
 )
+# A value alone after a short label on its own line ("PayPal: Pp!Fiachra1995", "- 钉钉：
+# Dd_lxm0601!", "Disney+ for the kids: Frozen-Elsa-88"): no word names a password, so
+# the value must be shaped like one that a person made up (see _labelled_values). A
+# space after an ASCII colon: "recalld:v1:lock:*" and .pgpass lines are no labels.
+_LABELLED_VALUE = re.compile(
+    r"(?m)^[ \t]*(?:[-*•·][ \t]+)?(?P<label>[^\s:：/|#][^:：/|\n]{0,30}?)[ \t]*(?::[ \t]+|：[ \t]*)"
+    r"(?P<value>[\x21\x23-\x26\x28-\x39\x3b-\x5f\x61-\x7e]{6,40})[ \t]*$"
+)
+# Capitalised words joined by dashes or underscores, a number at the end: "Sofa-Night-31".
+_JOINED_WORDS = re.compile(r"[A-Z][a-z]{1,15}(?:[-_][A-Z]?[a-z]{1,15}){1,3}[-_]?[0-9]{1,4}")
+_SIGN_IN_CONTEXT = re.compile(
+    r"(?i)pass|\bpw\b|log ?in|sign[- ]?in|account|credential|admin|wi-?fi|密码|账号|帐号|口令|登录"
+)
+# Labels of fields that hold something else than a password.
+_NOT_A_PASSWORD_LABEL = re.compile(
+    r"(?i)user|name|\bid\b|e-?mail|mail|account|login id|phone|mobile|tel|order|ticket|ref"
+    r"|sku|model|version|build|release|track|invoice|booking|flight|plate|serial|part|item"
+    r"|code name|handle|tag|branch|commit|host|server|url|address"
+    r"|title|subject|event|project|theme|topic|room|location|venue|date|time|status|type|file"
+    r"|channel|campaign|coupon|promo|discount|voucher|gift|sale|hashtag|note"
+    r"|账号|帐号|用户|手机|电话|订单|单号"
+)
 # A KeePass XML export: <Key>Password</Key><Value ProtectInMemory="True">…</Value>.
 _KEEPASS_ENTRY = re.compile(
     r"<Key>\s*Password\s*</Key>\s*<Value(?:\s[^>]*)?>(?P<value>[^<\n]{1,128})</Value>"
@@ -280,6 +302,31 @@ def _labelled_pairs(text: str) -> Iterator[Detection]:
         yield Detection(Category.PASSWORD, start, start + len(value))
 
 
+def _labelled_values(text: str) -> Iterator[Detection]:
+    """A made-up value alone after a short label on its own line.
+
+    Letters, digits and a symbol people put in passwords (not "#4521A", a ticket), or
+    capitalised words joined with a number at the end in a text about sign-ins; never
+    an e-mail address, a URL or a label that names another field ("Username: Anna_K!",
+    "Order: …").
+    """
+    for match in _LABELLED_VALUE.finditer(text):
+        value = match.group("value").rstrip(".,;")
+        if len(match.group("label").split()) > 4 or _NOT_A_PASSWORD_LABEL.search(match["label"]):
+            continue
+        if "/" in value or re.search(r"@[\w-]+\.[A-Za-z]", value):
+            continue
+        letters = any(c.isalpha() for c in value)
+        digits = any(c.isdigit() for c in value)
+        symbols = _LOGIN_SYMBOLS.intersection(value) or "@" in value
+        strong = letters and digits and symbols and not value.startswith("#")
+        # Joined words name teams and recipes too ("Red-Sox-2004"): only among sign-ins.
+        joined = _JOINED_WORDS.fullmatch(value) and _SIGN_IN_CONTEXT.search(text)
+        if (strong or joined) and could_be_a_password(value):
+            start = match.start("value")
+            yield Detection(Category.PASSWORD, start, start + len(value))
+
+
 # A question about the Wi-Fi, answered on one of the next lines: "what's the wifi?\n
 # it's Bergblick-55", "家里wifi是啥？\n妈：hx@2024home". Not one about its name.
 _WIFI_QUESTION = re.compile(r"(?im)^[^\n]*(?:\bwi-?fi\b|\bwlan\b|无线|wifi)[^\n]{0,40}[?？]")
@@ -446,6 +493,7 @@ _RULES: tuple[tuple[_Trigger, Callable[[str], Iterator[Detection]]], ...] = (
     (lambda text, low: "login" in low, _login_values),
     (lambda text, low: "@" in text, _email_pairs),
     (lambda text, low: " / " in text or " | " in text, _labelled_pairs),
+    (lambda text, low: ":" in text or "：" in text, _labelled_values),
     (lambda text, low: ("?" in text or "？" in text) and "\n" in text, _wifi_answered),
     (
         lambda text, low: "answer" in low or "密保" in text or "安全问题" in text,
