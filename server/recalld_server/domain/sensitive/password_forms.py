@@ -72,6 +72,13 @@ _LOGIN_VALUE = re.compile(
     r"|\s*\([^)\n]{1,60}\)(?=\s*[:：]))?"
     rf"\s*[:：]?\s+(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
+# Or after a clause about the login, then a colon, at the end of the line: "office PC
+# login, IT makes us change it every quarter: Ht@20260301", "the practice software
+# login for the front desk: Smile2026front".
+_LOGIN_CLAUSE_VALUE = re.compile(
+    r"(?im)\b(?:login|log-in|sign-in)\b(?P<clause>[^\n:：.?!]{4,80}|[^\n:：]{4,80}?\))"
+    rf"[ \t]*[:：][ \t]*(?P<value>{PASSWORD_CHARS}{{6,40}})[ \t]*$"
+)
 _LOGIN_SYMBOLS = frozenset("!#$%^&*+=?~")
 # A sign-in written as an e-mail address and its password: "crispin@gmail.com /
 # Murloc!Mrgl55", "ana@example.com | Sunny#2024", a combo line "ana@example.com:Sunny#24".
@@ -347,6 +354,30 @@ def _wifi_answered(text: str) -> Iterator[Detection]:
                 break
 
 
+_NOT_THE_LOGINS = re.compile(r"(?i)method|page|screen|error|fee|contact|link|attempt|count")
+
+
+def _login_clause_values(text: str) -> Iterator[Detection]:
+    """A made-up value after a clause about a login and a colon, at the end of the line.
+
+    A symbol with a digit, or both cases with a digit: "login for the kids: mia2015" may
+    be a user name, so a value in lower case is left alone.
+    """
+    for match in _LOGIN_CLAUSE_VALUE.finditer(text):
+        value = match.group("value").rstrip(".,;")
+        if _NOT_A_PASSWORD_LABEL.search(match["clause"]) or _NOT_THE_LOGINS.search(match["clause"]):
+            continue  # "login page (new URL): …", "login method for the office: Okta-SSO-2"
+        # Not a path, an address or a form body ("POST /login body: user=…&pwd=…").
+        if "/" in value or "=" in value or ("@" in value[1:] and "." in value):
+            continue
+        digits = any(c.isdigit() for c in value)
+        symbols = _LOGIN_SYMBOLS.intersection(value) or "@" in value
+        cases = any(c.isupper() for c in value) and any(c.islower() for c in value)
+        if digits and (symbols or cases) and looks_made_up(value) and could_be_a_password(value):
+            start = match.start("value")
+            yield Detection(Category.PASSWORD, start, start + len(value))
+
+
 def _security_answers(text: str) -> Iterator[Detection]:
     for match in _SECURITY_ANSWER.finditer(text):
         group = "value" if match.group("value") else "zh"
@@ -491,6 +522,10 @@ _RULES: tuple[tuple[_Trigger, Callable[[str], Iterator[Detection]]], ...] = (
     (lambda text, low: "wi-fi" in low or "wifi" in low, _wifi_values),
     (lambda text, low: _LOGIN_WORD.search(text) is not None, _login_pairs),
     (lambda text, low: "login" in low, _login_values),
+    (
+        lambda text, low: any(w in low for w in ("login", "log-in", "sign-in")),
+        _login_clause_values,
+    ),
     (lambda text, low: "@" in text, _email_pairs),
     (lambda text, low: " / " in text or " | " in text, _labelled_pairs),
     (lambda text, low: ":" in text or "：" in text, _labelled_values),

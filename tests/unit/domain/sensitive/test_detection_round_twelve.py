@@ -1,8 +1,9 @@
 """The twelfth round: sign-ins and Wi-Fi keys with no word for a password nearby.
 
 A "Label: user / password" line where both sides are shaped like a sign-in, a value
-alone after a short label when it is shaped like a password a person made up, and a
-made-up value that answers a question about the Wi-Fi; and left alone: a pair of
+alone after a short label when it is shaped like a password a person made up, one
+after a clause about a login and a colon, and a made-up value that answers a
+question about the Wi-Fi; and left alone: a pair of
 places or products under a label, fields that hold something else (a ticket, a user
 name, a coupon, an event), joined words outside a text about sign-ins, and a
 question about the network's name. The values
@@ -29,6 +30,8 @@ from tests.unit.domain.sensitive.detections import assert_finds, assert_no_secre
         ("uni portal: Zw2107!Amsterdam", "Zw2107!Amsterdam"),
         ("小满的账号清单：\n- 钉钉：Dd_xm0601!", "Dd_xm0601!"),
         ("Passwords (family)\nNetflix: Sofa-Night-31", "Sofa-Night-31"),
+        ("office PC login, IT makes us change it every quarter: Ht@20260301", "Ht@20260301"),
+        ("the practice software login for the front desk: Smile2026front", "Smile2026front"),
         ("what's the wifi?\nit's Bergblick-55", "Bergblick-55"),
         ("家里wifi是啥？\n妈：hx@2024home", "hx@2024home"),
         ("user: the Wi-Fi at the cabin?\nassistant: not saved yet\nuser: Pine&Lake77",
@@ -56,6 +59,11 @@ def test_finds_the_twelfth_rounds_forms(text: str, value: str) -> None:
         "Team: Red-Sox-2004",  # joined words, but nothing here is about signing in
         "redis keys: recalld:v1:lock:*",
         "db.internal:5432:*:report",
+        "login for the kids: mia2015",  # may be the user name
+        "the admin panel is at: Settings2",
+        "sign-in method for the office (since May): Okta-SSO-2",
+        "login page (new URL): https://portal.example.com/Login1",
+        "POST /login body: user=kowalski&remember=1",
         "what's the wifi called?\nFenwick-Home2",  # its name, not its key
         "which wifi network?\nTP-LINK_5G_8F2A",
         "what's the wifi speed?\naround 300 Mbps",
