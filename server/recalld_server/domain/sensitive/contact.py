@@ -116,8 +116,12 @@ def _phone_pass(text: str, regions: Sequence[str]) -> Iterator[Detection]:
             before = text[max(0, match.start - 3) : match.start]
             if _ARITHMETIC.search(before) or _ARITHMETIC.match(text, match.end):
                 continue  # "2^34 = 17179869184"
-            if _UNIT_AFTER.match(text, match.end) or NOT_AN_IDENTIFIER_BEFORE.search(
-                text, max(0, match.start - 24), match.start
+            # A number with its country code is dialled, whatever names it ("from the
+            # booking confirmation: +971 …"); without one it may be the booking's own.
+            international = match.raw_string.startswith("+")
+            if _UNIT_AFTER.match(text, match.end) or (
+                not international
+                and NOT_AN_IDENTIFIER_BEFORE.search(text, max(0, match.start - 24), match.start)
             ):
                 continue
             seen.add(span)

@@ -131,6 +131,19 @@ def _old_id_valid(number: str) -> bool:
     return True
 
 
+_CARD_WORD = re.compile(r"(?i)\bcard\b|卡号|银行卡|信用卡|借记卡")
+_NAMES_A_NUMBER = re.compile(r"(?i)\b(?:no|number|num|nr|code|id)\b|号")
+
+
+def _card_named_before(text: str, start: int, label: str) -> bool:
+    """The card word earlier in the clause, and the label names no number of its own."""
+    if _NAMES_A_NUMBER.search(label):
+        return False
+    before = text[max(0, start - 80) : start]
+    clause = SENTENCE_END.split(before)[-1] if SENTENCE_END.search(before) else before
+    return _CARD_WORD.search(clause) is not None
+
+
 def cards(text: str) -> Iterator[Detection]:
     """Every payment card number (issuer range, length, Luhn) not named as something else."""
     # Copied from web pages, numbers come with no-break spaces (same length).
@@ -139,7 +152,10 @@ def cards(text: str) -> Iterator[Detection]:
     for run in _DIGIT_RUN.finditer(text):
         groups = [(g.start(), g.end()) for g in _GROUP.finditer(text, run.start(), run.end())]
         for start, end in _card_spans(text, groups):
-            if NOT_AN_IDENTIFIER_BEFORE.search(text, max(0, start - 24), start):
+            label = NOT_AN_IDENTIFIER_BEFORE.search(text, max(0, start - 24), start)
+            # "Kasimira's card for the fleece order: 4437 …" names a card, and the order
+            # only what it pays; "order number: …" names the number itself.
+            if label is not None and not _card_named_before(text, start, label.group()):
                 continue
             # Digits inside an IBAN-shaped string (valid or not) are its account number.
             if ibans is None:

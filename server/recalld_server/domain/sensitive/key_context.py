@@ -303,6 +303,9 @@ def private_keys_by_context(text: str) -> Iterator[Detection]:
         for match in _JSON_PRIVATE.finditer(text):
             group = next(g for g in ("value", "value2", "cbor") if match.group(g))
             yield Detection(Category.PRIVATE_KEY, match.start(group), match.end(group))
+    if "jwk" in lowered:
+        for match in _JWK_D_IN_PROSE.finditer(text):
+            yield Detection(Category.PRIVATE_KEY, match.start("value"), match.end("value"))
     yield from keys_by_encoding(text)
     for match in _WIF.finditer(text):
         if _valid_wif(match.group()):
@@ -326,6 +329,13 @@ def private_keys_by_context(text: str) -> Iterator[Detection]:
         ) or _PUBLIC_BEFORE.search(text, max(0, shape.start() - 60), shape.start())
         if _PRIVATE_WORD.search(clause) and not (named_before or _ANOTHER_THING.search(clause)):
             yield Detection(Category.PRIVATE_KEY, shape.start(), shape.end())
+
+
+# A JWK's private "d" given in prose: "the JWK for the portal, d value only: 90H7Kcx…".
+_JWK_D_IN_PROSE = re.compile(
+    r"(?i)\bjwk\b[^\n]{0,60}?(?<![\w-])d(?:[ -](?:value|parameter|component))?\b[^\n:：=]{0,20}"
+    r"[:：=]\s*[\"']?(?P<value>[A-Za-z0-9_-]{42,}={0,2})(?![A-Za-z0-9_-])"
+)
 
 
 def _encodes_a_private_key(value: str) -> bool:

@@ -39,6 +39,7 @@ _PASSWORD_BEFORE_WORD = re.compile(
 # code again?\nA: 7391 then the hash key").
 _CODE_QUESTION = re.compile(
     r"(?im)^[^\n]*(?:\bcode\b|\bpin\b|passcode|密码|暗証番号|비밀번호)[^\n]{0,40}[?？]"
+    r"|^[^\n]*\bremind me\b[^\n]{0,40}(?:\bcode\b|\bpin\b|passcode)[^\n]*"
 )
 # Codes that are not secrets: what a shop, a parcel or a sign-in sends.
 _NOT_A_SECRET_CODE = re.compile(
@@ -78,6 +79,19 @@ _LOGIN_VALUE = re.compile(
 _LOGIN_CLAUSE_VALUE = re.compile(
     r"(?im)\b(?:login|log-in|sign-in)\b(?P<clause>[^\n:：.?!]{4,80}|[^\n:：]{4,80}?\))"
     rf"[ \t]*[:：][ \t]*(?P<value>{PASSWORD_CHARS}{{6,40}})[ \t]*$"
+)
+# A login told in prose, the user named by what it is: "the ParentPay login is my email
+# plus lunchmoney-Eli7", "the router login page wants admin and Tplink-Grandpa-3".
+_LOGIN_IN_PROSE = re.compile(
+    r"(?i)\b(?:login|log-in|sign-in|credentials?)\b[^\n.;]{0,60}?"
+    r"\b(?:e-?mail(?: address)?|username|user name|admin|phone number|mobile number)"
+    r"\s+(?:plus|and|\+|with)\s+(?:the\s+password\s+)?"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
+# A password asked about, then told: "Mum asked what her Yahoo password is. It's X".
+_ASKED_THEN_TOLD = re.compile(
+    r"(?i)\b(?:password|passcode|passwort)\s+(?:is|was)\s*[.?]\s+(?:it'?s|it is|it was)\s+"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
 _LOGIN_SYMBOLS = frozenset("!#$%^&*+=?~")
 # A sign-in written as an e-mail address and its password: "crispin@gmail.com /
@@ -145,26 +159,33 @@ _LOCK_CODES = (
         rf"\s*(?:\b(?:is|was)\b|:|=|[—–])\s*{_LOCK_VALUE}"
     ),
     re.compile(
-        rf"(?i)\b{_LOCK}\s+(?:combination|combo)\b\s*(?:\b(?:is|was)\b|:|=)\s*{_LOCK_VALUE}"
+        rf"(?i)\b{_LOCK}\s+(?:combination|combo)\b\s*(?:\b(?:is|was)\b|:|=)?\s*{_LOCK_VALUE}"
     ),
+    # "office safe: 31-07-55 (left, right, left)": a combination's dashed shape only.
+    re.compile(rf"(?i)\b{_LOCK}[:：]\s*(?P<value>[0-9]{{1,3}}(?:-[0-9]{{1,3}}){{2,3}}(?![\w-]))"),
     # "the padlock on the storage unit is 3-7-21": a combination's dashed shape only;
     # digits alone are a locker's number as often as its code ("locker number is 9902").
     re.compile(
         rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?\b(?:is|was)\s+"
         r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
     ),
-    # "the lock box at 14 Glenfarg Road: code 2719".
+    # "the lock box at 14 Glenfarg Road: code 2719", "key safe by the back door, code 2803".
     re.compile(
-        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?[:：]\s*(?:the\s+)?(?:code|pin|combination|combo)\b"
+        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?[:：,]\s*(?:the\s+)?(?:code|pin|combination|combo)\b"
         rf"\s*(?:\b(?:is|was)\b|:|=)?\s*{_LOCK_VALUE}"
     ),
     re.compile(
         rf"(?i)\b(?:{_LOCK}|zip|archive|pdf|rar|7z)\b[^.\n;]{{0,40}}?\b(?:opens|unlocks)\s+with"
         rf"\s+(?:the\s+(?:code|combination|password)\s+)?{_LOCK_VALUE}"
     ),
+    # "the zip with the tenant's references is protected: Refs_Flat3_2026".
+    re.compile(
+        r"(?i)\b(?:zip|archive|pdf|rar|7z|file|folder|document|spreadsheet)s?\b[^.\n;]{0,40}?"
+        rf"\b(?:password[- ])?protected\b(?:\s+with)?\s*[:：]?\s+{_LOCK_VALUE}"
+    ),
 )
 # The words that name what a lock code opens (the trigger of _lock_codes).
-_LOCK_WORDS = ("code", "combination", "combo", "opens", "unlocks", "lock", "safe")
+_LOCK_WORDS = ("code", "combination", "combo", "opens", "unlocks", "lock", "safe", "protected")
 _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 # A passphrase of plain words: "the passphrase for the drive is purple monkey
 # dishwasher.", "his master password is Lisbon tram at dusk 1998."; to the sentence end.
@@ -207,6 +228,8 @@ _WIFI_KEY = re.compile(
     # Danish and Norwegian, Russian, Turkish, Indonesian.
     r"(?:key|schlüssel|clave|chave|clé|chiave|sleutel|klucz|nyckel|nøgle|nøkkel|ключ"
     r"|anahtar[ıi]?|kunci)\b"
+    # Where the network is, before a colon: "WLAN-Schlüssel in der Ferienwohnung: …".
+    r"(?:\s+(?:in|at|for|im|in der|bei|für|au|à|en|del?|na|no|w)\s+[^\n:：=]{1,40}?(?=\s*[:：=]))?"
     r"(?:\s*(?:\bis\b|:|=))?\s+(?P<value>[^\s\"'`]{6,64})"
     # "WPA2 key saunailta", "WPA passphrase: …", and a Wi-Fi QR code's "P:" field.
     r"|(?i:\bwpa[23]?(?:-psk)?\s+(?:key|passphrase|psk)\b)\s*[:=]?\s*(?P<wpa>[^\s\"'`,;]{6,64})"
@@ -378,6 +401,17 @@ def _login_clause_values(text: str) -> Iterator[Detection]:
             yield Detection(Category.PASSWORD, start, start + len(value))
 
 
+def _told_in_prose(text: str) -> Iterator[Detection]:
+    """A made-up value with a digit after a login told in prose, or a question answered."""
+    for pattern in (_LOGIN_IN_PROSE, _ASKED_THEN_TOLD):
+        for match in pattern.finditer(text):
+            value = match.group("value").rstrip(TRAILING)
+            digit = any(c.isdigit() for c in value)
+            if digit and "@" not in value and looks_made_up(value) and could_be_a_password(value):
+                start = match.start("value")
+                yield Detection(Category.PASSWORD, start, start + len(value))
+
+
 def _security_answers(text: str) -> Iterator[Detection]:
     for match in _SECURITY_ANSWER.finditer(text):
         group = "value" if match.group("value") else "zh"
@@ -467,14 +501,18 @@ def _email_pairs(text: str) -> Iterator[Detection]:
             )
 
 
+_KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
+
+
 def _codes_answered(text: str) -> Iterator[Detection]:
     """A PIN-length number answering a question about a code on the line before."""
     for question in _CODE_QUESTION.finditer(text):
         if _NOT_A_SECRET_CODE.search(question.group()):
             continue
         for start, end in answered_below(text, question.start()):
-            value = text[start:end].rstrip(TRAILING)
-            if value.isdigit() and 4 <= len(value) <= 8:
+            value = text[start:end].rstrip(".,;:!?)]}>”’\"'`。，；：！？）」")
+            # Digits, with the keys pressed around them: "*2961#".
+            if _KEYED_PIN.fullmatch(value):
                 yield Detection(Category.PASSWORD, start, start + len(value))
             break  # only the next line answers it
 
@@ -526,6 +564,12 @@ _RULES: tuple[tuple[_Trigger, Callable[[str], Iterator[Detection]]], ...] = (
         lambda text, low: any(w in low for w in ("login", "log-in", "sign-in")),
         _login_clause_values,
     ),
+    (
+        lambda text, low: any(
+            w in low for w in ("login", "log-in", "sign-in", "credential", "pass")
+        ),
+        _told_in_prose,
+    ),
     (lambda text, low: "@" in text, _email_pairs),
     (lambda text, low: " / " in text or " | " in text, _labelled_pairs),
     (lambda text, low: ":" in text or "：" in text, _labelled_values),
@@ -542,7 +586,10 @@ _RULES: tuple[tuple[_Trigger, Callable[[str], Iterator[Detection]]], ...] = (
     (lambda text, low: "<Key>" in text, _keepass_entries),
     (lambda text, low: any(w in low for w in _LOCK_WORDS), _lock_codes),
     (lambda text, low: "锁" in text or "保险" in text or "密码箱" in text, _chinese_lock_codes),
-    (lambda text, low: "\n" in text and ("?" in text or "？" in text), _codes_answered),
+    (
+        lambda text, low: "\n" in text and ("?" in text or "？" in text or "remind me" in low),
+        _codes_answered,
+    ),
     (
         lambda text, low: (
             "phrase" in low

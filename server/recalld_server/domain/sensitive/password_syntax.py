@@ -113,6 +113,11 @@ _WIFI_COMMAND_KEY = re.compile(
     r"\bwifi-sec\.psk[ \t]+[\"']?(?P<value>[^\s\"']{8,63})"
     r"|\buci\s+set\s+wireless\.\S*?\.key=[\"']?(?P<uci>[^\s\"']{8,63})"
 )
+# SQL's account statements: MySQL's and Oracle's "CREATE USER … IDENTIFIED BY '…'".
+_SQL_IDENTIFIED_BY = re.compile(
+    r"(?i)\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+(?:PASSWORD\s+)?"
+    r"(?:'(?P<quoted>[^'\n]{3,128})'|\"(?P<double>[^\"\n]{3,128})\"|(?P<value>[^\s;'\"]{3,128}))"
+)
 # PlanetScale's database passwords have a shape of their own (certain: not an API key).
 _PLANETSCALE_PASSWORD = re.compile(r"(?<![A-Za-z0-9_])pscale_pw_[A-Za-z0-9=_.-]{32,64}")
 # OpenWrt's wireless config (UCI): the Wi-Fi key of a wifi-iface section.
@@ -142,6 +147,8 @@ def passwords_in_syntax(text: str) -> Iterator[Detection]:
         patterns.append((_UCI_WIFI_KEY, True))
     if "wifi-sec.psk" in text or "uci set wireless" in text:
         patterns.append((_WIFI_COMMAND_KEY, True))
+    if "identified" in text.lower():
+        patterns.append((_SQL_IDENTIFIED_BY, True))
     for pattern, certain in patterns:
         for match in pattern.finditer(text):
             group = next(

@@ -29,6 +29,7 @@ _NOT_A_PASSWORD_WORDS = """
     changeme changeit change_me replaceme replace_me
     read loaded taken pulled injected mounted provided supplied passed fetched sourced
     irrelevant unimportant elsewhere nowhere
+    yes see via ask check
 """
 NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
 # Code on the right of "password =": a call ("getpass.getpass()", "input("), not a value.
@@ -42,6 +43,7 @@ _HASHED = re.compile(
     r"\$(?:2[abxy]?|argon2(?:id|i|d)|[156]|y|gy)\$"
     r"|(?:pbkdf2_sha(?:1|256)|bcrypt_sha256|argon2|scrypt|sha1|md5)\$"
 )
+_ATTRIBUTE = re.compile(r"[a-z][a-z-]*=")
 _CALL = re.compile(r"[A-Za-z_][\w.]*\(\)?$|[A-Za-z_]\w*\.[A-Za-z_][\w.]*\(")
 
 
@@ -53,6 +55,8 @@ def could_be_a_password(value: str) -> bool:
     if value.startswith(("${", "{{", "%(", "<", "[", "$(", "*", ":", "(")):
         return False
     if not any(c.isalnum() for c in value) or _CALL.match(value):  # "******", "getpass("
+        return False
+    if _ATTRIBUTE.fullmatch(value):  # '<input type="password" name="pw" autocomplete=…'
         return False
     if value.startswith("//"):  # a URL's rest: "Password for 'https://github.com'"
         return False

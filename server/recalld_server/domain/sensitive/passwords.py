@@ -153,7 +153,10 @@ def passwords(text: str) -> Iterator[Detection]:
         if text[max(0, word.start() - 2) : word.start()] == "${":
             continue  # "${DB_PASSWORD:?missing}" names a variable
         if _FACTORY_BEFORE.search(text, max(0, word.start() - 12), word.start()):
-            continue  # "出厂管理密码 123456": printed in every manual
+            # "出厂管理密码 123456" is printed in every manual; what it was changed to is not
+            # ("默认 admin password 我改成 Grafa-Lake-90 了").
+            yield from _changed_later(text, word)
+            continue
         found = _after_the_word(text, word) or _stated_after_a_clause(text, word)
         if found is not None:
             yield found

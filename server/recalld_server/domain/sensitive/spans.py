@@ -44,9 +44,12 @@ SENTENCE_END = re.compile(
 
 # Words right before a number that make it something else.
 NOT_AN_IDENTIFIER_BEFORE = re.compile(
-    r"(?i)(?:order|invoice|tracking|shipment|parcel|transaction|txn|ticket|ref(?:erence)?"
+    # A word of its own: "Madrid:", "tomorrow:" and "paid:" end in "id", "row" and "id".
+    r"(?i)(?<![a-z])(?:order|invoice|tracking|shipment|parcel|transaction|txn|ticket|ref(?:erence)?"
     r"|serial|sku|part|model|imei|balance|waybill|awb|id|row|pv|uv|routing|loyalty"
-    r"|coupon|voucher|student|employee|meeting|(?<![a-z])count|订单|单号|流水|会员"
+    r"|coupon|voucher|student|employee|meeting|count|订单|单号|流水|会员"
+    # "PO number 4500128871", "receipt no. 0045-8831-2290", "Flying Blue number …".
+    r"|po|receipt|confirmation|policy|claim|membership|member|frequent flyer|flying blue"
     r"|运单|快递|发票|工单|序列号|编号|型号|货号|学号|工号|次方|会议|次数|调用量)"
     r"\s*(?:(?:no|number|num|nr|code|id)\.?|号码|号|代码)?(?:\s+is)?\s*[#:：是为]?\s*$"
 )
@@ -131,11 +134,13 @@ _RULE = re.compile(r":?-{3,}:?")
 # A bullet item "- Netflix: …", "* 扣子：…", "• prod — …": its label, then its value.
 _LISTED = re.compile(r"[ \t]*[-*•·][ \t]+[^:：\n]{1,40}?\s*[:：=—–]\s*(?P<value>\S+)")
 # What a line of a conversation starts with: "user:", "A:", "助手：", "Mia:".
-_SPEAKER = re.compile(r"[ \t]*(?:[\w .'-]{1,20}[:：])?[ \t]*")
+# "A (from your notes):" names its source too.
+_SPEAKER = re.compile(r"[ \t]*(?:[\w .'-]{1,20}(?:\([^)\n]{1,30}\)[ \t]*)?[:：])?[ \t]*")
 _ANSWER_START = re.compile(r"(?i)(?:it'?s|it is|that'?s|here(?: it is)?|是|就是)[ ,:：]*")
 _QUESTION = re.compile(
     r"[?？]|多少|是什么|是啥|几号|什么"
-    r"|(?i:\b(?:what'?s|what is|whats|where'?s|which|do you have|can you|could you|send me)\b)"
+    r"|(?i:\b(?:what'?s|what is|whats|where'?s|which|do you have|can you|could you|send me"
+    r"|remind me)\b)"
     # An agent asking for it: "I'll need your current voicemail PIN."
     r"|(?i:\b(?:need|give me|tell me|confirm|provide|read me) your\b)"
 )
