@@ -209,6 +209,14 @@ _NOT_IN_A_PHRASE_WORDS = """
     key manager vault app file
 """
 _NOT_IN_A_PHRASE = frozenset(_NOT_IN_A_PHRASE_WORDS.split())
+# After "password is" (not "passphrase is"), plain words are a sentence as often as a
+# password: none of these may be among them.
+_FUNCTION_WORDS_LIST = """
+    a an the my your his her our their its this that these those not no in on at of for
+    to with from by and or as same usually always just still also only all any every
+    some more most less than like about into over after before again here there now
+"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_LIST.split())
 # A Chinese passphrase (口令, a spoken password) may be Chinese words alone: 口令是山高月小.
 _CHINESE_PASSPHRASE = re.compile(
     r"口令\s*(?:是|为|為|：|:)\s*(?P<value>[\u4e00-\u9fff]{3,12})(?=[\s，。,；;！!？?）)、]|$)"
@@ -530,8 +538,29 @@ def _lock_codes(text: str) -> Iterator[Detection]:
                 yield Detection(Category.PASSWORD, start, start + len(value))
 
 
+# Plain words after "password is" only when there are four or more, all in lower case,
+# none a function word, an -ed, -ing or -ly word: "my password is correct horse battery
+# staple", not "the password is expiring next week" or "is usually my dog's name".
+_WORDS_AS_PASSWORD = re.compile(
+    r"(?i)\bpassword\s+(?:is|was)\s+(?P<value>[a-z]+(?:[ ][a-z]+){3,5})(?=[.;!?,]?\s*$|[.;!?,]\s)"
+)
+
+
+def _plain_words_as_password(value: str) -> bool:
+    words = value.split()
+    if value != value.lower() or words[0] in _NOT_A_PHRASE_START:
+        return False
+    if any(w in _NOT_IN_A_PHRASE or w in _FUNCTION_WORDS for w in words):
+        return False
+    return not any(len(w) > 4 and w.endswith(("ed", "ing", "ly")) for w in words)
+
+
 def _passphrases(text: str) -> Iterator[Detection]:
     """Passphrases of plain words, in English or in Chinese."""
+    if "password" in text.lower():
+        for match in _WORDS_AS_PASSWORD.finditer(text):
+            if _plain_words_as_password(match.group("value")):
+                yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
     for match in _PASSPHRASE.finditer(text):
         words = match.group("value").casefold().split()
         if words[0] in _NOT_A_PHRASE_START or any(w in _NOT_IN_A_PHRASE for w in words):
@@ -593,6 +622,8 @@ _RULES: tuple[tuple[_Trigger, Callable[[str], Iterator[Detection]]], ...] = (
     (
         lambda text, low: (
             "phrase" in low
+            or "password is" in low
+            or "password was" in low
             or "master password" in low
             or "口令" in text
             or any(w in low for w in ("crypt", "luks", "keepass"))

@@ -29,7 +29,8 @@ _NOT_A_PASSWORD_WORDS = """
     changeme changeit change_me replaceme replace_me
     read loaded taken pulled injected mounted provided supplied passed fetched sourced
     irrelevant unimportant elsewhere nowhere
-    yes see via ask check
+    yes see via ask check case public
+    usually always probably basically normally mostly sometimes often just
 """
 NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
 # Code on the right of "password =": a call ("getpass.getpass()", "input("), not a value.

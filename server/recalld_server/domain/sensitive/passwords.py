@@ -43,7 +43,8 @@ _PASSWORD_WORD = re.compile(
     # Typed in a hurry: "pasword", "passwrod", "passowrd".
     r"|pas+w(?:or|ro|o)d|passowrd|pssword|pass ?key"
     # "alarm panel code", "door entry code": a word may stand between.
-    r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box)"
+    r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box"
+    r"|garage|safe|padlock|shed)"
     r"(?: (?:panel|keypad|entry|system|box))?"
     r" code|keypad(?: code)?)"
     r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",

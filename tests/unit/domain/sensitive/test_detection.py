@@ -146,6 +146,35 @@ def test_a_value_named_key_near_a_network_is_masked_as_a_key() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("My password is correct horse battery staple", "correct horse battery staple"),
+        ("her password was red green blue yellow orange.", "red green blue yellow orange"),
+        ("the garage code is 5566", "5566"),
+        ("safe code: 1290", "1290"),
+    ],
+)
+def test_plain_words_and_a_garage_code_are_passwords(text: str, value: str) -> None:
+    assert ("password", value) in found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is expiring next week for everyone",
+        "the password is usually my dog's name",
+        "my password is case sensitive btw",
+        "the password is written on the sticky note",
+        "the new password is long enough now right",
+        "the vault code is public knowledge",
+        "safe code review pending",
+    ],
+)
+def test_sentences_about_a_password_are_not_one(text: str) -> None:
+    assert [c for c, _ in found(text) if c == "password"] == []
+
+
 def test_several_values_in_order() -> None:
     text = "卡 4111 1111 1111 1111，电话 13800138000，邮箱 a.b@example.cn，密码是 Zx9#kk12"
     assert [c for c, _ in found(text)] == ["card_number", "phone", "email", "password"]
