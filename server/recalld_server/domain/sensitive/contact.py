@@ -53,7 +53,8 @@ _CUED_REGIONS = (
 """Regions numbers without a country code are read in: mainland China, then NANP."""
 # Dots separate phone groups only as 415.555.0199 (or +1.415.555.0199), never as versions.
 _DOTTED_PHONE = re.compile(
-    r"(?:\+?[0-9]{1,3}[ .])?\(?[0-9]{2,4}\)?\.[0-9]{3,4}\.[0-9]{4}"
+    # A country code with its plus, or NANP's bare 1: "4.11.1111.1111" is a version.
+    r"(?:\+[0-9]{1,3}[ .]|1[ .])?\(?[0-9]{2,4}\)?\.[0-9]{3,4}\.[0-9]{4}"
     r"|(?:\+33[ .]?|0)[1-9](?:\.[0-9]{2}){4}"  # France: 07.36.92.41.96
 )
 # The shortest phone number libphonenumber accepts here has seven digits; a text without

@@ -89,6 +89,8 @@ def test_a_private_key_is_found_whole() -> None:
         "order 4111111111111112 shipped",  # fails Luhn
         "order no. 4111111111111111 is a test id",  # a card-shaped order number
         "timestamp 1733312345123, retry at 1733312345",
+        "version 4.11.1111.1111",  # dotted like a phone, but no country code before it
+        "build 2024.12.07.1530",
         "at 2026-12-04T20:36:33Z we shipped v2.3.5 (1.0.0-rc.1) on Python 3.12.4",
         "version 1.0.13800138",
         "commit 3f2a9c1e8b7d6f5a4c3b2a1908f7e6d5c4b3a291",
