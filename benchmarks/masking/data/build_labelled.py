@@ -14,15 +14,17 @@ the same way as ninth), ``eleventh.jsonl`` (one more, written the same way as
 tenth), ``twelfth.jsonl`` (one more, written the same way as eleventh),
 ``thirteenth.jsonl`` (one more, written the same way as twelfth),
 ``fourteenth.jsonl`` (one more, written the same way as thirteenth),
-``fifteenth.jsonl`` (one more, written the same way as fourteenth) and
-``sixteenth.jsonl`` (one more, written the same way as fifteenth) beside this
+``fifteenth.jsonl`` (one more, written the same way as fourteenth),
+``sixteenth.jsonl`` (one more, written the same way as fifteenth) and
+``seventeenth.jsonl`` (one more, written the same way as sixteenth) beside this
 file. The sentences are hand-written in
 ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``,
 ``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``, ``lines_eighth.py``,
 ``lines_ninth.py``, ``lines_tenth.py``, ``lines_eleventh.py``, ``lines_twelfth.py``,
-``lines_thirteenth.py``, ``lines_fourteenth.py``, ``lines_fifteenth.py`` and
-``lines_sixteenth.py``; this script fills the ``⟦...⟧`` tokens in them with values
-it generates (fixed seeds, so re-running rewrites identical files) and labels them:
+``lines_thirteenth.py``, ``lines_fourteenth.py``, ``lines_fifteenth.py``,
+``lines_sixteenth.py`` and ``lines_seventeenth.py``; this script fills the
+``⟦...⟧`` tokens in them with values it generates (fixed seeds, so re-running
+rewrites identical files) and labels them:
 
     ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc,
                           seventh adds mir diners, eighth adds disc65 maestro rupay troy,
@@ -175,9 +177,16 @@ eleventh, twelfth, thirteenth, fourteenth or fifteenth, no holdout, final, fresh
 sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth or
 fifteenth person appears in it, no sentence is a near-copy of an older one
 (``SIXTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The splits are built in the order dev, test, holdout, final, fresh, sixth,
-seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth,
-fifteenth, sixteenth from one
+lines. The seventeenth split is held to the same rules against all sixteen older
+splits: no person in ``SEVENTEENTH_NAMES`` appears in dev, test, holdout, final,
+fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth,
+fourteenth, fifteenth or sixteenth, no holdout, final, fresh, sixth, seventh,
+eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth or
+sixteenth person appears in it, no sentence is a near-copy of an older one
+(``SEVENTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and
+mixed lines. The splits are built in the order dev, test, holdout, final, fresh,
+sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth,
+fifteenth, sixteenth, seventeenth from one
 set of used values, each with its own seed, so a later split (and the generator
 kinds added for it) leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
@@ -297,6 +306,7 @@ SEEDS = {
     "fourteenth": 57209316,
     "fifteenth": 84615027,
     "sixteenth": 73950486,
+    "seventeenth": 46183729,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -315,6 +325,7 @@ MIN_PER_CAT = {
     "fourteenth": 25,
     "fifteenth": 25,
     "sixteenth": 25,
+    "seventeenth": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -333,10 +344,11 @@ MIN_LINES = {
     "fourteenth": 320,
     "fifteenth": 320,
     "sixteenth": 320,
+    "seventeenth": 320,
 }
 # The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth,
-# fourteenth, fifteenth and sixteenth splits must also have English, Chinese and mixed lines
-# in every category.
+# fourteenth, fifteenth, sixteenth and seventeenth splits must also have English, Chinese
+# and mixed lines in every category.
 ALL_LANGS = {
     "final",
     "fresh",
@@ -351,6 +363,7 @@ ALL_LANGS = {
     "fourteenth",
     "fifteenth",
     "sixteenth",
+    "seventeenth",
 }
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
@@ -378,6 +391,8 @@ FOURTEENTH_MAX_SIMILARITY = 0.8
 FIFTEENTH_MAX_SIMILARITY = 0.8
 # Nor any sixteenth sentence to one of the fifteen older splits.
 SIXTEENTH_MAX_SIMILARITY = 0.8
+# Nor any seventeenth sentence to one of the sixteen older splits.
+SEVENTEENTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -753,6 +768,7 @@ def main() -> None:
     from benchmarks.masking.data.lines_fresh import FRESH, FRESH_NAMES
     from benchmarks.masking.data.lines_holdout import HOLDOUT, HOLDOUT_NAMES
     from benchmarks.masking.data.lines_ninth import NINTH, NINTH_NAMES
+    from benchmarks.masking.data.lines_seventeenth import SEVENTEENTH, SEVENTEENTH_NAMES
     from benchmarks.masking.data.lines_seventh import SEVENTH, SEVENTH_NAMES
     from benchmarks.masking.data.lines_sixteenth import SIXTEENTH, SIXTEENTH_NAMES
     from benchmarks.masking.data.lines_sixth import SIXTH, SIXTH_NAMES
@@ -764,9 +780,9 @@ def main() -> None:
     std = _stdnum()
     used: set[str] = set()
     # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
-    # eleventh, twelfth, thirteenth, fourteenth, fifteenth, then sixteenth share ``used``;
-    # each has its own seed, so each later split leaves the files of the earlier ones
-    # unchanged.
+    # eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, then seventeenth
+    # share ``used``; each has its own seed, so each later split leaves the files of the
+    # earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -783,6 +799,7 @@ def main() -> None:
     fourteenth, _ = build("fourteenth", FOURTEENTH, used, std)
     fifteenth, _ = build("fifteenth", FIFTEENTH, used, std)
     sixteenth, _ = build("sixteenth", SIXTEENTH, used, std)
+    seventeenth, _ = build("seventeenth", SEVENTEENTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -800,7 +817,8 @@ def main() -> None:
     older_than_fourteenth = {**older_than_thirteenth, "thirteenth": thirteenth}
     older_than_fifteenth = {**older_than_fourteenth, "fourteenth": fourteenth}
     older_than_sixteenth = {**older_than_fifteenth, "fifteenth": fifteenth}
-    splits = {**older_than_sixteenth, "sixteenth": sixteenth}
+    older_than_seventeenth = {**older_than_sixteenth, "sixteenth": sixteenth}
+    splits = {**older_than_seventeenth, "seventeenth": seventeenth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -833,6 +851,7 @@ def main() -> None:
         "fourteenth": (FOURTEENTH_NAMES, FOURTEENTH_MAX_SIMILARITY),
         "fifteenth": (FIFTEENTH_NAMES, FIFTEENTH_MAX_SIMILARITY),
         "sixteenth": (SIXTEENTH_NAMES, SIXTEENTH_MAX_SIMILARITY),
+        "seventeenth": (SEVENTEENTH_NAMES, SEVENTEENTH_MAX_SIMILARITY),
     }
     people = {"holdout": HOLDOUT_NAMES, "final": FINAL_NAMES}
     split_order = list(splits)
