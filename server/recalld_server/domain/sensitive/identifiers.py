@@ -46,7 +46,9 @@ _PROVINCES = frozenset(
     }
 )  # fmt: skip
 _IBAN_AFTER_WORD = re.compile(
-    r"(?i)\biban\b\s*(?:no\.?|number|nr\.?)?\s*(?:[:：=]|is|是|为|為|ist|est|es|é)?\s*"
+    r"(?i)\biban\b\s*(?:no\.?|number|nr\.?)?"
+    # What happened to it before a colon: "the IBAN in lower case in the booking form: de69 …".
+    r"(?:[^\n:：.;]{1,50}?(?=[:：]))?\s*(?:[:：=]|is|是|为|為|ist|est|es|é)?\s*"
     r"(?P<value>[A-Za-z]{2}[0-9]{2}(?:[ ]?[A-Za-z0-9]){11,30})(?![A-Za-z0-9])"
 )
 IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])")

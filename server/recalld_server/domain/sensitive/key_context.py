@@ -112,6 +112,8 @@ _PRIVATE_WORD = re.compile(
     r"(?i)private[ _-]?key|privatekey|priv[ _-]?key|\bwif\b|wallet|metamask|signing[ _-]?key"
     r"|\bsigns? with\b|account[ _-]?key|paper[ -]wallet|私钥|私鑰|秘密鍵|개인\s?키"
     r"|приватн\w* ключ|clave privada|chave privada|clé privée|privater schlüssel"
+    # "a Bitcoin key in it: K…" (an address is not a key; _PRIVATE_SHAPE has no address).
+    r"|\b(?:bitcoin|btc|litecoin|ethereum|eth|crypto) key\b"
     # A wallet's seed: "Polkadot secret seed 0x…", "family seed".
     r"|\b(?:secret|family|wallet|master) seed\b"
 )

@@ -88,6 +88,12 @@ _LOGIN_IN_PROSE = re.compile(
     r"\s+(?:plus|and|\+|with)\s+(?:the\s+password\s+)?"
     rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
 )
+# A login set to a value: "Ruaridh set the club treasurer login to Caman&Ball1893".
+_LOGIN_SET_TO = re.compile(
+    r"(?i)\b(?:set|changed|reset|updated)\s+(?:the\s+|my\s+|his\s+|her\s+|our\s+|their\s+)?"
+    r"(?:[\w'’-]+\s+){0,4}?(?:login|log-in|sign-in|password|passcode)\s+to\s+"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
+)
 # A password asked about, then told: "Mum asked what her Yahoo password is. It's X".
 _ASKED_THEN_TOLD = re.compile(
     r"(?i)\b(?:password|passcode|passwort)\s+(?:is|was)\s*[.?]\s+(?:it'?s|it is|it was)\s+"
@@ -169,6 +175,23 @@ _LOCK_CODES = (
         rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?\b(?:is|was)\s+"
         r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
     ),
+    # "the hotel room safe is set to 2404": a code is what a lock is set to.
+    re.compile(
+        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?\b(?:is\s+|was\s+)?(?:set|changed|reset)\s+to\s+"
+        r"(?P<value>[0-9]{3,8}(?![\w-])|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
+    ),
+    # "the key safe at the spaniel's house is 7249, back gate latch sticks": a box that
+    # only a code opens, and digits that end the clause ("the safe was 1500 dollars" is
+    # a price).
+    re.compile(
+        r"(?i)\b(?:key ?safe|lock ?box|key ?box|padlock|safe)\b[^.\n;:]{0,40}?\b(?:is|was)\s+"
+        r"(?P<value>[0-9]{4,8})(?=\s*(?:[,.;!)]|$|—|–|\s(?:and|then|but|so)\b))"
+    ),
+    # "clubhouse alarm: key in 1966 then OFF": what is keyed into a panel.
+    re.compile(
+        r"(?i)\b(?:alarm|keypad|key ?safe|lock ?box|door|gate)\b[^.\n;]{0,30}?"
+        r"\b(?:key in|punch in|type in|tap in|enter)\s+(?P<value>[0-9]{4,8})(?![\w-])"
+    ),
     # "the lock box at 14 Glenfarg Road: code 2719", "key safe by the back door, code 2803".
     re.compile(
         rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?[:：,]\s*(?:the\s+)?(?:code|pin|combination|combo)\b"
@@ -185,12 +208,17 @@ _LOCK_CODES = (
     ),
 )
 # The words that name what a lock code opens (the trigger of _lock_codes).
-_LOCK_WORDS = ("code", "combination", "combo", "opens", "unlocks", "lock", "safe", "protected")
+_LOCK_WORDS = (
+    "code", "combination", "combo", "opens", "unlocks", "lock", "safe", "protected", "alarm",
+    "keypad", "box", "door", "gate",
+)  # fmt: skip
 _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 # A passphrase of plain words: "the passphrase for the drive is purple monkey
 # dishwasher.", "his master password is Lisbon tram at dusk 1998."; to the sentence end.
 _PASSPHRASE = re.compile(
-    r"(?i)(?:\b(?:pass ?phrase|master password)\b(?:[^\n.;:]{0,50}?\s(?:is|was)\s+|\s*[:：]\s*)"
+    r"(?i)(?:\b(?:pass ?phrase|master password)\b"
+    # "passphrase, four words with spaces: velvet orbit cactus ladder".
+    r"(?:[^\n.;:]{0,50}?\s(?:is|was)\s+|[^\n.;:]{0,50}?[:：]\s*)"
     # What an encrypted volume or vault opens with: "VeraCrypt volume on the stick: …".
     r"|\b(?:veracrypt|truecrypt|luks|keepass(?:xc)?|cryptomator)\b[^\n.;:]{0,50}?[:：]\s*)"
     r"(?P<value>[\w'-]+(?:[ ][\w'-]+){2,5})(?=[.;!?,]?\s*$|[.;!?,]\s|\s[—–]\s)"
@@ -319,12 +347,18 @@ def _labelled_pairs(text: str) -> Iterator[Detection]:
 
     The user is an e-mail address, a phone number, or a name with a digit, a dot or an
     underscore in it; the password has letters and digits and a symbol, or both cases.
-    "Berlin: Mitte / Kreuzberg2" and "Sizes: small / Medium2" name no user.
+    "Berlin: Mitte / Kreuzberg2" and "Sizes: small / Medium2" name no user; a plain
+    name in lower case counts only in a text about sign-ins.
     """
     for match in _LABELLED_PAIR.finditer(text):
         user = match.group("user")
         value = match.group("value").rstrip(".,;")
-        sign_in = "@" in user or any(c.isdigit() or c in "._" for c in user)
+        sign_in = (
+            "@" in user
+            or any(c.isdigit() or c in "._" for c in user)
+            # "logins for the temp:\n- payroll: jmarsh / Bluejay-Pay-08".
+            or (user.islower() and _SIGN_IN_CONTEXT.search(text) is not None)
+        )
         digits = any(c.isdigit() for c in value)
         symbols = bool(_LOGIN_SYMBOLS.intersection(value)) or "@" in value
         cases = any(c.isupper() for c in value) and any(c.islower() for c in value)
@@ -411,7 +445,7 @@ def _login_clause_values(text: str) -> Iterator[Detection]:
 
 def _told_in_prose(text: str) -> Iterator[Detection]:
     """A made-up value with a digit after a login told in prose, or a question answered."""
-    for pattern in (_LOGIN_IN_PROSE, _ASKED_THEN_TOLD):
+    for pattern in (_LOGIN_IN_PROSE, _ASKED_THEN_TOLD, _LOGIN_SET_TO):
         for match in pattern.finditer(text):
             value = match.group("value").rstrip(TRAILING)
             digit = any(c.isdigit() for c in value)
@@ -462,7 +496,7 @@ def _names_wifi_and_its_key(lowered: str) -> bool:
 # is told apart by its maker's prefix or its band ("TP-LINK_5G_8F2A", "Fenwick_5G").
 _WIFI_VALUE = re.compile(
     r"(?i)(?<!ssid )\bwi-?fi\b(?:[ \t]+(?:i|in|im|en|på|at|bei|chez|del?)[ \t]+[\w'-]{1,20})?"
-    rf"[ \t]*[:：]?[ \t]+(?P<value>{PASSWORD_CHARS}{{8,63}})(?=[\s,;。，]|$)"
+    rf"[ \t]*[:：—–]?[ \t]+(?P<value>{PASSWORD_CHARS}{{8,63}})(?=[\s,;。，]|$)"
 )
 _NETWORK_NAME = re.compile(
     r"(?i)^(?:tp-?link|netgear|fritz|vodafone|livebox|xfinity|eduroam|linksys|asus|d-?link"

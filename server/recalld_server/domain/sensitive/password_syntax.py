@@ -37,7 +37,7 @@ _COMMAND_OPTIONS = (
     # ~/.netrc: machine HOST login USER password PASSWORD.
     r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+",
     r"\bwpa_passphrase\s+\S+\s+",
-    r"\brequirepass\s+",
+    r"\brequirepass\s+(?:(?:is|to)\s+)?",  # "the new requirepass is redis-Otter-90"
     # Windows: "net use Z: \\nas\share PASSWORD /user:NAME", "… /user:NAME PASSWORD",
     # "net user NAME PASSWORD /add".
     r"\bnet\s+use\s+\S+\s+\S+\s+(?=\S+\s+/user:)",

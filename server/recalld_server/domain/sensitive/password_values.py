@@ -30,6 +30,7 @@ _NOT_A_PASSWORD_WORDS = """
     read loaded taken pulled injected mounted provided supplied passed fetched sourced
     irrelevant unimportant elsewhere nowhere
     yes see via ask check case public
+    one two three four five six seven eight nine zero
     usually always probably basically normally mostly sometimes often just
 """
 NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())

@@ -42,6 +42,9 @@ _PASSWORD_WORD = re.compile(
     r"|mật khẩu|kata sandi|passwd|passcode|pass ?phrase|pwd|pw|pass|psk|pin(?: ?code)?"
     # Typed in a hurry: "pasword", "passwrod", "passowrd".
     r"|pas+w(?:or|ro|o)d|passowrd|pssword|pass ?key"
+    # A door's code in French, German and Spanish: "le code de la porte : B2741".
+    r"|digicode|code (?:de la |du |d')?(?:porte|portail|immeuble|entrée|bâtiment)"
+    r"|t[üu]rcode|código (?:de la puerta|del portal)"
     # "alarm panel code", "door entry code": a word may stand between.
     r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box"
     r"|garage|safe|padlock|shed)"
@@ -135,7 +138,7 @@ _PIN_WORDS = ("pin", "码", "密", "口令", "code", "keypad", "番号", "暗証
 # What every word above holds (case-folded): without one, no word is looked for.
 _PASSWORD_STEMS = (
     "pass", "pasw", "pssw", "pw", "pin", "psk", "code", "keypad", "登录", "登入", "kennwort",
-    "wachtwoord", "senord",
+    "wachtwoord", "senord", "código",
     "adgangskode", "salasana", "has", "heslo", "jelsz", "parol", "contrase", "senha",
     "mật khẩu", "kata sandi", "密", "口令", "提取", "暗証", "パスワード", "비밀번호", "암호",
     "парол", "лозинк", "κωδικ", "şifre", "รหัสผ่าน", "كلمة", "סיסמ", "पासवर्ड",
@@ -230,6 +233,8 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     # does "to" ("no password to store") or a dash ("password on the card — Maren
     # didn't type it").
     pin = stripped.isdigit() and 4 <= len(stripped) <= 8 and any(w in name for w in _PIN_WORDS)
+    # A door's code may carry a letter: "digicode B2741", "door code 4417A".
+    pin = pin or ("code" in name and _LETTERED_CODE.fullmatch(stripped) is not None)
     if name == "pass" and _PASSPORT_SHAPE.fullmatch(stripped):
         return None  # "Eesti pass K7654824": a passport
     if name in ("passkey", "pass key") and not pin:
@@ -317,6 +322,7 @@ def _changed_later(text: str, word: re.Match[str]) -> Iterator[Detection]:
 
 
 _PIN_VALUE = re.compile(r"[0-9]{4,8}[*#]?")
+_LETTERED_CODE = re.compile(r"[A-Z][0-9]{4,6}|[0-9]{4,6}[A-Z]")
 
 
 def _listed_or_answered(text: str, word: re.Match[str]) -> Iterator[Detection]:

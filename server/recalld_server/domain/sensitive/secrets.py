@@ -147,7 +147,17 @@ _PUBLIC_MATERIAL = re.compile(
     r"|txn|transaction|openid|unionid)\b"
     r"(?:\s+(?:is|for [\w ]{1,20}?(?=[:：])))?)\s*(?:[:=#,：]|是|为)?\s*"
     r"[A-Za-z0-9_-]+"
-    r"|(?<![A-Za-z0-9_])(?:pi|ch|cus|in|sub|evt|txn|prod|price|pm|seti|acct)_[A-Za-z0-9]{14,}"
+    r"|(?<![A-Za-z0-9_])(?:pi|ch|cus|in|sub|evt|txn|prod|price|pm|seti|acct|re|po|tr|dp|py|src"
+    r"|ii|il|sku|plink|bpc|cbtxn)_[A-Za-z0-9]{14,}"
+    # A batch, payout, refund or dispute named as such: "payout batch sq6WMKNyYP…".
+    r"|(?i:(?:\b(?:batch|payout|refund|dispute|chargeback|settlement|reconciliation)\b\s*)+)"
+    r"(?:\s+(?:id|no\.?|number))?\s*[:=#]?\s*[A-Za-z0-9_-]+"
+    # A reCAPTCHA site key (the page's; its secret is the other "6L…" key), and a Web
+    # Push VAPID public key, named before it in the sentence.
+    r"|(?i:\bsite[ -]?key\b)[^\n.;]{0,40}?(?<![A-Za-z0-9_-])6L[A-Za-z0-9_-]{38}(?![A-Za-z0-9_-])"
+    r"|(?i:\bvapid\b[^\n.;]{0,20}?\bpublic\b)[^\n.;]{0,60}?[A-Za-z0-9_-]{80,90}"
+    # A CI cache's key: "Cache restored from key: Linux-pip-ea6b47…".
+    r"|(?i:\bcache\b[^\n]{0,30}?\bkey\b)\s*[:=]?\s*\S+"
     r"|data:[A-Za-z0-9.+/-]+;base64,[A-Za-z0-9+/=]+"
     r"|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)"
     r"\s+[A-Za-z0-9+/=]+",
