@@ -1,23 +1,26 @@
 """Passwords stated without their word right before them.
 
-Before the word ("X is the wifi password"), as a sign-in pair ("mail / X", "admin:X"),
-in basic auth, KeePass exports and Wi-Fi settings, as a lock's code, a passphrase of
-plain words, an app password, or the PIN that answers a question about a code.
+Before the word ("X is the wifi password"), a default administrator's pair ("admin:X"),
+in KeePass exports and Wi-Fi settings, as the answer to a question about the Wi-Fi, a
+passphrase of plain words, a security answer or an app password; sign-ins are in
+password_logins.py and the codes that open locks in password_codes.py. This module
+runs them all.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive import password_codes, password_logins
 from recalld_server.domain.sensitive.password_values import (
     PASSWORD_CHARS,
     TRAILING,
     could_be_a_password,
     looks_made_up,
 )
-from recalld_server.domain.sensitive.spans import Detection, answered_below
+from recalld_server.domain.sensitive.spans import Detection, Rule, answered_below
 
 # The value before the word: "uses sunflower1988 as the password", "X is the wifi password".
 _PASSWORD_BEFORE_WORD = re.compile(
@@ -35,108 +38,10 @@ _PASSWORD_BEFORE_WORD = re.compile(
     r"|(?:wi-?fi|wlan|router|door|gate|alarm)\s+(?:password|code|key|pin)\b)",
     re.IGNORECASE,
 )
-# A question about a code or a PIN, answered on the next line ("what's the garage door
-# code again?\nA: 7391 then the hash key").
-_CODE_QUESTION = re.compile(
-    r"(?im)^[^\n]*(?:\bcode\b|\bpin\b|passcode|密码|暗証番号|비밀번호)[^\n]{0,40}[?？]"
-    r"|^[^\n]*\bremind me\b[^\n]{0,40}(?:\bcode\b|\bpin\b|passcode)[^\n]*"
-)
-# Codes that are not secrets: what a shop, a parcel or a sign-in sends.
-_NOT_A_SECRET_CODE = re.compile(
-    r"(?i)promo|discount|coupon|voucher|gift|tracking|zip|postal|post ?code|area|country"
-    r"|error|status|verification|confirm|booking|reference|referral|invite|invitation|tax"
-    r"|product|dial|region|qr|bar ?code|验证码|邮编|区号"
-)
-# A login written as user / password ("ops@vance-studio.io / Aws#Vance2026"), after a
-# word that says so or with a default administrator's name ("admin/Fuwu2024x").
-_LOGIN_WORD = re.compile(
-    r"(?i)\b(?:login|log-in|credentials?|creds|admin|account|sign-in)\b"
-    r"|账号密码|账号和密码|用户名和密码|账密|账号|帐号|账户"
-)
-# HTTP basic auth written as user:password ("basic auth: mlflow_admin:Runs-and-Metrics-5").
-_BASIC_AUTH = re.compile(
-    r"(?i)\bbasic[ -]?auth\w*\b[^\n]{0,30}?[:=]?\s*[\w.@+-]+:"
-    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
-)
 # An Apple app-specific password: four groups of four letters with dashes.
 _APPLE_APP_PASSWORD = re.compile(
     r"(?i:apple|icloud|app[- ]specific|app password|应用专用密码)[^\n]{0,80}?"
     r"(?<![A-Za-z-])(?P<value>[a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{4})(?![A-Za-z-])"
-)
-_LOGIN_PAIR = re.compile(
-    rf"(?<![^\s:：(（])[^\s/:：,]*[A-Za-z0-9][^\s/:：,]*\s?[/,]\s?(?P<value>{PASSWORD_CHARS}{{6,}})"
-)
-# Or the login's password given alone: "new laptop login is Marchbanks1887!", "Windows
-# login Bureau!Walnut2" (a symbol, a digit and letters: not a user name).
-_LOGIN_VALUE = re.compile(
-    rf"(?i)\blogin\b(?:\s+(?:is|was)|\s+(?:for|of)\s+[\w'’.-]+(?:\s+[\w'’.-]+){{0,3}}(?=\s*[:：])"
-    r"|\s*\([^)\n]{1,60}\)(?=\s*[:：]))?"
-    rf"\s*[:：]?\s+(?P<value>{PASSWORD_CHARS}{{6,}})"
-)
-# Or after a clause about the login, then a colon, at the end of the line: "office PC
-# login, IT makes us change it every quarter: Ht@20260301", "the practice software
-# login for the front desk: Smile2026front".
-_LOGIN_CLAUSE_VALUE = re.compile(
-    r"(?im)\b(?:login|log-in|sign-in)\b(?P<clause>[^\n:：.?!]{4,80}|[^\n:：]{4,80}?\))"
-    rf"[ \t]*[:：][ \t]*(?P<value>{PASSWORD_CHARS}{{6,40}})[ \t]*$"
-)
-# A login told in prose, the user named by what it is: "the ParentPay login is my email
-# plus lunchmoney-Eli7", "the router login page wants admin and Tplink-Grandpa-3".
-_LOGIN_IN_PROSE = re.compile(
-    r"(?i)\b(?:login|log-in|sign-in|credentials?)\b[^\n.;]{0,60}?"
-    r"\b(?:e-?mail(?: address)?|username|user name|admin|phone number|mobile number)"
-    r"\s+(?:plus|and|\+|with)\s+(?:the\s+password\s+)?"
-    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
-)
-# A login set to a value: "Ruaridh set the club treasurer login to Caman&Ball1893".
-_LOGIN_SET_TO = re.compile(
-    r"(?i)\b(?:set|changed|reset|updated)\s+(?:the\s+|my\s+|his\s+|her\s+|our\s+|their\s+)?"
-    r"(?:[\w'’-]+\s+){0,4}?(?:login|log-in|sign-in|password|passcode)\s+to\s+"
-    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
-)
-# A password asked about, then told: "Mum asked what her Yahoo password is. It's X".
-_ASKED_THEN_TOLD = re.compile(
-    r"(?i)\b(?:password|passcode|passwort)\s+(?:is|was)\s*[.?]\s+(?:it'?s|it is|it was)\s+"
-    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
-)
-_LOGIN_SYMBOLS = frozenset("!#$%^&*+=?~")
-# A sign-in written as an e-mail address and its password: "crispin@gmail.com /
-# Murloc!Mrgl55", "ana@example.com | Sunny#2024", a combo line "ana@example.com:Sunny#24".
-_EMAIL_PAIR = re.compile(
-    r"(?<![\w.+:/%-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?:[ \t]+/[ \t]*|[ \t]*/[ \t]+|[ \t]+\|[ \t]+"
-    r"|:(?=\S))"
-    rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
-)
-# A service's sign-in written as "Label: user / password" on its own line ("Instagram:
-# lena.k / Sommer#2024", "- 淘宝：18612345678 / tb@2024xyz", "Netflix — familie.berg /
-# Kino2023!"): no word names a login, so both sides must look like one.
-_LABELLED_PAIR = re.compile(
-    r"(?m)^[ \t]*(?:[-*•·][ \t]+)?(?P<label>[^\s:：/|—–][^:：/|\n—–]{0,30}?)"
-    r"[ \t]*(?:[:：]|[ \t][—–-]{1,2})[ \t]*"
-    r"(?P<user>[\w.+-]+(?:@[\w-]+(?:\.[\w-]+)+)?)[ \t]+[/|][ \t]+"
-    rf"(?P<value>{PASSWORD_CHARS}{{6,}})[ \t]*$"
-)
-# A value alone after a short label on its own line ("PayPal: Pp!Fiachra1995", "- 钉钉：
-# Dd_lxm0601!", "Disney+ for the kids: Frozen-Elsa-88"): no word names a password, so
-# the value must be shaped like one that a person made up (see _labelled_values). A
-# space after an ASCII colon: "recalld:v1:lock:*" and .pgpass lines are no labels.
-_LABELLED_VALUE = re.compile(
-    r"(?m)^[ \t]*(?:[-*•·][ \t]+)?(?P<label>[^\s:：/|#][^:：/|\n]{0,30}?)[ \t]*(?::[ \t]+|：[ \t]*)"
-    r"(?P<value>[\x21\x23-\x26\x28-\x39\x3b-\x5f\x61-\x7e]{6,40})[ \t]*$"
-)
-# Capitalised words joined by dashes or underscores, a number at the end: "Sofa-Night-31".
-_JOINED_WORDS = re.compile(r"[A-Z][a-z]{1,15}(?:[-_][A-Z]?[a-z]{1,15}){1,3}[-_]?[0-9]{1,4}")
-_SIGN_IN_CONTEXT = re.compile(
-    r"(?i)pass|\bpw\b|log ?in|sign[- ]?in|account|credential|admin|wi-?fi|密码|账号|帐号|口令|登录"
-)
-# Labels of fields that hold something else than a password.
-_NOT_A_PASSWORD_LABEL = re.compile(
-    r"(?i)user|name|\bid\b|e-?mail|mail|account|login id|phone|mobile|tel|order|ticket|ref"
-    r"|sku|model|version|build|release|track|invoice|booking|flight|plate|serial|part|item"
-    r"|code name|handle|tag|branch|commit|host|server|url|address"
-    r"|title|subject|event|project|theme|topic|room|location|venue|date|time|status|type|file"
-    r"|channel|campaign|coupon|promo|discount|voucher|gift|sale|hashtag|note"
-    r"|账号|帐号|用户|手机|电话|订单|单号"
 )
 # A KeePass XML export: <Key>Password</Key><Value ProtectInMemory="True">…</Value>.
 _KEEPASS_ENTRY = re.compile(
@@ -148,71 +53,6 @@ _ADMIN_PAIR = re.compile(
     # "admin:ricoh-3rd-floor", not a passwd line ("root:x:0:0:…").
     r"|:(?P<colon>[\x21\x23-\x26\x28-\x2e\x30-\x39\x3b-\x5f\x61-\x7e]{6,})(?![:/\w]))"
 )
-# A lock's code: "the code for the garage door is 5512", "the safe combination:
-# 12-34-56", "her locker opens with 3391", "the archive unlocks with Tax2024!Rivera".
-_LOCK = r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault|lockbox|keybox)s?"
-# A Chinese safe or lock, a colon, its combination: "衣帽间保险柜：48-17-33".
-_CHINESE_LOCK = re.compile(
-    r"(?:保险柜|保险箱|密码箱|密码锁|挂锁|门锁)[^\n，。；]{0,12}?[:：]\s*"
-    r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[0-9]{4,8}(?![\w-]))"
-)
-_LOCK_VALUE = r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[\x21\x23-\x26\x28-\x7e]{3,})"
-_LOCK_CODES = (
-    re.compile(
-        rf"(?i)\b(?:code|combination|combo)\s+(?:for|to|of|on)\s+(?:[\w'-]+\s+){{0,3}}?{_LOCK}\b"
-        # Where the lock is: "the code for the key safe at the holiday cottage is 6184".
-        r"(?:\s+(?:at|in|on|by|near|behind|outside|inside|of|by)\s+(?:[\w'-]+\s+){0,4}?[\w'-]+)?"
-        rf"\s*(?:\b(?:is|was)\b|:|=|[—–])\s*{_LOCK_VALUE}"
-    ),
-    re.compile(
-        rf"(?i)\b{_LOCK}\s+(?:combination|combo)\b\s*(?:\b(?:is|was)\b|:|=)?\s*{_LOCK_VALUE}"
-    ),
-    # "office safe: 31-07-55 (left, right, left)": a combination's dashed shape only.
-    re.compile(rf"(?i)\b{_LOCK}[:：]\s*(?P<value>[0-9]{{1,3}}(?:-[0-9]{{1,3}}){{2,3}}(?![\w-]))"),
-    # "the padlock on the storage unit is 3-7-21": a combination's dashed shape only;
-    # digits alone are a locker's number as often as its code ("locker number is 9902").
-    re.compile(
-        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?\b(?:is|was)\s+"
-        r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
-    ),
-    # "the hotel room safe is set to 2404": a code is what a lock is set to.
-    re.compile(
-        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?\b(?:is\s+|was\s+)?(?:set|changed|reset)\s+to\s+"
-        r"(?P<value>[0-9]{3,8}(?![\w-])|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
-    ),
-    # "the key safe at the spaniel's house is 7249, back gate latch sticks": a box that
-    # only a code opens, and digits that end the clause ("the safe was 1500 dollars" is
-    # a price).
-    re.compile(
-        r"(?i)\b(?:key ?safe|lock ?box|key ?box|padlock|safe)\b[^.\n;:]{0,40}?\b(?:is|was)\s+"
-        r"(?P<value>[0-9]{4,8})(?=\s*(?:[,.;!)]|$|—|–|\s(?:and|then|but|so)\b))"
-    ),
-    # "clubhouse alarm: key in 1966 then OFF": what is keyed into a panel.
-    re.compile(
-        r"(?i)\b(?:alarm|keypad|key ?safe|lock ?box|door|gate)\b[^.\n;]{0,30}?"
-        r"\b(?:key in|punch in|type in|tap in|enter)\s+(?P<value>[0-9]{4,8})(?![\w-])"
-    ),
-    # "the lock box at 14 Glenfarg Road: code 2719", "key safe by the back door, code 2803".
-    re.compile(
-        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?[:：,]\s*(?:the\s+)?(?:code|pin|combination|combo)\b"
-        rf"\s*(?:\b(?:is|was)\b|:|=)?\s*{_LOCK_VALUE}"
-    ),
-    re.compile(
-        rf"(?i)\b(?:{_LOCK}|zip|archive|pdf|rar|7z)\b[^.\n;]{{0,40}}?\b(?:opens|unlocks)\s+with"
-        rf"\s+(?:the\s+(?:code|combination|password)\s+)?{_LOCK_VALUE}"
-    ),
-    # "the zip with the tenant's references is protected: Refs_Flat3_2026".
-    re.compile(
-        r"(?i)\b(?:zip|archive|pdf|rar|7z|file|folder|document|spreadsheet)s?\b[^.\n;]{0,40}?"
-        rf"\b(?:password[- ])?protected\b(?:\s+with)?\s*[:：]?\s+{_LOCK_VALUE}"
-    ),
-)
-# The words that name what a lock code opens (the trigger of _lock_codes).
-_LOCK_WORDS = (
-    "code", "combination", "combo", "opens", "unlocks", "lock", "safe", "protected", "alarm",
-    "keypad", "box", "door", "gate",
-)  # fmt: skip
-_COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 # A passphrase of plain words: "the passphrase for the drive is purple monkey
 # dishwasher.", "his master password is Lisbon tram at dusk 1998."; to the sentence end.
 _PASSPHRASE = re.compile(
@@ -310,95 +150,6 @@ def _wifi_keys(text: str) -> Iterator[Detection]:
     return _named_values(_WIFI_KEY, text)
 
 
-def _login_pairs(text: str) -> Iterator[Detection]:
-    """The password of a "user / password" pair after a word that names a login."""
-    for word in _LOGIN_WORD.finditer(text):
-        # "admin" and "account" name many things: a digit or a symbol marks a password.
-        loose = word.group().casefold() in ("admin", "account", "sign-in", "账号", "帐号", "账户")
-        for pair in _LOGIN_PAIR.finditer(text, word.end(), min(len(text), word.end() + 80)):
-            value = pair.group("value").rstrip(TRAILING)
-            # Written as "user / password", spaced: not a path or a URL's "27017/?a=b".
-            marked = " / " in pair.group() and (
-                any(c.isdigit() for c in value) or _LOGIN_SYMBOLS.intersection(value)
-            )
-            if looks_made_up(value) and could_be_a_password(value) and (marked or not loose):
-                start = pair.start("value")
-                yield Detection(Category.PASSWORD, start, start + len(value))
-                break
-
-
-def _login_values(text: str) -> Iterator[Detection]:
-    """A password-looking value right after "login"."""
-    for match in _LOGIN_VALUE.finditer(text):
-        value = match.group("value").rstrip(TRAILING.replace("!", ""))
-        # A symbol, or a capitalised made-up value with a dash or an underscore
-        # ("car-rental login Aotearoa-Drive-6"), and a digit: not a user name.
-        symbols = _LOGIN_SYMBOLS.intersection(value) or (
-            len(value) >= 8 and value[0].isupper() and ("-" in value or "_" in value)
-        )
-        digit = any(c.isdigit() for c in value)
-        if symbols and digit and "@" not in value and could_be_a_password(value):
-            start = match.start("value")
-            yield Detection(Category.PASSWORD, start, start + len(value))
-
-
-def _labelled_pairs(text: str) -> Iterator[Detection]:
-    """The password of a "Label: user / password" line, both sides shaped like a sign-in.
-
-    The user is an e-mail address, a phone number, or a name with a digit, a dot or an
-    underscore in it; the password has letters and digits and a symbol, or both cases.
-    "Berlin: Mitte / Kreuzberg2" and "Sizes: small / Medium2" name no user; a plain
-    name in lower case counts only in a text about sign-ins.
-    """
-    for match in _LABELLED_PAIR.finditer(text):
-        user = match.group("user")
-        value = match.group("value").rstrip(".,;")
-        sign_in = (
-            "@" in user
-            or any(c.isdigit() or c in "._" for c in user)
-            # "logins for the temp:\n- payroll: jmarsh / Bluejay-Pay-08".
-            or (user.islower() and _SIGN_IN_CONTEXT.search(text) is not None)
-        )
-        digits = any(c.isdigit() for c in value)
-        symbols = bool(_LOGIN_SYMBOLS.intersection(value)) or "@" in value
-        cases = any(c.isupper() for c in value) and any(c.islower() for c in value)
-        if not (sign_in and digits and (symbols or cases)) or value.isdigit():
-            continue
-        if (
-            "/" in value
-            or "://" in value
-            or not (looks_made_up(value) and could_be_a_password(value))
-        ):
-            continue
-        start = match.start("value")
-        yield Detection(Category.PASSWORD, start, start + len(value))
-
-
-def _labelled_values(text: str) -> Iterator[Detection]:
-    """A made-up value alone after a short label on its own line.
-
-    Letters, digits and a symbol people put in passwords (not "#4521A", a ticket), or
-    capitalised words joined with a number at the end in a text about sign-ins; never
-    an e-mail address, a URL or a label that names another field ("Username: Anna_K!",
-    "Order: …").
-    """
-    for match in _LABELLED_VALUE.finditer(text):
-        value = match.group("value").rstrip(".,;")
-        if len(match.group("label").split()) > 4 or _NOT_A_PASSWORD_LABEL.search(match["label"]):
-            continue
-        if "/" in value or re.search(r"@[\w-]+\.[A-Za-z]", value):
-            continue
-        letters = any(c.isalpha() for c in value)
-        digits = any(c.isdigit() for c in value)
-        symbols = _LOGIN_SYMBOLS.intersection(value) or "@" in value
-        strong = letters and digits and symbols and not value.startswith("#")
-        # Joined words name teams and recipes too ("Red-Sox-2004"): only among sign-ins.
-        joined = _JOINED_WORDS.fullmatch(value) and _SIGN_IN_CONTEXT.search(text)
-        if (strong or joined) and could_be_a_password(value):
-            start = match.start("value")
-            yield Detection(Category.PASSWORD, start, start + len(value))
-
-
 # A question about the Wi-Fi, answered on one of the next lines: "what's the wifi?\n
 # it's Bergblick-55", "家里wifi是啥？\n妈：hx@2024home". Not one about its name.
 _WIFI_QUESTION = re.compile(r"(?im)^[^\n]*(?:\bwi-?fi\b|\bwlan\b|无线|wifi)[^\n]{0,40}[?？]")
@@ -419,55 +170,11 @@ def _wifi_answered(text: str) -> Iterator[Detection]:
                 break
 
 
-_NOT_THE_LOGINS = re.compile(r"(?i)method|page|screen|error|fee|contact|link|attempt|count")
-
-
-def _login_clause_values(text: str) -> Iterator[Detection]:
-    """A made-up value after a clause about a login and a colon, at the end of the line.
-
-    A symbol with a digit, or both cases with a digit: "login for the kids: mia2015" may
-    be a user name, so a value in lower case is left alone.
-    """
-    for match in _LOGIN_CLAUSE_VALUE.finditer(text):
-        value = match.group("value").rstrip(".,;")
-        if _NOT_A_PASSWORD_LABEL.search(match["clause"]) or _NOT_THE_LOGINS.search(match["clause"]):
-            continue  # "login page (new URL): …", "login method for the office: Okta-SSO-2"
-        # Not a path, an address or a form body ("POST /login body: user=…&pwd=…").
-        if "/" in value or "=" in value or ("@" in value[1:] and "." in value):
-            continue
-        digits = any(c.isdigit() for c in value)
-        symbols = _LOGIN_SYMBOLS.intersection(value) or "@" in value
-        cases = any(c.isupper() for c in value) and any(c.islower() for c in value)
-        if digits and (symbols or cases) and looks_made_up(value) and could_be_a_password(value):
-            start = match.start("value")
-            yield Detection(Category.PASSWORD, start, start + len(value))
-
-
-def _told_in_prose(text: str) -> Iterator[Detection]:
-    """A made-up value with a digit after a login told in prose, or a question answered."""
-    for pattern in (_LOGIN_IN_PROSE, _ASKED_THEN_TOLD, _LOGIN_SET_TO):
-        for match in pattern.finditer(text):
-            value = match.group("value").rstrip(TRAILING)
-            digit = any(c.isdigit() for c in value)
-            if digit and "@" not in value and looks_made_up(value) and could_be_a_password(value):
-                start = match.start("value")
-                yield Detection(Category.PASSWORD, start, start + len(value))
-
-
 def _security_answers(text: str) -> Iterator[Detection]:
     for match in _SECURITY_ANSWER.finditer(text):
         group = "value" if match.group("value") else "zh"
         if could_be_a_password(match.group(group)):
             yield Detection(Category.PASSWORD, match.start(group), match.end(group))
-
-
-def _basic_auth(text: str) -> Iterator[Detection]:
-    for match in _BASIC_AUTH.finditer(text):
-        value = match.group("value").rstrip(TRAILING)
-        if looks_made_up(value) and could_be_a_password(value) and "@" not in value:
-            yield Detection(
-                Category.PASSWORD, match.start("value"), match.start("value") + len(value)
-            )
 
 
 def _apple_app_passwords(text: str) -> Iterator[Detection]:
@@ -479,11 +186,6 @@ def _keepass_entries(text: str) -> Iterator[Detection]:
     for match in _KEEPASS_ENTRY.finditer(text):
         if could_be_a_password(match.group("value")):
             yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
-
-
-def _chinese_lock_codes(text: str) -> Iterator[Detection]:
-    for match in _CHINESE_LOCK.finditer(text):
-        yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
 
 def _names_wifi_and_its_key(lowered: str) -> bool:
@@ -525,53 +227,6 @@ _SECURITY_ANSWER = re.compile(
 )
 
 
-def _email_pairs(text: str) -> Iterator[Detection]:
-    """The password after an e-mail address and a slash, a bar or a colon.
-
-    Letters with digits, or a symbol people put in passwords: not a team's name
-    ("sales@acme.com / Sales-Team"), a path ("git@host:group/repo") or an address.
-    """
-    for match in _EMAIL_PAIR.finditer(text):
-        value = match.group("value").rstrip(TRAILING.replace("!", ""))
-        if "@" in value or "/" in value or not could_be_a_password(value):
-            continue
-        letters = any(c.isalpha() for c in value)
-        digits = any(c.isdigit() for c in value)
-        if letters and (digits or _LOGIN_SYMBOLS.intersection(value)):
-            yield Detection(
-                Category.PASSWORD, match.start("value"), match.start("value") + len(value)
-            )
-
-
-_KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
-
-
-def _codes_answered(text: str) -> Iterator[Detection]:
-    """A PIN-length number answering a question about a code on the line before."""
-    for question in _CODE_QUESTION.finditer(text):
-        if _NOT_A_SECRET_CODE.search(question.group()):
-            continue
-        for start, end in answered_below(text, question.start()):
-            value = text[start:end].rstrip(".,;:!?)]}>”’\"'`。，；：！？）」")
-            # Digits, with the keys pressed around them: "*2961#".
-            if _KEYED_PIN.fullmatch(value):
-                yield Detection(Category.PASSWORD, start, start + len(value))
-            break  # only the next line answers it
-
-
-def _lock_codes(text: str) -> Iterator[Detection]:
-    """The code, combination or password that opens a lock, a safe or an archive."""
-    for pattern in _LOCK_CODES:
-        for match in pattern.finditer(text):
-            value = match.group("value").rstrip(TRAILING)
-            # Digits ("3391", "12-34-56"), or a made-up word with digits in it; not a
-            # date ("2024-05-01") or a program ("opens with Adobe-Reader").
-            made_up = looks_made_up(value) and any(c.isdigit() for c in value)
-            if _COMBINATION.fullmatch(value) or (made_up and could_be_a_password(value)):
-                start = match.start("value")
-                yield Detection(Category.PASSWORD, start, start + len(value))
-
-
 # Plain words after "password is" only when there are four or more, all in lower case,
 # none a function word, an -ed, -ing or -ly word: "my password is correct horse battery
 # staple", not "the password is expiring next week" or "is usually my dog's name".
@@ -609,8 +264,7 @@ def _passphrases(text: str) -> Iterator[Detection]:
 
 # Each rule beside the literal words it needs: it runs only where they are, since most
 # memories have none. A trigger is given the text and its lower-cased copy.
-_Trigger = Callable[[str, str], bool]
-_RULES: tuple[tuple[_Trigger, Callable[[str], Iterator[Detection]]], ...] = (
+_RULES: tuple[Rule, ...] = (
     (lambda text, low: "pass" in low or "密码" in text or "that" in low, _before_the_word),
     (
         lambda text, low: ("/" in text or ":" in text) and ("admin" in low or "root" in low),
@@ -621,38 +275,16 @@ _RULES: tuple[tuple[_Trigger, Callable[[str], Iterator[Detection]]], ...] = (
         _wifi_keys,
     ),
     (lambda text, low: "wi-fi" in low or "wifi" in low, _wifi_values),
-    (lambda text, low: _LOGIN_WORD.search(text) is not None, _login_pairs),
-    (lambda text, low: "login" in low, _login_values),
-    (
-        lambda text, low: any(w in low for w in ("login", "log-in", "sign-in")),
-        _login_clause_values,
-    ),
-    (
-        lambda text, low: any(
-            w in low for w in ("login", "log-in", "sign-in", "credential", "pass")
-        ),
-        _told_in_prose,
-    ),
-    (lambda text, low: "@" in text, _email_pairs),
-    (lambda text, low: " / " in text or " | " in text, _labelled_pairs),
-    (lambda text, low: ":" in text or "：" in text, _labelled_values),
     (lambda text, low: ("?" in text or "？" in text) and "\n" in text, _wifi_answered),
     (
         lambda text, low: "answer" in low or "密保" in text or "安全问题" in text,
         _security_answers,
     ),
-    (lambda text, low: "auth" in low, _basic_auth),
     (
         lambda text, low: "-" in text and any(w in low for w in ("apple", "icloud", "app", "应用")),
         _apple_app_passwords,
     ),
     (lambda text, low: "<Key>" in text, _keepass_entries),
-    (lambda text, low: any(w in low for w in _LOCK_WORDS), _lock_codes),
-    (lambda text, low: "锁" in text or "保险" in text or "密码箱" in text, _chinese_lock_codes),
-    (
-        lambda text, low: "\n" in text and ("?" in text or "？" in text or "remind me" in low),
-        _codes_answered,
-    ),
     (
         lambda text, low: (
             "phrase" in low
@@ -664,4 +296,6 @@ _RULES: tuple[tuple[_Trigger, Callable[[str], Iterator[Detection]]], ...] = (
         ),
         _passphrases,
     ),
+    *password_logins.RULES,
+    *password_codes.RULES,
 )

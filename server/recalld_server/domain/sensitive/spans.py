@@ -24,6 +24,10 @@ class Detection:
     certain: bool = dataclasses.field(default=False, compare=False)
 
 
+# A rule and its trigger: the rule runs only where the trigger, given the text and its
+# lower-cased copy, finds the literal words it needs (most memories have none).
+Rule = tuple[Callable[[str, str], bool], Callable[[str], Iterator[Detection]]]
+
 DIGIT = "0-9\uff10-\uff19"  # ASCII and full-width digits
 TO_ASCII = str.maketrans("０１２３４５６７８９", "0123456789")
 # A number is standalone when no ASCII letter, digit, or joining punctuation touches

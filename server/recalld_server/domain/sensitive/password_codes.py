@@ -1,0 +1,144 @@
+"""Codes that open something: a lock, a safe, a key safe, an alarm panel, an archive.
+
+Stated with what they open ("the code for the garage door is 5512", "office safe:
+31-07-55", "the zip … is protected: …"), keyed in ("key in 1966"), in Chinese
+("保险柜：48-17-33"), or given as the answer to a question about a code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive.password_values import (
+    TRAILING,
+    could_be_a_password,
+    looks_made_up,
+)
+from recalld_server.domain.sensitive.spans import Detection, Rule, answered_below
+
+# A question about a code or a PIN, answered on the next line ("what's the garage door
+# code again?\nA: 7391 then the hash key").
+_CODE_QUESTION = re.compile(
+    r"(?im)^[^\n]*(?:\bcode\b|\bpin\b|passcode|密码|暗証番号|비밀번호)[^\n]{0,40}[?？]"
+    r"|^[^\n]*\bremind me\b[^\n]{0,40}(?:\bcode\b|\bpin\b|passcode)[^\n]*"
+)
+# Codes that are not secrets: what a shop, a parcel or a sign-in sends.
+_NOT_A_SECRET_CODE = re.compile(
+    r"(?i)promo|discount|coupon|voucher|gift|tracking|zip|postal|post ?code|area|country"
+    r"|error|status|verification|confirm|booking|reference|referral|invite|invitation|tax"
+    r"|product|dial|region|qr|bar ?code|验证码|邮编|区号"
+)
+# A lock's code: "the code for the garage door is 5512", "the safe combination:
+# 12-34-56", "her locker opens with 3391", "the archive unlocks with Tax2024!Rivera".
+_LOCK = r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault|lockbox|keybox)s?"
+# A Chinese safe or lock, a colon, its combination: "衣帽间保险柜：48-17-33".
+_CHINESE_LOCK = re.compile(
+    r"(?:保险柜|保险箱|密码箱|密码锁|挂锁|门锁)[^\n，。；]{0,12}?[:：]\s*"
+    r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[0-9]{4,8}(?![\w-]))"
+)
+_LOCK_VALUE = r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[\x21\x23-\x26\x28-\x7e]{3,})"
+_LOCK_CODES = (
+    re.compile(
+        rf"(?i)\b(?:code|combination|combo)\s+(?:for|to|of|on)\s+(?:[\w'-]+\s+){{0,3}}?{_LOCK}\b"
+        # Where the lock is: "the code for the key safe at the holiday cottage is 6184".
+        r"(?:\s+(?:at|in|on|by|near|behind|outside|inside|of|by)\s+(?:[\w'-]+\s+){0,4}?[\w'-]+)?"
+        rf"\s*(?:\b(?:is|was)\b|:|=|[—–])\s*{_LOCK_VALUE}"
+    ),
+    re.compile(
+        rf"(?i)\b{_LOCK}\s+(?:combination|combo)\b\s*(?:\b(?:is|was)\b|:|=)?\s*{_LOCK_VALUE}"
+    ),
+    # "office safe: 31-07-55 (left, right, left)": a combination's dashed shape only.
+    re.compile(rf"(?i)\b{_LOCK}[:：]\s*(?P<value>[0-9]{{1,3}}(?:-[0-9]{{1,3}}){{2,3}}(?![\w-]))"),
+    # "the padlock on the storage unit is 3-7-21": a combination's dashed shape only;
+    # digits alone are a locker's number as often as its code ("locker number is 9902").
+    re.compile(
+        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?\b(?:is|was)\s+"
+        r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
+    ),
+    # "the hotel room safe is set to 2404": a code is what a lock is set to.
+    re.compile(
+        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?\b(?:is\s+|was\s+)?(?:set|changed|reset)\s+to\s+"
+        r"(?P<value>[0-9]{3,8}(?![\w-])|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
+    ),
+    # "the key safe at the spaniel's house is 7249, back gate latch sticks": a box that
+    # only a code opens, and digits that end the clause ("the safe was 1500 dollars" is
+    # a price).
+    re.compile(
+        r"(?i)\b(?:key ?safe|lock ?box|key ?box|padlock|safe)\b[^.\n;:]{0,40}?\b(?:is|was)\s+"
+        r"(?P<value>[0-9]{4,8})(?=\s*(?:[,.;!)]|$|—|–|\s(?:and|then|but|so)\b))"
+    ),
+    # "clubhouse alarm: key in 1966 then OFF": what is keyed into a panel.
+    re.compile(
+        r"(?i)\b(?:alarm|keypad|key ?safe|lock ?box|door|gate)\b[^.\n;]{0,30}?"
+        r"\b(?:key in|punch in|type in|tap in|enter)\s+(?P<value>[0-9]{4,8})(?![\w-])"
+    ),
+    # "the lock box at 14 Glenfarg Road: code 2719", "key safe by the back door, code 2803".
+    re.compile(
+        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?[:：,]\s*(?:the\s+)?(?:code|pin|combination|combo)\b"
+        rf"\s*(?:\b(?:is|was)\b|:|=)?\s*{_LOCK_VALUE}"
+    ),
+    re.compile(
+        rf"(?i)\b(?:{_LOCK}|zip|archive|pdf|rar|7z)\b[^.\n;]{{0,40}}?\b(?:opens|unlocks)\s+with"
+        rf"\s+(?:the\s+(?:code|combination|password)\s+)?{_LOCK_VALUE}"
+    ),
+    # "the zip with the tenant's references is protected: Refs_Flat3_2026".
+    re.compile(
+        r"(?i)\b(?:zip|archive|pdf|rar|7z|file|folder|document|spreadsheet)s?\b[^.\n;]{0,40}?"
+        rf"\b(?:password[- ])?protected\b(?:\s+with)?\s*[:：]?\s+{_LOCK_VALUE}"
+    ),
+)
+# The words that name what a lock code opens (the trigger of _lock_codes).
+_LOCK_WORDS = (
+    "code", "combination", "combo", "opens", "unlocks", "lock", "safe", "protected", "alarm",
+    "keypad", "box", "door", "gate",
+)  # fmt: skip
+
+
+_COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
+
+
+def _chinese_lock_codes(text: str) -> Iterator[Detection]:
+    for match in _CHINESE_LOCK.finditer(text):
+        yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+
+
+_KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
+
+
+def _codes_answered(text: str) -> Iterator[Detection]:
+    """A PIN-length number answering a question about a code on the line before."""
+    for question in _CODE_QUESTION.finditer(text):
+        if _NOT_A_SECRET_CODE.search(question.group()):
+            continue
+        for start, end in answered_below(text, question.start()):
+            value = text[start:end].rstrip(".,;:!?)]}>”’\"'`。，；：！？）」")
+            # Digits, with the keys pressed around them: "*2961#".
+            if _KEYED_PIN.fullmatch(value):
+                yield Detection(Category.PASSWORD, start, start + len(value))
+            break  # only the next line answers it
+
+
+def _lock_codes(text: str) -> Iterator[Detection]:
+    """The code, combination or password that opens a lock, a safe or an archive."""
+    for pattern in _LOCK_CODES:
+        for match in pattern.finditer(text):
+            value = match.group("value").rstrip(TRAILING)
+            # Digits ("3391", "12-34-56"), or a made-up word with digits in it; not a
+            # date ("2024-05-01") or a program ("opens with Adobe-Reader").
+            made_up = looks_made_up(value) and any(c.isdigit() for c in value)
+            if _COMBINATION.fullmatch(value) or (made_up and could_be_a_password(value)):
+                start = match.start("value")
+                yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+# Each rule beside the literal words it needs (see password_forms.passwords_elsewhere).
+RULES: tuple[Rule, ...] = (
+    (lambda text, low: any(w in low for w in _LOCK_WORDS), _lock_codes),
+    (lambda text, low: "锁" in text or "保险" in text or "密码箱" in text, _chinese_lock_codes),
+    (
+        lambda text, low: "\n" in text and ("?" in text or "？" in text or "remind me" in low),
+        _codes_answered,
+    ),
+)
