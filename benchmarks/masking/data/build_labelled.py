@@ -15,14 +15,16 @@ tenth), ``twelfth.jsonl`` (one more, written the same way as eleventh),
 ``thirteenth.jsonl`` (one more, written the same way as twelfth),
 ``fourteenth.jsonl`` (one more, written the same way as thirteenth),
 ``fifteenth.jsonl`` (one more, written the same way as fourteenth),
-``sixteenth.jsonl`` (one more, written the same way as fifteenth) and
-``seventeenth.jsonl`` (one more, written the same way as sixteenth) beside this
+``sixteenth.jsonl`` (one more, written the same way as fifteenth),
+``seventeenth.jsonl`` (one more, written the same way as sixteenth) and
+``eighteenth.jsonl`` (one more, written the same way as seventeenth) beside this
 file. The sentences are hand-written in
 ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``,
 ``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``, ``lines_eighth.py``,
 ``lines_ninth.py``, ``lines_tenth.py``, ``lines_eleventh.py``, ``lines_twelfth.py``,
 ``lines_thirteenth.py``, ``lines_fourteenth.py``, ``lines_fifteenth.py``,
-``lines_sixteenth.py`` and ``lines_seventeenth.py``; this script fills the
+``lines_sixteenth.py``, ``lines_seventeenth.py`` and ``lines_eighteenth.py``; this
+script fills the
 ``⟦...⟧`` tokens in them with values it generates (fixed seeds, so re-running
 rewrites identical files) and labels them:
 
@@ -184,9 +186,16 @@ fourteenth, fifteenth or sixteenth, no holdout, final, fresh, sixth, seventh,
 eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth or
 sixteenth person appears in it, no sentence is a near-copy of an older one
 (``SEVENTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and
-mixed lines. The splits are built in the order dev, test, holdout, final, fresh,
-sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth,
-fifteenth, sixteenth, seventeenth from one
+mixed lines. The eighteenth split is held to the same rules against all seventeen
+older splits: no person in ``EIGHTEENTH_NAMES`` appears in dev, test, holdout,
+final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth,
+fourteenth, fifteenth, sixteenth or seventeenth, no holdout, final, fresh, sixth,
+seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth,
+fifteenth, sixteenth or seventeenth person appears in it, no sentence is a
+near-copy of an older one (``EIGHTEENTH_MAX_SIMILARITY``), and every category has
+English, Chinese and mixed lines. The splits are built in the order dev, test,
+holdout, final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth,
+thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth from one
 set of used values, each with its own seed, so a later split (and the generator
 kinds added for it) leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
@@ -307,6 +316,7 @@ SEEDS = {
     "fifteenth": 84615027,
     "sixteenth": 73950486,
     "seventeenth": 46183729,
+    "eighteenth": 62817394,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -326,6 +336,7 @@ MIN_PER_CAT = {
     "fifteenth": 25,
     "sixteenth": 25,
     "seventeenth": 25,
+    "eighteenth": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -345,10 +356,11 @@ MIN_LINES = {
     "fifteenth": 320,
     "sixteenth": 320,
     "seventeenth": 320,
+    "eighteenth": 320,
 }
 # The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth,
-# fourteenth, fifteenth, sixteenth and seventeenth splits must also have English, Chinese
-# and mixed lines in every category.
+# fourteenth, fifteenth, sixteenth, seventeenth and eighteenth splits must also have
+# English, Chinese and mixed lines in every category.
 ALL_LANGS = {
     "final",
     "fresh",
@@ -364,6 +376,7 @@ ALL_LANGS = {
     "fifteenth",
     "sixteenth",
     "seventeenth",
+    "eighteenth",
 }
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
@@ -393,6 +406,8 @@ FIFTEENTH_MAX_SIMILARITY = 0.8
 SIXTEENTH_MAX_SIMILARITY = 0.8
 # Nor any seventeenth sentence to one of the sixteen older splits.
 SEVENTEENTH_MAX_SIMILARITY = 0.8
+# Nor any eighteenth sentence to one of the seventeen older splits.
+EIGHTEENTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -760,6 +775,7 @@ def near_duplicates(
 
 def main() -> None:
     from benchmarks.masking.data.lines_dev import DEV
+    from benchmarks.masking.data.lines_eighteenth import EIGHTEENTH, EIGHTEENTH_NAMES
     from benchmarks.masking.data.lines_eighth import EIGHTH, EIGHTH_NAMES
     from benchmarks.masking.data.lines_eleventh import ELEVENTH, ELEVENTH_NAMES
     from benchmarks.masking.data.lines_fifteenth import FIFTEENTH, FIFTEENTH_NAMES
@@ -780,9 +796,9 @@ def main() -> None:
     std = _stdnum()
     used: set[str] = set()
     # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
-    # eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, then seventeenth
-    # share ``used``; each has its own seed, so each later split leaves the files of the
-    # earlier ones unchanged.
+    # eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, then
+    # eighteenth share ``used``; each has its own seed, so each later split leaves the
+    # files of the earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -800,6 +816,7 @@ def main() -> None:
     fifteenth, _ = build("fifteenth", FIFTEENTH, used, std)
     sixteenth, _ = build("sixteenth", SIXTEENTH, used, std)
     seventeenth, _ = build("seventeenth", SEVENTEENTH, used, std)
+    eighteenth, _ = build("eighteenth", EIGHTEENTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -818,7 +835,8 @@ def main() -> None:
     older_than_fifteenth = {**older_than_fourteenth, "fourteenth": fourteenth}
     older_than_sixteenth = {**older_than_fifteenth, "fifteenth": fifteenth}
     older_than_seventeenth = {**older_than_sixteenth, "sixteenth": sixteenth}
-    splits = {**older_than_seventeenth, "seventeenth": seventeenth}
+    older_than_eighteenth = {**older_than_seventeenth, "seventeenth": seventeenth}
+    splits = {**older_than_eighteenth, "eighteenth": eighteenth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -852,6 +870,7 @@ def main() -> None:
         "fifteenth": (FIFTEENTH_NAMES, FIFTEENTH_MAX_SIMILARITY),
         "sixteenth": (SIXTEENTH_NAMES, SIXTEENTH_MAX_SIMILARITY),
         "seventeenth": (SEVENTEENTH_NAMES, SEVENTEENTH_MAX_SIMILARITY),
+        "eighteenth": (EIGHTEENTH_NAMES, EIGHTEENTH_MAX_SIMILARITY),
     }
     people = {"holdout": HOLDOUT_NAMES, "final": FINAL_NAMES}
     split_order = list(splits)
