@@ -35,6 +35,11 @@ _UNIT_AFTER = re.compile(
 
 _ARITHMETIC = re.compile(r"[=^*×÷]\s*$|^\s*[=^*×÷]")
 _PHONE_REGIONS = ("CN", "US")
+# British and French mobiles are read without a word for a phone: their national shape
+# ("07823 537922", "06 28 03 33 86") is theirs alone, unlike a landline's.
+_MOBILE_REGIONS = ("GB", "FR")
+_MOBILE_START = re.compile(r"(?<![0-9])0[67][ .]?[0-9]")
+_MOBILE_SHAPE = re.compile(r"07[1-9][0-9]{2}[ ]?[0-9]{6}|0[67](?:[ .]?[0-9]{2}){4}")
 # Numbers written the national way of another country ("07823 619930", "070-9938-7253")
 # count where the text says it is a phone number: read in these regions too.
 _PHONE_CUE = re.compile(
@@ -81,6 +86,7 @@ def phones(text: str) -> Iterator[Detection]:
     # "[PHONE ••••8000]" left by masking is no cue that a number is a phone.
     cues = PLACEHOLDER.sub(lambda m: " " * len(m.group()), text)
     cued = _PHONE_CUE.search(cues) is not None
+    mobiles = _MOBILE_START.search(text) is not None  # the matcher is costly: only if one may be
     # The matcher can take two adjacent numbers for one candidate and keep only
     # the inner one it recognises ("+1 415 555 0132 13800138000"): scan again
     # with what it found blanked out, until a pass finds nothing new.
@@ -88,6 +94,11 @@ def phones(text: str) -> Iterator[Detection]:
     for _ in range(3):
         scanned = blanked(text, [*ibans, *found])
         new = list(_phone_pass(scanned, _PHONE_REGIONS))
+        if mobiles:
+            taken = [*ibans, *found, *new]
+            new.extend(
+                d for d in _phone_pass(blanked(text, taken), _MOBILE_REGIONS) if _mobile(text, d)
+            )
         if cued:
             taken = [*ibans, *found, *new]
             new.extend(
@@ -99,6 +110,10 @@ def phones(text: str) -> Iterator[Detection]:
             break
         found.extend(new)
     yield from found
+
+
+def _mobile(text: str, detection: Detection) -> bool:
+    return _MOBILE_SHAPE.fullmatch(text[detection.start : detection.end]) is not None
 
 
 def _phone_pass(text: str, regions: Sequence[str]) -> Iterator[Detection]:

@@ -235,13 +235,22 @@ def passports(text: str) -> Iterator[Detection]:
 
 
 def _answer_line(text: str, word_start: int) -> tuple[int, int] | None:
-    """The span of the line after the word's line, when the word's line asks a question."""
+    """The span of the three lines after the word's line, when the word's line asks a question.
+
+    The answer may come after another turn (the assistant asks "the Irish one?", the user
+    answers "yes — YC9847776"); the caller takes it only if it is the one number there.
+    """
     line_start = text.rfind("\n", 0, word_start) + 1
     line_end = text.find("\n", word_start)
     if line_end < 0 or not _ASKS.search(text, line_start, line_end):
         return None
-    next_end = text.find("\n", line_end + 1)
-    return line_end + 1, next_end if next_end >= 0 else len(text)
+    end = line_end
+    for _ in range(3):
+        next_end = text.find("\n", end + 1)
+        end = next_end if next_end >= 0 else len(text)
+        if next_end < 0:
+            break
+    return line_end + 1, end
 
 
 _ASKS = re.compile(r"[?？]|(?i:\b(?:need|give me|tell me|confirm|provide) your\b)")

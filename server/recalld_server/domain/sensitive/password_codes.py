@@ -51,6 +51,13 @@ _LOCK_CODES = (
     ),
     # "office safe: 31-07-55 (left, right, left)": a combination's dashed shape only.
     re.compile(rf"(?i)\b{_LOCK}[:：]\s*(?P<value>[0-9]{{1,3}}(?:-[0-9]{{1,3}}){{2,3}}(?![\w-]))"),
+    # "Disney+ profile lock for the kids' profile: 6648", "street door: 2413A": a PIN, or
+    # one with a letter, right after a colon; a locker's number is left alone.
+    re.compile(
+        r"(?i)\b(?:alarm|lock|padlock|safe|door|gate|garage|keypad|shed|vault|lock ?box"
+        r"|key ?box|key ?safe)s?\b[^.\n;:：]{0,40}?[:：][ \t]*"
+        r"(?P<value>[0-9]{4,8}|(?=[0-9A-Z]{5,7}(?![\w-]))[0-9]*[A-Z][0-9]*)(?![\w-])"
+    ),
     # "the padlock on the storage unit is 3-7-21": a combination's dashed shape only;
     # digits alone are a locker's number as often as its code ("locker number is 9902").
     re.compile(
@@ -96,6 +103,7 @@ _LOCK_WORDS = (
 )  # fmt: skip
 
 
+_LETTERED = re.compile(r"(?=[0-9A-Z]{5,7}$)[0-9]*[A-Z][0-9]*")
 _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 
 
@@ -128,7 +136,12 @@ def _lock_codes(text: str) -> Iterator[Detection]:
             # Digits ("3391", "12-34-56"), or a made-up word with digits in it; not a
             # date ("2024-05-01") or a program ("opens with Adobe-Reader").
             made_up = looks_made_up(value) and any(c.isdigit() for c in value)
-            if _COMBINATION.fullmatch(value) or (made_up and could_be_a_password(value)):
+            lettered = _LETTERED.fullmatch(value) is not None
+            if (
+                _COMBINATION.fullmatch(value)
+                or lettered
+                or (made_up and could_be_a_password(value))
+            ):
                 start = match.start("value")
                 yield Detection(Category.PASSWORD, start, start + len(value))
 

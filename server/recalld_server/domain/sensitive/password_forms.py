@@ -197,9 +197,13 @@ def _names_wifi_and_its_key(lowered: str) -> bool:
 # Offshore-Wind-12, phone …", "Wi-Fi i klubbhuset: hoppbakke2026"). A network's name
 # is told apart by its maker's prefix or its band ("TP-LINK_5G_8F2A", "Fenwick_5G").
 _WIFI_VALUE = re.compile(
-    r"(?i)(?<!ssid )\bwi-?fi\b(?:[ \t]+(?:i|in|im|en|på|at|bei|chez|del?)[ \t]+[\w'-]{1,20})?"
-    rf"[ \t]*[:：—–]?[ \t]+(?P<value>{PASSWORD_CHARS}{{8,63}})(?=[\s,;。，]|$)"
+    r"(?i)(?<!ssid )\bwi-?fi\b"
+    # Where: "Wi-Fi i klubbhuset", "Wi-Fi at Mum and Dad's: morwenna1951".
+    r"(?:[ \t]+(?:i|in|im|en|på|at|bei|chez|del?)(?:[ \t]+[\w'’-]{1,20}){1,3}(?=[ \t]*[:：]))?"
+    r"(?:[ \t]+(?:i|in|im|en|på|at|bei|chez|del?)[ \t]+[\w'-]{1,20})?"
+    rf"(?:[ \t]+is)?[ \t]*[:：—–]?[ \t]+(?P<value>{PASSWORD_CHARS}{{8,63}})(?=[\s,;。，]|$)"
 )
+_KEY_LATER = re.compile(r"(?i)password|passwort|\bpw\b|\bkey\b|\bpsk\b|密码")
 _NETWORK_NAME = re.compile(
     r"(?i)^(?:tp-?link|netgear|fritz|vodafone|livebox|xfinity|eduroam|linksys|asus|d-?link"
     r"|huawei|zte|mercury|tenda|xiaomi|sky|virgin|orange|freebox|bbox|telekom|spectrum|att)"
@@ -210,6 +214,10 @@ _NETWORK_NAME = re.compile(
 def _wifi_values(text: str) -> Iterator[Detection]:
     """A made-up value with a digit right after "Wi-Fi", not a network's name."""
     for match in _WIFI_VALUE.finditer(text):
+        # "home Wi-Fi is BT-Hub-7Q2X and the password is …": the password comes later,
+        # so this is the network's name.
+        if _KEY_LATER.search(text, match.end()):
+            continue
         value = match.group("value").rstrip(TRAILING)
         if not any(c.isdigit() for c in value) or _NETWORK_NAME.search(value):
             continue

@@ -140,6 +140,15 @@ def _login_values(text: str) -> Iterator[Detection]:
             yield Detection(Category.PASSWORD, start, start + len(value))
 
 
+_WIFI_LABEL = re.compile(r"(?i)wi-?fi|wlan|无线|网络")
+
+
+def _symbol_digit_letter(value: str) -> bool:
+    digits = any(c.isdigit() for c in value)
+    letters = any(c.isalpha() for c in value)
+    return digits and letters and bool(_LOGIN_SYMBOLS.intersection(value))
+
+
 def _labelled_pairs(text: str) -> Iterator[Detection]:
     """The password of a "Label: user / password" line, both sides shaped like a sign-in.
 
@@ -154,8 +163,14 @@ def _labelled_pairs(text: str) -> Iterator[Detection]:
         sign_in = (
             "@" in user
             or any(c.isdigit() or c in "._" for c in user)
-            # "logins for the temp:\n- payroll: jmarsh / Bluejay-Pay-08".
-            or (user.islower() and _SIGN_IN_CONTEXT.search(text) is not None)
+            # "logins for the temp:\n- payroll: jmarsh / Bluejay-Pay-08", "thermostat app:
+            # kenver / WarmHouse-55!": a plain name, among sign-ins or before a symbol.
+            or (
+                user.islower()
+                and (_SIGN_IN_CONTEXT.search(text) is not None or _symbol_digit_letter(value))
+            )
+            # "new office Wi-Fi: Halyard-Guest / sailsUp2026": the network and its key.
+            or _WIFI_LABEL.search(match.group("label")) is not None
         )
         digits = any(c.isdigit() for c in value)
         symbols = bool(_LOGIN_SYMBOLS.intersection(value)) or "@" in value

@@ -42,13 +42,16 @@ _PASSWORD_WORD = re.compile(
     r"|has[łl]o|heslo|jelsz[óo]|parol[ăa]|contrase[ñn]a|senha|palavra-passe|mot de passe"
     r"|mật khẩu|kata sandi|passwd|passcode|pass ?phrase|pwd|pw|pass|psk|pin(?: ?code)?"
     # Typed in a hurry: "pasword", "passwrod", "passowrd".
-    r"|pas+w(?:or|ro|o)d|passowrd|pssword|pass ?key"
+    r"|pas+w(?:or|ro|o)d|passowrd|pssword|pas+wrd|pass ?key"
     # A door's code in French, German and Spanish: "le code de la porte : B2741".
-    r"|digicode|code (?:de la |du |d')?(?:porte|portail|immeuble|entrée|bâtiment)"
+    r"|digicode|code (?:de la |du |de l'|d')?"
+    r"(?:porte|portail|immeuble|entrée|bâtiment|alarme|garage)"
+    # A box only a code opens, named alone: "Porto Airbnb lockbox 0617".
+    r"|lock ?box|key ?safe|key ?box"
     r"|t[üu]rcode|código (?:de la puerta|del portal)"
     # "alarm panel code", "door entry code": a word may stand between.
     r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box"
-    r"|garage|safe|padlock|shed)"
+    r"|garage|safe|padlock|shed|disarm|arming)"
     r"(?: (?:panel|keypad|entry|system|box))?"
     r" code|keypad(?: code)?)"
     r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
@@ -126,6 +129,9 @@ _FOUR_GROUPS = re.compile(
     r"(?![A-Za-z0-9])"
 )
 _NAMES_A_FIELD = re.compile(r"(?i)psk|pass|pwd")
+_ONE_TIME_BEFORE = re.compile(
+    r"(?i)(?:动态|一次性|短信|\b(?:trip|ride|delivery|pickup|one-time)\s*)$"
+)
 _FACTORY_BEFORE = re.compile(r"(?i)(?:出厂|默认|factory)[^\n，,。]{0,12}$")
 _GROUPS_AFTER_A_COLON = re.compile(
     r"[^\n:：]{1,60}?[:：][ \t]*"
@@ -133,13 +139,18 @@ _GROUPS_AFTER_A_COLON = re.compile(
 )
 _PAIR_AFTER = re.compile(rf"[ \t]+/[ \t]+(?P<value>{PASSWORD_CHARS}{{6,}})")
 _TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
-_PIN_WORDS = ("pin", "码", "密", "口令", "code", "keypad", "番号", "暗証", "passkey", "pass key")
+_CLAUSE_ENDS = re.compile(r"\s*(?:[,.;!)，。；]|$|[—–]|\s(?:and|then|but|so)\b)")
+_BOX_WORDS = ("lockbox", "lock box", "keysafe", "key safe", "keybox", "key box")
+_PIN_WORDS = (
+    "pin", "码", "密", "口令", "code", "keypad", "番号", "暗証", "passkey", "pass key", "lockbox",
+    "lock box", "keysafe", "key safe", "keybox", "key box",
+)  # fmt: skip
 
 
 # What every word above holds (case-folded): without one, no word is looked for.
 _PASSWORD_STEMS = (
     "pass", "pasw", "pssw", "pw", "pin", "psk", "code", "keypad", "登录", "登入", "kennwort",
-    "wachtwoord", "senord", "código",
+    "wachtwoord", "senord", "código", "box", "safe",
     "adgangskode", "salasana", "has", "heslo", "jelsz", "parol", "contrase", "senha",
     "mật khẩu", "kata sandi", "密", "口令", "提取", "暗証", "パスワード", "비밀번호", "암호",
     "парол", "лозинк", "κωδικ", "şifre", "รหัสผ่าน", "كلمة", "סיסמ", "पासवर्ड",
@@ -157,6 +168,8 @@ def passwords(text: str) -> Iterator[Detection]:
     for word in words:
         if text[max(0, word.start() - 2) : word.start()] == "${":
             continue  # "${DB_PASSWORD:?missing}" names a variable
+        if _ONE_TIME_BEFORE.search(text, max(0, word.start() - 12), word.start()):
+            continue  # "动态密码 271840", "Uber trip PIN 2281": sent for one use
         if _FACTORY_BEFORE.search(text, max(0, word.start() - 12), word.start()):
             # "出厂管理密码 123456" is printed in every manual; what it was changed to is not
             # ("默认 admin password 我改成 Grafa-Lake-90 了").
@@ -235,11 +248,18 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     # didn't type it").
     pin = stripped.isdigit() and 4 <= len(stripped) <= 8 and any(w in name for w in _PIN_WORDS)
     # A door's code may carry a letter: "digicode B2741", "door code 4417A".
-    pin = pin or ("code" in name and _LETTERED_CODE.fullmatch(stripped) is not None)
+    lettered = _LETTERED_CODE.fullmatch(stripped) is not None
+    pin = pin or (lettered and any(w in name for w in ("code", "box", "safe")))
     if name == "pass" and _PASSPORT_SHAPE.fullmatch(stripped):
         return None  # "Eesti pass K7654824": a passport
     if name in ("passkey", "pass key") and not pin:
         return None  # a WebAuthn passkey is no typed value: only a console's PIN counts
+    if name in _BOX_WORDS and not (
+        pin and _CLAUSE_ENDS.match(text, match.start("value") + len(stripped))
+    ):
+        # "the lock box at 14 Glenfarg Road: code 2719": a box holds a PIN, and one that
+        # ends its clause ("the key safe is 2019 model" gives its year).
+        return None
     weak = (
         name in {"pass", "pw", "pin", "psk", "passwords"}  # a list follows "passwords:"
         or stated is None
@@ -323,7 +343,8 @@ def _changed_later(text: str, word: re.Match[str]) -> Iterator[Detection]:
 
 
 _PIN_VALUE = re.compile(r"[0-9]{4,8}[*#]?")
-_LETTERED_CODE = re.compile(r"[A-Z][0-9]{4,6}|[0-9]{4,6}[A-Z]")
+# One letter among four to six digits: "B2741", "2413A", "4B7719".
+_LETTERED_CODE = re.compile(r"(?=[0-9A-Z]{5,7}$)[0-9]*[A-Z][0-9]*")
 
 
 def _listed_or_answered(text: str, word: re.Match[str]) -> Iterator[Detection]:

@@ -150,7 +150,8 @@ _PUBLIC_MATERIAL = re.compile(
     r"|(?<![A-Za-z0-9_])(?:pi|ch|cus|in|sub|evt|txn|prod|price|pm|seti|acct|re|po|tr|dp|py|src"
     r"|ii|il|sku|plink|bpc|cbtxn)_[A-Za-z0-9]{14,}"
     # A batch, payout, refund or dispute named as such: "payout batch sq6WMKNyYP…".
-    r"|(?i:(?:\b(?:batch|payout|refund|dispute|chargeback|settlement|reconciliation)\b\s*)+)"
+    r"|(?i:(?:\b(?:batch|payout|refund|dispute|chargeback|settlement|reconciliation|receipt"
+    r"|irmark)\b\s*)+)"
     r"(?:\s+(?:id|no\.?|number))?\s*[:=#]?\s*[A-Za-z0-9_-]+"
     # A reCAPTCHA site key (the page's; its secret is the other "6L…" key), and a Web
     # Push VAPID public key, named before it in the sentence.

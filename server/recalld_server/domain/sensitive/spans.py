@@ -54,7 +54,7 @@ NOT_AN_IDENTIFIER_BEFORE = re.compile(
     r"|coupon|voucher|student|employee|meeting|count|订单|单号|流水|会员"
     # "PO number 4500128871", "receipt no. 0045-8831-2290", "Flying Blue number …".
     r"|po|receipt|confirmation|policy|claim|membership|member|frequent flyer|flying blue"
-    r"|version|build|release"
+    r"|version|build|release|company|account|户号|账户号"
     r"|运单|快递|发票|工单|序列号|编号|型号|货号|学号|工号|次方|会议|次数|调用量)"
     r"\s*(?:(?:no|number|num|nr|code|id)\.?|号码|号|代码)?(?:\s+is)?\s*[#:：是为]?\s*$"
 )
@@ -141,7 +141,12 @@ _LISTED = re.compile(r"[ \t]*[-*•·][ \t]+[^:：\n]{1,40}?\s*[:：=—–]\s*(
 # What a line of a conversation starts with: "user:", "A:", "助手：", "Mia:".
 # "A (from your notes):" names its source too.
 _SPEAKER = re.compile(r"[ \t]*(?:[\w .'-]{1,20}(?:\([^)\n]{1,30}\)[ \t]*)?[:：])?[ \t]*")
-_ANSWER_START = re.compile(r"(?i)(?:it'?s|it is|that'?s|here(?: it is)?|是|就是)[ ,:：]*")
+_ANSWER_START = re.compile(
+    # "oh yes — Ruby-Kettle-2207", "yes — YC9847776": a word of assent before the answer.
+    r"(?i)(?:(?:oh|ah|ok|okay|yes|yeah|yep|right|sure)\b[ ,!]*"
+    r"(?:yes|yeah|right)?\b[ ,!]*[—–-]?[ ]*)?"
+    r"(?:it'?s|it is|that'?s|here(?: it is)?|是|就是)?[ ,:：]*"
+)
 _QUESTION = re.compile(
     r"[?？]|多少|是什么|是啥|几号|什么"
     r"|(?i:\b(?:what'?s|what is|whats|where'?s|which|do you have|can you|could you|send me"
