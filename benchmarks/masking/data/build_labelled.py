@@ -201,9 +201,12 @@ kinds added for it) leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
 
-The generators are ``Gen`` in ``gen_lookalikes.py``, built on ``gen_secrets.py``,
-``gen_numbers.py`` and ``gen_base.py`` (one class each, the later on the earlier);
-check digits, alphabets and issuer tables are in ``value_rules.py``. This file holds
+The generators are ``Gen`` in ``gen_lookalikes.py`` (the hard negatives), built on
+``gen_secrets.py`` (vendor keys from the ninth split on), ``gen_tokens.py`` (JWTs and
+the earlier vendors' keys), ``gen_private_keys.py``, ``gen_contacts.py`` (phones,
+IBANs), ``gen_numbers.py`` (cards, IDs, passports) and ``gen_base.py``, one class each,
+the later on the earlier; check digits, alphabets and issuer tables are in
+``value_rules.py``. This file holds
 the splits: their seeds, limits and checks, and the build.
 """
 
