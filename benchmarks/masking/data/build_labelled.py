@@ -16,15 +16,16 @@ tenth), ``twelfth.jsonl`` (one more, written the same way as eleventh),
 ``fourteenth.jsonl`` (one more, written the same way as thirteenth),
 ``fifteenth.jsonl`` (one more, written the same way as fourteenth),
 ``sixteenth.jsonl`` (one more, written the same way as fifteenth),
-``seventeenth.jsonl`` (one more, written the same way as sixteenth) and
-``eighteenth.jsonl`` (one more, written the same way as seventeenth) beside this
+``seventeenth.jsonl`` (one more, written the same way as sixteenth),
+``eighteenth.jsonl`` (one more, written the same way as seventeenth) and
+``nineteenth.jsonl`` (one more, written the same way as eighteenth) beside this
 file. The sentences are hand-written in
 ``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``,
 ``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``, ``lines_eighth.py``,
 ``lines_ninth.py``, ``lines_tenth.py``, ``lines_eleventh.py``, ``lines_twelfth.py``,
 ``lines_thirteenth.py``, ``lines_fourteenth.py``, ``lines_fifteenth.py``,
-``lines_sixteenth.py``, ``lines_seventeenth.py`` and ``lines_eighteenth.py``; this
-script fills the
+``lines_sixteenth.py``, ``lines_seventeenth.py``, ``lines_eighteenth.py`` and
+``lines_nineteenth.py``; this script fills the
 ``⟦...⟧`` tokens in them with values it generates (fixed seeds, so re-running
 rewrites identical files) and labels them:
 
@@ -193,10 +194,18 @@ fourteenth, fifteenth, sixteenth or seventeenth, no holdout, final, fresh, sixth
 seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth,
 fifteenth, sixteenth or seventeenth person appears in it, no sentence is a
 near-copy of an older one (``EIGHTEENTH_MAX_SIMILARITY``), and every category has
-English, Chinese and mixed lines. The splits are built in the order dev, test,
-holdout, final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth,
-thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth from one
-set of used values, each with its own seed, so a later split (and the generator
+English, Chinese and mixed lines. The nineteenth split is held to the same rules
+against all eighteen older splits: no person in ``NINETEENTH_NAMES`` appears in
+dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh,
+twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth or eighteenth,
+no holdout, final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth,
+thirteenth, fourteenth, fifteenth, sixteenth, seventeenth or eighteenth person
+appears in it, no sentence is a near-copy of an older one
+(``NINETEENTH_MAX_SIMILARITY``), and every category has English, Chinese and
+mixed lines. The splits are built in the order dev, test, holdout, final, fresh,
+sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth,
+fifteenth, sixteenth, seventeenth, eighteenth, nineteenth from one set of used
+values, each with its own seed, so a later split (and the generator
 kinds added for it) leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
@@ -320,6 +329,7 @@ SEEDS = {
     "sixteenth": 73950486,
     "seventeenth": 46183729,
     "eighteenth": 62817394,
+    "nineteenth": 39527164,
 }
 MIN_PER_CAT = {
     "dev": 12,
@@ -340,6 +350,7 @@ MIN_PER_CAT = {
     "sixteenth": 25,
     "seventeenth": 25,
     "eighteenth": 25,
+    "nineteenth": 25,
 }
 MIN_LINES = {
     "dev": 120,
@@ -360,10 +371,11 @@ MIN_LINES = {
     "sixteenth": 320,
     "seventeenth": 320,
     "eighteenth": 320,
+    "nineteenth": 320,
 }
 # The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth,
-# fourteenth, fifteenth, sixteenth, seventeenth and eighteenth splits must also have
-# English, Chinese and mixed lines in every category.
+# fourteenth, fifteenth, sixteenth, seventeenth, eighteenth and nineteenth splits must
+# also have English, Chinese and mixed lines in every category.
 ALL_LANGS = {
     "final",
     "fresh",
@@ -380,6 +392,7 @@ ALL_LANGS = {
     "sixteenth",
     "seventeenth",
     "eighteenth",
+    "nineteenth",
 }
 # No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
 FINAL_MAX_SIMILARITY = 0.8
@@ -411,6 +424,8 @@ SIXTEENTH_MAX_SIMILARITY = 0.8
 SEVENTEENTH_MAX_SIMILARITY = 0.8
 # Nor any eighteenth sentence to one of the seventeen older splits.
 EIGHTEENTH_MAX_SIMILARITY = 0.8
+# Nor any nineteenth sentence to one of the eighteen older splits.
+NINETEENTH_MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -786,6 +801,7 @@ def main() -> None:
     from benchmarks.masking.data.lines_fourteenth import FOURTEENTH, FOURTEENTH_NAMES
     from benchmarks.masking.data.lines_fresh import FRESH, FRESH_NAMES
     from benchmarks.masking.data.lines_holdout import HOLDOUT, HOLDOUT_NAMES
+    from benchmarks.masking.data.lines_nineteenth import NINETEENTH, NINETEENTH_NAMES
     from benchmarks.masking.data.lines_ninth import NINTH, NINTH_NAMES
     from benchmarks.masking.data.lines_seventeenth import SEVENTEENTH, SEVENTEENTH_NAMES
     from benchmarks.masking.data.lines_seventh import SEVENTH, SEVENTH_NAMES
@@ -799,9 +815,9 @@ def main() -> None:
     std = _stdnum()
     used: set[str] = set()
     # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
-    # eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, then
-    # eighteenth share ``used``; each has its own seed, so each later split leaves the
-    # files of the earlier ones unchanged.
+    # eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth,
+    # eighteenth, then nineteenth share ``used``; each has its own seed, so each later
+    # split leaves the files of the earlier ones unchanged.
     dev, _ = build("dev", DEV, used, std)
     test, _ = build("test", TEST, used, std)
     holdout, _ = build("holdout", HOLDOUT, used, std)
@@ -820,6 +836,7 @@ def main() -> None:
     sixteenth, _ = build("sixteenth", SIXTEENTH, used, std)
     seventeenth, _ = build("seventeenth", SEVENTEENTH, used, std)
     eighteenth, _ = build("eighteenth", EIGHTEENTH, used, std)
+    nineteenth, _ = build("nineteenth", NINETEENTH, used, std)
     older_than_sixth = {
         "dev": dev,
         "test": test,
@@ -839,7 +856,8 @@ def main() -> None:
     older_than_sixteenth = {**older_than_fifteenth, "fifteenth": fifteenth}
     older_than_seventeenth = {**older_than_sixteenth, "sixteenth": sixteenth}
     older_than_eighteenth = {**older_than_seventeenth, "seventeenth": seventeenth}
-    splits = {**older_than_eighteenth, "eighteenth": eighteenth}
+    older_than_nineteenth = {**older_than_eighteenth, "eighteenth": eighteenth}
+    splits = {**older_than_nineteenth, "nineteenth": nineteenth}
 
     errors = cross_checks(splits)
     errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
@@ -874,6 +892,7 @@ def main() -> None:
         "sixteenth": (SIXTEENTH_NAMES, SIXTEENTH_MAX_SIMILARITY),
         "seventeenth": (SEVENTEENTH_NAMES, SEVENTEENTH_MAX_SIMILARITY),
         "eighteenth": (EIGHTEENTH_NAMES, EIGHTEENTH_MAX_SIMILARITY),
+        "nineteenth": (NINETEENTH_NAMES, NINETEENTH_MAX_SIMILARITY),
     }
     people = {"holdout": HOLDOUT_NAMES, "final": FINAL_NAMES}
     split_order = list(splits)
