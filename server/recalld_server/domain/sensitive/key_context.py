@@ -67,7 +67,7 @@ _NOT_THE_SECRET_AFTER = re.compile(
 # Between the word and the value: what says the value is another thing.
 _ANOTHER_THING = re.compile(
     r"(?i)\b(?:id|uuid|guid|hash|sha[0-9]*|md5|commit|digest|checksum|fingerprint|version"
-    r"|request|trace|order|invoice|serial|ref|name|user(?:name)?|account id|key id|public"
+    r"|request|trace|order|invoice|serial|ref|name|user ?(?:name|id)|account id|key id|public"
     r"|pub|tx|txid|transaction|address|block|build|session id|placeholder|example"
     r"|password|passwd|passphrase|pwd|pin)\b"
     r"|交易|地址|哈希|编号|示例|公钥|密码|口令"

@@ -25,7 +25,7 @@ _CODE_QUESTION = re.compile(
     r"|^[^\n]*\bremind me\b[^\n]{0,40}(?:\bcode\b|\bpin\b|passcode)[^\n]*"
 )
 # Codes that are not secrets: what a shop, a parcel or a sign-in sends.
-_NOT_A_SECRET_CODE = re.compile(
+NOT_A_SECRET_CODE = re.compile(
     r"(?i)promo|discount|coupon|voucher|gift|tracking|zip|postal|post ?code|area|country"
     r"|error|status|verification|confirm|booking|reference|referral|invite|invitation|tax"
     r"|product|dial|region|qr|bar ?code|验证码|邮编|区号"
@@ -76,6 +76,17 @@ _LOCK_CODES = (
         r"(?i)\b(?:key ?safe|lock ?box|key ?box|padlock|safe)\b[^.\n;:]{0,40}?\b(?:is|was)\s+"
         r"(?P<value>[0-9]{4,8})(?=\s*(?:[,.;!)]|$|—|–|\s(?:and|then|but|so)\b))"
     ),
+    # "safe 的 code 是 281947": a lock's code in Chinese word order.
+    re.compile(
+        rf"(?i)\b{_LOCK}\s*的?\s*(?:code|pin|combination|密码|口令)\s*(?:是|为|[:：])\s*"
+        r"(?P<value>[0-9]{4,8}(?![\w-])|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
+    ),
+    # "garage 8831 then the star key; side-gate padlock 0720": a PIN right after what it
+    # opens, ending its clause.
+    re.compile(
+        r"(?i)\b(?:garage|padlock|keypad|alarm|lock ?box|key ?safe)\s+(?P<value>[0-9]{4,8})"
+        r"(?=\s*(?:[,.;!)]|$|\s(?:then|and|but)\b))"
+    ),
     # "clubhouse alarm: key in 1966 then OFF": what is keyed into a panel.
     re.compile(
         r"(?i)\b(?:alarm|keypad|key ?safe|lock ?box|door|gate)\b[^.\n;]{0,30}?"
@@ -118,7 +129,7 @@ _KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
 def _codes_answered(text: str) -> Iterator[Detection]:
     """A PIN-length number answering a question about a code on the line before."""
     for question in _CODE_QUESTION.finditer(text):
-        if _NOT_A_SECRET_CODE.search(question.group()):
+        if NOT_A_SECRET_CODE.search(question.group()):
             continue
         for start, end in answered_below(text, question.start()):
             value = text[start:end].rstrip(".,;:!?)]}>”’\"'`。，；：！？）」")

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive import password_codes, password_logins
+from recalld_server.domain.sensitive.password_codes import NOT_A_SECRET_CODE
 from recalld_server.domain.sensitive.password_values import (
     PASSWORD_CHARS,
     TRAILING,
@@ -148,6 +149,34 @@ def _admin_pairs(text: str) -> Iterator[Detection]:
 
 def _wifi_keys(text: str) -> Iterator[Detection]:
     return _named_values(_WIFI_KEY, text)
+
+
+# A PIN described, then given: "her banking PIN is the year she was born, 1983", "the PIN
+# for his debit card is his house number twice, 1717", "取款密码就是她的生日 930416".
+_DESCRIBED_THEN_GIVEN = re.compile(
+    r"(?i)\b(?:pin|passcode|password)\b[^.\n;:]{0,40}?\b(?:is|was)\b[^.\n;:]{3,60}?,\s*"
+    r"(?P<value>[0-9]{4,8})(?=[.,;!)\s]|$)"
+    r"|(?:密码|口令)(?:就是|是)[^\n，。；0-9]{1,12}?\s*(?P<zh>[0-9]{4,8})(?![0-9])"
+)
+# The password in brackets after its word: "User shared their Steam password
+# (Gnarly-Gecko-55) so the assistant could …".
+_IN_BRACKETS = re.compile(
+    rf"(?i)\b(?:password|passcode|passwort|pin)\s*[(（](?P<value>{PASSWORD_CHARS}{{4,64}}?)[)）]"
+)
+
+
+def _described_or_bracketed(text: str) -> Iterator[Detection]:
+    """A PIN given after a description of it, or a password in brackets after its word."""
+    for match in _DESCRIBED_THEN_GIVEN.finditer(text):
+        if NOT_A_SECRET_CODE.search(match.group()):
+            continue  # "the promo code is the year we opened, 1998"
+        group = "value" if match.group("value") else "zh"
+        yield Detection(Category.PASSWORD, match.start(group), match.end(group))
+    for match in _IN_BRACKETS.finditer(text):
+        value = match.group("value")
+        pin = value.isdigit() and 4 <= len(value) <= 8
+        if (pin or looks_made_up(value)) and could_be_a_password(value):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
 
 # A question about the Wi-Fi, answered on one of the next lines: "what's the wifi?\n
@@ -303,6 +332,10 @@ _RULES: tuple[Rule, ...] = (
             or any(w in low for w in ("crypt", "luks", "keepass"))
         ),
         _passphrases,
+    ),
+    (
+        lambda text, low: "pin" in low or "pass" in low or "密码" in text or "口令" in text,
+        _described_or_bracketed,
     ),
     *password_logins.RULES,
     *password_codes.RULES,

@@ -223,8 +223,13 @@ def _login_clause_values(text: str) -> Iterator[Detection]:
     """
     for match in _LOGIN_CLAUSE_VALUE.finditer(text):
         value = match.group("value").rstrip(".,;")
-        if _NOT_A_PASSWORD_LABEL.search(match["clause"]) or _NOT_THE_LOGINS.search(match["clause"]):
-            continue  # "login page (new URL): …", "login method for the office: Okta-SSO-2"
+        clause = match["clause"]
+        other = _NOT_A_PASSWORD_LABEL.search(clause) or _NOT_THE_LOGINS.search(clause)
+        # "login page (new URL): …", "login method for the office: Okta-SSO-2"; but a
+        # value with a symbol, a digit and letters is the password whatever the clause
+        # names ("laptop login, according to the IT ticket she forwarded: Kassab#Laptop9").
+        if other and not _symbol_digit_letter(value):
+            continue
         # Not a path, an address or a form body ("POST /login body: user=…&pwd=…").
         if "/" in value or "=" in value or ("@" in value[1:] and "." in value):
             continue

@@ -10,6 +10,7 @@ PASSWORD_CHARS = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e]"
 # "min" and "max" as whole parts of the name: "admin_password" is a password.
 NOT_A_PASSWORD_FIELD = re.compile(
     r"hash|salt|policy|reset|file|length|hint|expir|strength|rule|field|prompt|label"
+    r"|last|changed|date|days|updated|created"
     r"|(?<![a-z])(?:min|max)(?![a-z])"
 )
 TRAILING = ".,;:!?)]}>”’\"'`。，；：！？）」"
@@ -30,7 +31,7 @@ _NOT_A_PASSWORD_WORDS = """
     read loaded taken pulled injected mounted provided supplied passed fetched sourced
     irrelevant unimportant elsewhere nowhere
     yes see via ask check case public
-    one two three four five six seven eight nine zero
+    one two three four five six seven eight nine zero sent
     usually always probably basically normally mostly sometimes often just
 """
 NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
@@ -42,7 +43,7 @@ _CMDLET = re.compile(
     r"|Start|Stop|Test|Select|Out|Format|Enable|Disable|Update|Register)-[A-Z][A-Za-z]+"
 )
 _HASHED = re.compile(
-    r"\$(?:2[abxy]?|argon2(?:id|i|d)|[156]|y|gy)\$"
+    r"\$(?:2[abxy]?|argon2(?:id|i|d)|[156]|y|gy|apr1)\$"
     r"|(?:pbkdf2_sha(?:1|256)|bcrypt_sha256|argon2|scrypt|sha1|md5)\$"
 )
 _ATTRIBUTE = re.compile(r"[a-z][a-z-]*=")

@@ -35,6 +35,7 @@ from recalld_server.domain.sensitive.spans import (
 # Slovak, Hungarian, Romanian, Spanish, Portuguese, French, Vietnamese, Indonesian.
 _PASSWORD_WORD = re.compile(
     r"(?:密码|密碼|口令|PIN ?码|pin ?码|提取码|提取碼|登录码|登入码|暗証番号|パスワード"
+    r"|撤防码|布防码|门禁码"
     r"|비밀번호|암호|пароль|парол[яюем]|лозинк[аеу]|κωδικός|şifre(?:si|m|niz)?|รหัสผ่าน"
     r"|كلمة (?:المرور|السر)|סיסמ[הא]|पासवर्ड)"
     r"|(?<![A-Za-z0-9_/\\])(?<![A-Za-z0-9]-)(?:[A-Za-z0-9]+[_-])*"
@@ -51,7 +52,7 @@ _PASSWORD_WORD = re.compile(
     r"|t[üu]rcode|código (?:de la puerta|del portal)"
     # "alarm panel code", "door entry code": a word may stand between.
     r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box"
-    r"|garage|safe|padlock|shed|disarm|arming)"
+    r"|garage|safe|padlock|shed|disarm|arming|duress)"
     r"(?: (?:panel|keypad|entry|system|box))?"
     r" code|keypad(?: code)?)"
     r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
@@ -140,6 +141,7 @@ _GROUPS_AFTER_A_COLON = re.compile(
 _PAIR_AFTER = re.compile(rf"[ \t]+/[ \t]+(?P<value>{PASSWORD_CHARS}{{6,}})")
 _TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
 _CLAUSE_ENDS = re.compile(r"\s*(?:[,.;!)，。；]|$|[—–]|\s(?:and|then|but|so)\b)")
+_COMBINATION = re.compile(r"[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 _BOX_WORDS = ("lockbox", "lock box", "keysafe", "key safe", "keybox", "key box")
 _PIN_WORDS = (
     "pin", "码", "密", "口令", "code", "keypad", "番号", "暗証", "passkey", "pass key", "lockbox",
@@ -239,7 +241,7 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     name = word.group().strip("\"'").casefold()
     if NOT_A_PASSWORD_FIELD.search(name):
         return None  # password_hash, POSTGRES_PASSWORD_FILE, password_min_length
-    if stripped.endswith("#") and stripped[:-1].isdigit():
+    if stripped.endswith(("#", "*")) and stripped[:-1].isdigit():
         stripped = stripped[:-1]  # "门禁密码2580#": the key pressed after it
     # A PIN ("laptop PIN 8812", "支付密码 385027", "door code is 7315") is digits.
     # Otherwise "pass" alone is too common a word ("boarding pass: NH962") to trust
@@ -247,6 +249,8 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     # does "to" ("no password to store") or a dash ("password on the card — Maren
     # didn't type it").
     pin = stripped.isdigit() and 4 <= len(stripped) <= 8 and any(w in name for w in _PIN_WORDS)
+    # A safe's combination after a word for its code: "保险箱口令 47-13-29".
+    pin = pin or bool(_COMBINATION.fullmatch(stripped) and any(w in name for w in _PIN_WORDS))
     # A door's code may carry a letter: "digicode B2741", "door code 4417A".
     lettered = _LETTERED_CODE.fullmatch(stripped) is not None
     pin = pin or (lettered and any(w in name for w in ("code", "box", "safe")))

@@ -94,7 +94,7 @@ _PUBLIC_MATERIAL = re.compile(
     # Mapbox public tokens ("pk.eyJ…", meant for the browser).
     r"|(?<![A-Za-z0-9_.-])pk\.eyJ[A-Za-z0-9_.-]+"
     # WireGuard's "PublicKey = …", a public key given by name.
-    r"|(?i:public[ _-]?key|pub[ _-]?key|公钥)(?:\s+(?:for|of)\s+[\w ]{1,30}?(?=[:：=]))?"
+    r"|(?i:public[ _-]?key|pub[ _-]?key|公钥)(?:\s+(?:for|of)\s+[\w '’-]{1,40}?(?=[:：=]))?"
     r"(?:\s+value)?"
     r"[\"']?\s*[=:：]?\s*[\"']?(?:ed25519:|secp256k1:)?"
     r"(?!-|ssh-|ecdsa-|sk-ssh)[A-Za-z0-9+/=_-]+"
@@ -157,6 +157,8 @@ _PUBLIC_MATERIAL = re.compile(
     # Push VAPID public key, named before it in the sentence.
     r"|(?i:\bsite[ -]?key\b)[^\n.;]{0,40}?(?<![A-Za-z0-9_-])6L[A-Za-z0-9_-]{38}(?![A-Za-z0-9_-])"
     r"|(?i:\bvapid\b[^\n.;]{0,20}?\bpublic\b)[^\n.;]{0,60}?[A-Za-z0-9_-]{80,90}"
+    # Tailscale's node and disco keys are public ("nodekey:0fca46…").
+    r"|(?<![A-Za-z0-9])(?:nodekey|discokey|nlpub):[0-9a-f]{64}"
     # A CI cache's key: "Cache restored from key: Linux-pip-ea6b47…".
     r"|(?i:\bcache\b[^\n]{0,30}?\bkey\b)\s*[:=]?\s*\S+"
     r"|data:[A-Za-z0-9.+/-]+;base64,[A-Za-z0-9+/=]+"

@@ -54,7 +54,7 @@ NOT_AN_IDENTIFIER_BEFORE = re.compile(
     r"|coupon|voucher|student|employee|meeting|count|订单|单号|流水|会员"
     # "PO number 4500128871", "receipt no. 0045-8831-2290", "Flying Blue number …".
     r"|po|receipt|confirmation|policy|claim|membership|member|frequent flyer|flying blue"
-    r"|version|build|release|company|account|户号|账户号"
+    r"|version|build|release|company|account|customer|户号|账户号"
     r"|运单|快递|发票|工单|序列号|编号|型号|货号|学号|工号|次方|会议|次数|调用量)"
     r"\s*(?:(?:no|number|num|nr|code|id)\.?|号码|号|代码)?(?:\s+is)?\s*[#:：是为]?\s*$"
 )
