@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.password_values import (
+    CLAUSE_END,
+    LETTERED_CODE,
     TRAILING,
     could_be_a_password,
     looks_made_up,
@@ -74,7 +76,7 @@ _LOCK_CODES = (
     # a price).
     re.compile(
         r"(?i)\b(?:key ?safe|lock ?box|key ?box|padlock|safe)\b[^.\n;:]{0,40}?\b(?:is|was)\s+"
-        r"(?P<value>[0-9]{4,8})(?=\s*(?:[,.;!)]|$|—|–|\s(?:and|then|but|so)\b))"
+        rf"(?P<value>[0-9]{{4,8}})(?={CLAUSE_END})"
     ),
     # "safe 的 code 是 281947": a lock's code in Chinese word order.
     re.compile(
@@ -85,7 +87,7 @@ _LOCK_CODES = (
     # opens, ending its clause.
     re.compile(
         r"(?i)\b(?:garage|padlock|keypad|alarm|lock ?box|key ?safe)\s+(?P<value>[0-9]{4,8})"
-        r"(?=\s*(?:[,.;!)]|$|\s(?:then|and|but)\b))"
+        rf"(?={CLAUSE_END})"
     ),
     # "clubhouse alarm: key in 1966 then OFF": what is keyed into a panel.
     re.compile(
@@ -114,7 +116,6 @@ _LOCK_WORDS = (
 )  # fmt: skip
 
 
-_LETTERED = re.compile(r"(?=[0-9A-Z]{5,7}$)[0-9]*[A-Z][0-9]*")
 _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 
 
@@ -147,7 +148,7 @@ def _lock_codes(text: str) -> Iterator[Detection]:
             # Digits ("3391", "12-34-56"), or a made-up word with digits in it; not a
             # date ("2024-05-01") or a program ("opens with Adobe-Reader").
             made_up = looks_made_up(value) and any(c.isdigit() for c in value)
-            lettered = _LETTERED.fullmatch(value) is not None
+            lettered = LETTERED_CODE.fullmatch(value) is not None
             if (
                 _COMBINATION.fullmatch(value)
                 or lettered

@@ -13,6 +13,13 @@ NOT_A_PASSWORD_FIELD = re.compile(
     r"|last|changed|date|days|updated|created"
     r"|(?<![a-z])(?:min|max)(?![a-z])"
 )
+# A door's or a box's code with one letter among four to six digits: "B2741", "4B7719".
+LETTERED_CODE = re.compile(r"(?=[0-9A-Z]{5,7}$)[0-9]*[A-Z][0-9]*")
+# A safe's combination: "12-34-56".
+DASHED_COMBINATION = re.compile(r"[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
+# What may follow a PIN that ends its clause ("the key safe is 7249, back gate…"), so
+# that "the key safe is 2019 model" is not read as one.
+CLAUSE_END = r"\s*(?:[,.;!)，。；]|$|[—–]|\s(?:and|then|but|so)\b)"
 TRAILING = ".,;:!?)]}>”’\"'`。，；：！？）」"
 _REDACTED = frozenset({"redacted", "hidden", "masked", "removed", "omitted", "null", "none"})
 # Words that follow "password is" without being one.

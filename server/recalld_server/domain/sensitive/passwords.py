@@ -14,6 +14,9 @@ from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.password_forms import passwords_elsewhere
 from recalld_server.domain.sensitive.password_syntax import passwords_in_syntax
 from recalld_server.domain.sensitive.password_values import (
+    CLAUSE_END,
+    DASHED_COMBINATION,
+    LETTERED_CODE,
     NOT_A_PASSWORD_FIELD,
     PASSWORD_CHARS,
     TRAILING,
@@ -140,8 +143,7 @@ _GROUPS_AFTER_A_COLON = re.compile(
 )
 _PAIR_AFTER = re.compile(rf"[ \t]+/[ \t]+(?P<value>{PASSWORD_CHARS}{{6,}})")
 _TO = re.compile(r"\s+(?:(?:set|changed|reset|updated)\s+)?to\s+", re.IGNORECASE)
-_CLAUSE_ENDS = re.compile(r"\s*(?:[,.;!)，。；]|$|[—–]|\s(?:and|then|but|so)\b)")
-_COMBINATION = re.compile(r"[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
+_CLAUSE_ENDS = re.compile(CLAUSE_END)
 _BOX_WORDS = ("lockbox", "lock box", "keysafe", "key safe", "keybox", "key box")
 _PIN_WORDS = (
     "pin", "码", "密", "口令", "code", "keypad", "番号", "暗証", "passkey", "pass key", "lockbox",
@@ -250,9 +252,9 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     # didn't type it").
     pin = stripped.isdigit() and 4 <= len(stripped) <= 8 and any(w in name for w in _PIN_WORDS)
     # A safe's combination after a word for its code: "保险箱口令 47-13-29".
-    pin = pin or bool(_COMBINATION.fullmatch(stripped) and any(w in name for w in _PIN_WORDS))
+    pin = pin or bool(DASHED_COMBINATION.fullmatch(stripped) and any(w in name for w in _PIN_WORDS))
     # A door's code may carry a letter: "digicode B2741", "door code 4417A".
-    lettered = _LETTERED_CODE.fullmatch(stripped) is not None
+    lettered = LETTERED_CODE.fullmatch(stripped) is not None
     pin = pin or (lettered and any(w in name for w in ("code", "box", "safe")))
     if name == "pass" and _PASSPORT_SHAPE.fullmatch(stripped):
         return None  # "Eesti pass K7654824": a passport
@@ -347,8 +349,6 @@ def _changed_later(text: str, word: re.Match[str]) -> Iterator[Detection]:
 
 
 _PIN_VALUE = re.compile(r"[0-9]{4,8}[*#]?")
-# One letter among four to six digits: "B2741", "2413A", "4B7719".
-_LETTERED_CODE = re.compile(r"(?=[0-9A-Z]{5,7}$)[0-9]*[A-Z][0-9]*")
 
 
 def _listed_or_answered(text: str, word: re.Match[str]) -> Iterator[Detection]:
