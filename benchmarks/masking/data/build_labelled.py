@@ -2,31 +2,14 @@
 
     python benchmarks/masking/data/build_labelled.py
 
-rewrites ``dev.jsonl`` (for tuning), ``test.jsonl`` (held out, since looked at
-during tuning), ``holdout.jsonl`` (the fresh held-out split, since measured),
-``final.jsonl`` (the last held-out measurement, since measured),
-``fresh.jsonl`` (a further last held-out measurement, written the same way as
-final, since measured), ``sixth.jsonl`` (one more, written the same way as
-fresh), ``seventh.jsonl`` (one more, written the same way as sixth),
-``eighth.jsonl`` (one more, written the same way as seventh), ``ninth.jsonl``
-(one more, written the same way as eighth), ``tenth.jsonl`` (one more, written
-the same way as ninth), ``eleventh.jsonl`` (one more, written the same way as
-tenth), ``twelfth.jsonl`` (one more, written the same way as eleventh),
-``thirteenth.jsonl`` (one more, written the same way as twelfth),
-``fourteenth.jsonl`` (one more, written the same way as thirteenth),
-``fifteenth.jsonl`` (one more, written the same way as fourteenth),
-``sixteenth.jsonl`` (one more, written the same way as fifteenth),
-``seventeenth.jsonl`` (one more, written the same way as sixteenth),
-``eighteenth.jsonl`` (one more, written the same way as seventeenth) and
-``nineteenth.jsonl`` (one more, written the same way as eighteenth) beside this
-file. The sentences are hand-written in
-``lines_dev.py``, ``lines_test.py``, ``lines_holdout.py``, ``lines_final.py``,
-``lines_fresh.py``, ``lines_sixth.py``, ``lines_seventh.py``, ``lines_eighth.py``,
-``lines_ninth.py``, ``lines_tenth.py``, ``lines_eleventh.py``, ``lines_twelfth.py``,
-``lines_thirteenth.py``, ``lines_fourteenth.py``, ``lines_fifteenth.py``,
-``lines_sixteenth.py``, ``lines_seventeenth.py``, ``lines_eighteenth.py`` and
-``lines_nineteenth.py``; this script fills the
-``⟦...⟧`` tokens in them with values it generates (fixed seeds, so re-running
+rewrites one ``SPLIT.jsonl`` beside this file for every split in ``SEEDS``, in that
+order: ``dev`` (for tuning), ``test`` (held out, since looked at during tuning), then
+``holdout``, ``final``, ``fresh`` and ``sixth`` to ``nineteenth``, each a further
+held-out measurement written the same way as the one before it, after the rules it
+measures (and looked at only once measured). The sentences are hand-written in
+``lines_SPLIT.py`` (the list ``SPLIT`` in upper case, and from holdout on the people
+it names, ``SPLIT_NAMES``); this script fills the ``⟦...⟧`` tokens in them with values
+it generates (fixed seeds, so re-running
 rewrites identical files) and labels them:
 
     ⟦card visa s⟧        card_number (brand visa|visa13|mc|mc2|amex|up16|up19|jcb|disc,
@@ -113,100 +96,14 @@ ISO 7064 MOD 11-2 with a real date, IBANs pass MOD 97-10 (and python-stdnum
 agrees when it is installed); phones are valid for phonenumbers; nothing
 outside the spans looks like a valid card, ID, IBAN or e-mail; no two splits
 share a value, a sentence or a text, and no person named in ``HOLDOUT_NAMES``
-appears in dev or test. For the final split, no person in ``FINAL_NAMES``
-appears in dev, test or holdout (case-insensitive), no holdout person appears in
-it, no sentence is a near-copy of an older one (``FINAL_MAX_SIMILARITY``), and
-every category has English, Chinese and mixed lines. The fresh split is held
-to the same rules against all four older splits: no person in ``FRESH_NAMES``
-appears in dev, test, holdout or final, no holdout or final person appears in
-it, no sentence is a near-copy of an older one (``FRESH_MAX_SIMILARITY``), and
-every category has English, Chinese and mixed lines. The sixth split is held to
-the same rules against all five older splits: no person in ``SIXTH_NAMES``
-appears in dev, test, holdout, final or fresh, no holdout, final or fresh person
-appears in it, no sentence is a near-copy of an older one
-(``SIXTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The seventh split is held to the same rules against all six older
-splits: no person in ``SEVENTH_NAMES`` appears in dev, test, holdout, final,
-fresh or sixth, no holdout, final, fresh or sixth person appears in it, no
-sentence is a near-copy of an older one (``SEVENTH_MAX_SIMILARITY``), and every
-category has English, Chinese and mixed lines. The eighth split is held to the
-same rules against all seven older splits: no person in ``EIGHTH_NAMES``
-appears in dev, test, holdout, final, fresh, sixth or seventh, no holdout,
-final, fresh, sixth or seventh person appears in it, no sentence is a near-copy
-of an older one (``EIGHTH_MAX_SIMILARITY``), and every category has English,
-Chinese and mixed lines. The ninth split is held to the same rules against all
-eight older splits: no person in ``NINTH_NAMES`` appears in dev, test, holdout,
-final, fresh, sixth, seventh or eighth, no holdout, final, fresh, sixth, seventh
-or eighth person appears in it, no sentence is a near-copy of an older one
-(``NINTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The tenth split is held to the same rules against all nine older splits:
-no person in ``TENTH_NAMES`` appears in dev, test, holdout, final, fresh, sixth,
-seventh, eighth or ninth, no holdout, final, fresh, sixth, seventh, eighth or
-ninth person appears in it, no sentence is a near-copy of an older one
-(``TENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The eleventh split is held to the same rules against all ten older
-splits: no person in ``ELEVENTH_NAMES`` appears in dev, test, holdout, final,
-fresh, sixth, seventh, eighth, ninth or tenth, no holdout, final, fresh, sixth,
-seventh, eighth, ninth or tenth person appears in it, no sentence is a near-copy
-of an older one (``ELEVENTH_MAX_SIMILARITY``), and every category has English,
-Chinese and mixed lines. The twelfth split is held to the same rules against all
-eleven older splits: no person in ``TWELFTH_NAMES`` appears in dev, test,
-holdout, final, fresh, sixth, seventh, eighth, ninth, tenth or eleventh, no
-holdout, final, fresh, sixth, seventh, eighth, ninth, tenth or eleventh person
-appears in it, no sentence is a near-copy of an older one
-(``TWELFTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The thirteenth split is held to the same rules against all twelve older
-splits: no person in ``THIRTEENTH_NAMES`` appears in dev, test, holdout, final,
-fresh, sixth, seventh, eighth, ninth, tenth, eleventh or twelfth, no holdout,
-final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh or twelfth person
-appears in it, no sentence is a near-copy of an older one
-(``THIRTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The fourteenth split is held to the same rules against all thirteen older
-splits: no person in ``FOURTEENTH_NAMES`` appears in dev, test, holdout, final,
-fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth or thirteenth, no
-holdout, final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth or
-thirteenth person appears in it, no sentence is a near-copy of an older one
-(``FOURTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The fifteenth split is held to the same rules against all fourteen older
-splits: no person in ``FIFTEENTH_NAMES`` appears in dev, test, holdout, final,
-fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth or
-fourteenth, no holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
-eleventh, twelfth, thirteenth or fourteenth person appears in it, no sentence is
-a near-copy of an older one (``FIFTEENTH_MAX_SIMILARITY``), and every category
-has English, Chinese and mixed lines. The sixteenth split is held to the same
-rules against all fifteen older splits: no person in ``SIXTEENTH_NAMES`` appears
-in dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
-eleventh, twelfth, thirteenth, fourteenth or fifteenth, no holdout, final, fresh,
-sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth or
-fifteenth person appears in it, no sentence is a near-copy of an older one
-(``SIXTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and mixed
-lines. The seventeenth split is held to the same rules against all sixteen older
-splits: no person in ``SEVENTEENTH_NAMES`` appears in dev, test, holdout, final,
-fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth,
-fourteenth, fifteenth or sixteenth, no holdout, final, fresh, sixth, seventh,
-eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth or
-sixteenth person appears in it, no sentence is a near-copy of an older one
-(``SEVENTEENTH_MAX_SIMILARITY``), and every category has English, Chinese and
-mixed lines. The eighteenth split is held to the same rules against all seventeen
-older splits: no person in ``EIGHTEENTH_NAMES`` appears in dev, test, holdout,
-final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth,
-fourteenth, fifteenth, sixteenth or seventeenth, no holdout, final, fresh, sixth,
-seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth,
-fifteenth, sixteenth or seventeenth person appears in it, no sentence is a
-near-copy of an older one (``EIGHTEENTH_MAX_SIMILARITY``), and every category has
-English, Chinese and mixed lines. The nineteenth split is held to the same rules
-against all eighteen older splits: no person in ``NINETEENTH_NAMES`` appears in
-dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh,
-twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth or eighteenth,
-no holdout, final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth,
-thirteenth, fourteenth, fifteenth, sixteenth, seventeenth or eighteenth person
-appears in it, no sentence is a near-copy of an older one
-(``NINETEENTH_MAX_SIMILARITY``), and every category has English, Chinese and
-mixed lines. The splits are built in the order dev, test, holdout, final, fresh,
-sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth,
-fifteenth, sixteenth, seventeenth, eighteenth, nineteenth from one set of used
-values, each with its own seed, so a later split (and the generator
-kinds added for it) leaves the earlier files byte-identical.
+appears in dev or test. From final on, each split is held to the same rules against
+all the splits before it: no person it names appears in any of them (case-insensitive,
+so an e-mail's local part counts too), no person named by an older split from holdout
+on appears in it, every person it names appears in it (from fresh on), no sentence is
+a near-copy of an older one (``MAX_SIMILARITY``), and every category has English,
+Chinese and mixed lines. The splits are built in ``SEEDS`` order from one set of used
+values, each with its own seed, so a later split (and the generator kinds added for
+it) leaves the earlier files byte-identical.
 Random-looking secrets use the alphabets and lengths of ``secrets.token_*`` but
 come from a seeded ``random.Random`` so the build is reproducible.
 
@@ -222,6 +119,7 @@ the splits: their seeds, limits and checks, and the build.
 from __future__ import annotations
 
 import collections
+import importlib
 import json
 import os
 import random
@@ -310,6 +208,7 @@ TOKEN_CAT = {
     "iban": "iban",
 }
 TOKEN = re.compile(r"⟦([^⟧]*)⟧")
+# Every split, in the order it is built, with its seed.
 SEEDS = {
     "dev": 20261204,
     "test": 7351902,
@@ -331,101 +230,15 @@ SEEDS = {
     "eighteenth": 62817394,
     "nineteenth": 39527164,
 }
-MIN_PER_CAT = {
-    "dev": 12,
-    "test": 25,
-    "holdout": 25,
-    "final": 25,
-    "fresh": 25,
-    "sixth": 25,
-    "seventh": 25,
-    "eighth": 25,
-    "ninth": 25,
-    "tenth": 25,
-    "eleventh": 25,
-    "twelfth": 25,
-    "thirteenth": 25,
-    "fourteenth": 25,
-    "fifteenth": 25,
-    "sixteenth": 25,
-    "seventeenth": 25,
-    "eighteenth": 25,
-    "nineteenth": 25,
-}
-MIN_LINES = {
-    "dev": 120,
-    "test": 320,
-    "holdout": 320,
-    "final": 320,
-    "fresh": 320,
-    "sixth": 320,
-    "seventh": 320,
-    "eighth": 320,
-    "ninth": 320,
-    "tenth": 320,
-    "eleventh": 320,
-    "twelfth": 320,
-    "thirteenth": 320,
-    "fourteenth": 320,
-    "fifteenth": 320,
-    "sixteenth": 320,
-    "seventeenth": 320,
-    "eighteenth": 320,
-    "nineteenth": 320,
-}
-# The final, fresh, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth,
-# fourteenth, fifteenth, sixteenth, seventeenth, eighteenth and nineteenth splits must
-# also have English, Chinese and mixed lines in every category.
-ALL_LANGS = {
-    "final",
-    "fresh",
-    "sixth",
-    "seventh",
-    "eighth",
-    "ninth",
-    "tenth",
-    "eleventh",
-    "twelfth",
-    "thirteenth",
-    "fourteenth",
-    "fifteenth",
-    "sixteenth",
-    "seventeenth",
-    "eighteenth",
-    "nineteenth",
-}
-# No final sentence may be this similar (difflib ratio of the skeletons) to an older one.
-FINAL_MAX_SIMILARITY = 0.8
-# Nor any fresh sentence to one of dev, test, holdout or final.
-FRESH_MAX_SIMILARITY = 0.8
-# Nor any sixth sentence to one of dev, test, holdout, final or fresh.
-SIXTH_MAX_SIMILARITY = 0.8
-# Nor any seventh sentence to one of dev, test, holdout, final, fresh or sixth.
-SEVENTH_MAX_SIMILARITY = 0.8
-# Nor any eighth sentence to one of dev, test, holdout, final, fresh, sixth or seventh.
-EIGHTH_MAX_SIMILARITY = 0.8
-# Nor any ninth sentence to one of dev, test, holdout, final, fresh, sixth, seventh or eighth.
-NINTH_MAX_SIMILARITY = 0.8
-# Nor any tenth sentence to one of the nine older splits.
-TENTH_MAX_SIMILARITY = 0.8
-# Nor any eleventh sentence to one of the ten older splits.
-ELEVENTH_MAX_SIMILARITY = 0.8
-# Nor any twelfth sentence to one of the eleven older splits.
-TWELFTH_MAX_SIMILARITY = 0.8
-# Nor any thirteenth sentence to one of the twelve older splits.
-THIRTEENTH_MAX_SIMILARITY = 0.8
-# Nor any fourteenth sentence to one of the thirteen older splits.
-FOURTEENTH_MAX_SIMILARITY = 0.8
-# Nor any fifteenth sentence to one of the fourteen older splits.
-FIFTEENTH_MAX_SIMILARITY = 0.8
-# Nor any sixteenth sentence to one of the fifteen older splits.
-SIXTEENTH_MAX_SIMILARITY = 0.8
-# Nor any seventeenth sentence to one of the sixteen older splits.
-SEVENTEENTH_MAX_SIMILARITY = 0.8
-# Nor any eighteenth sentence to one of the seventeen older splits.
-EIGHTEENTH_MAX_SIMILARITY = 0.8
-# Nor any nineteenth sentence to one of the eighteen older splits.
-NINETEENTH_MAX_SIMILARITY = 0.8
+# Every category has at least this many lines, and a split at least this many lines;
+# dev, the tuning split, is smaller.
+MIN_PER_CAT = {split: 12 if split == "dev" else 25 for split in SEEDS}
+MIN_LINES = {split: 120 if split == "dev" else 320 for split in SEEDS}
+# From final on, every category also has English, Chinese and mixed lines.
+ALL_LANGS = set(list(SEEDS)[list(SEEDS).index("final") :])
+# No sentence from final on may be this similar (difflib ratio of the skeletons) to one
+# of an older split.
+MAX_SIMILARITY = 0.8
 SHUFFLE_SEED = 4242
 
 
@@ -791,113 +604,50 @@ def near_duplicates(
     return out
 
 
-def main() -> None:
-    from benchmarks.masking.data.lines_dev import DEV
-    from benchmarks.masking.data.lines_eighteenth import EIGHTEENTH, EIGHTEENTH_NAMES
-    from benchmarks.masking.data.lines_eighth import EIGHTH, EIGHTH_NAMES
-    from benchmarks.masking.data.lines_eleventh import ELEVENTH, ELEVENTH_NAMES
-    from benchmarks.masking.data.lines_fifteenth import FIFTEENTH, FIFTEENTH_NAMES
-    from benchmarks.masking.data.lines_final import FINAL, FINAL_NAMES
-    from benchmarks.masking.data.lines_fourteenth import FOURTEENTH, FOURTEENTH_NAMES
-    from benchmarks.masking.data.lines_fresh import FRESH, FRESH_NAMES
-    from benchmarks.masking.data.lines_holdout import HOLDOUT, HOLDOUT_NAMES
-    from benchmarks.masking.data.lines_nineteenth import NINETEENTH, NINETEENTH_NAMES
-    from benchmarks.masking.data.lines_ninth import NINTH, NINTH_NAMES
-    from benchmarks.masking.data.lines_seventeenth import SEVENTEENTH, SEVENTEENTH_NAMES
-    from benchmarks.masking.data.lines_seventh import SEVENTH, SEVENTH_NAMES
-    from benchmarks.masking.data.lines_sixteenth import SIXTEENTH, SIXTEENTH_NAMES
-    from benchmarks.masking.data.lines_sixth import SIXTH, SIXTH_NAMES
-    from benchmarks.masking.data.lines_tenth import TENTH, TENTH_NAMES
-    from benchmarks.masking.data.lines_test import TEST
-    from benchmarks.masking.data.lines_thirteenth import THIRTEENTH, THIRTEENTH_NAMES
-    from benchmarks.masking.data.lines_twelfth import TWELFTH, TWELFTH_NAMES
+def _lines(split: str) -> tuple[list[RawLine], list[str] | None]:
+    """A split's hand-written lines, and the people it names (none for dev and test)."""
+    module = importlib.import_module(f"benchmarks.masking.data.lines_{split}")
+    names: list[str] | None = getattr(module, f"{split.upper()}_NAMES", None)
+    return getattr(module, split.upper()), names
 
+
+def main() -> None:
     std = _stdnum()
     used: set[str] = set()
-    # Order matters: dev, test, holdout, final, fresh, sixth, seventh, eighth, ninth, tenth,
-    # eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth,
-    # eighteenth, then nineteenth share ``used``; each has its own seed, so each later
+    # The splits share ``used`` in ``SEEDS`` order; each has its own seed, so each later
     # split leaves the files of the earlier ones unchanged.
-    dev, _ = build("dev", DEV, used, std)
-    test, _ = build("test", TEST, used, std)
-    holdout, _ = build("holdout", HOLDOUT, used, std)
-    final, _ = build("final", FINAL, used, std)
-    fresh, _ = build("fresh", FRESH, used, std)
-    sixth, _ = build("sixth", SIXTH, used, std)
-    seventh, _ = build("seventh", SEVENTH, used, std)
-    eighth, _ = build("eighth", EIGHTH, used, std)
-    ninth, _ = build("ninth", NINTH, used, std)
-    tenth, _ = build("tenth", TENTH, used, std)
-    eleventh, _ = build("eleventh", ELEVENTH, used, std)
-    twelfth, _ = build("twelfth", TWELFTH, used, std)
-    thirteenth, _ = build("thirteenth", THIRTEENTH, used, std)
-    fourteenth, _ = build("fourteenth", FOURTEENTH, used, std)
-    fifteenth, _ = build("fifteenth", FIFTEENTH, used, std)
-    sixteenth, _ = build("sixteenth", SIXTEENTH, used, std)
-    seventeenth, _ = build("seventeenth", SEVENTEENTH, used, std)
-    eighteenth, _ = build("eighteenth", EIGHTEENTH, used, std)
-    nineteenth, _ = build("nineteenth", NINETEENTH, used, std)
-    older_than_sixth = {
-        "dev": dev,
-        "test": test,
-        "holdout": holdout,
-        "final": final,
-        "fresh": fresh,
-    }
-    older_than_seventh = {**older_than_sixth, "sixth": sixth}
-    older_than_eighth = {**older_than_seventh, "seventh": seventh}
-    older_than_ninth = {**older_than_eighth, "eighth": eighth}
-    older_than_tenth = {**older_than_ninth, "ninth": ninth}
-    older_than_eleventh = {**older_than_tenth, "tenth": tenth}
-    older_than_twelfth = {**older_than_eleventh, "eleventh": eleventh}
-    older_than_thirteenth = {**older_than_twelfth, "twelfth": twelfth}
-    older_than_fourteenth = {**older_than_thirteenth, "thirteenth": thirteenth}
-    older_than_fifteenth = {**older_than_fourteenth, "fourteenth": fourteenth}
-    older_than_sixteenth = {**older_than_fifteenth, "fifteenth": fifteenth}
-    older_than_seventeenth = {**older_than_sixteenth, "sixteenth": sixteenth}
-    older_than_eighteenth = {**older_than_seventeenth, "seventeenth": seventeenth}
-    older_than_nineteenth = {**older_than_eighteenth, "eighteenth": eighteenth}
-    splits = {**older_than_nineteenth, "nineteenth": nineteenth}
+    splits: dict[str, list[Record]] = {}
+    people_of: dict[str, list[str]] = {}
+    for split in SEEDS:
+        lines, names = _lines(split)
+        splits[split], _ = build(split, lines, used, std)
+        if names is not None:
+            people_of[split] = names
+    dev, test, holdout, final = (splits[s] for s in ("dev", "test", "holdout", "final"))
 
     errors = cross_checks(splits)
-    errors += names_check("holdout", HOLDOUT_NAMES, {"dev": dev, "test": test})
+    errors += names_check("holdout", people_of["holdout"], {"dev": dev, "test": test})
     # The final split: its people in no other split (case-insensitive, so an e-mail
     # local part counts too), the holdout people not in it, and near-copies of
     # older sentences refused as well as exact ones.
     older = {"dev": dev, "test": test, "holdout": holdout}
-    errors += names_check("final", FINAL_NAMES, older, re.IGNORECASE)
-    errors += names_check("holdout", HOLDOUT_NAMES, {"final": final})
-    errors += names_listed("final", FINAL_NAMES, final)
+    errors += names_check("final", people_of["final"], older, re.IGNORECASE)
+    errors += names_check("holdout", people_of["holdout"], {"final": final})
+    errors += names_listed("final", people_of["final"], final)
     errors += [
         f"final sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
         for other, ratio, old, new in near_duplicates(
-            "final", {**older, "final": final}, FINAL_MAX_SIMILARITY
+            "final", {**older, "final": final}, MAX_SIMILARITY
         )
     ]
     # From fresh on, each split is held to the same rules against every older one: its
     # people appear in none of them and theirs not in it (holdout on), it names every
     # person it lists, and no sentence is a near-copy of an older one.
-    named = {
-        "fresh": (FRESH_NAMES, FRESH_MAX_SIMILARITY),
-        "sixth": (SIXTH_NAMES, SIXTH_MAX_SIMILARITY),
-        "seventh": (SEVENTH_NAMES, SEVENTH_MAX_SIMILARITY),
-        "eighth": (EIGHTH_NAMES, EIGHTH_MAX_SIMILARITY),
-        "ninth": (NINTH_NAMES, NINTH_MAX_SIMILARITY),
-        "tenth": (TENTH_NAMES, TENTH_MAX_SIMILARITY),
-        "eleventh": (ELEVENTH_NAMES, ELEVENTH_MAX_SIMILARITY),
-        "twelfth": (TWELFTH_NAMES, TWELFTH_MAX_SIMILARITY),
-        "thirteenth": (THIRTEENTH_NAMES, THIRTEENTH_MAX_SIMILARITY),
-        "fourteenth": (FOURTEENTH_NAMES, FOURTEENTH_MAX_SIMILARITY),
-        "fifteenth": (FIFTEENTH_NAMES, FIFTEENTH_MAX_SIMILARITY),
-        "sixteenth": (SIXTEENTH_NAMES, SIXTEENTH_MAX_SIMILARITY),
-        "seventeenth": (SEVENTEENTH_NAMES, SEVENTEENTH_MAX_SIMILARITY),
-        "eighteenth": (EIGHTEENTH_NAMES, EIGHTEENTH_MAX_SIMILARITY),
-        "nineteenth": (NINETEENTH_NAMES, NINETEENTH_MAX_SIMILARITY),
-    }
-    people = {"holdout": HOLDOUT_NAMES, "final": FINAL_NAMES}
+    named = [split for split in people_of if split not in ("holdout", "final")]
+    people = {"holdout": people_of["holdout"], "final": people_of["final"]}
     split_order = list(splits)
-    for label, (names, max_similarity) in named.items():
-        recs = splits[label]
+    for label in named:
+        names, recs = people_of[label], splits[label]
         position = split_order.index(label)
         older_splits = {name: splits[name] for name in split_order[:position]}
         errors += names_check(label, names, older_splits, re.IGNORECASE)
@@ -907,7 +657,7 @@ def main() -> None:
         errors += [
             f"{label} sentence close to {other} ({ratio:.2f}): {old!r} ~ {new!r}"
             for other, ratio, old, new in near_duplicates(
-                label, {**older_splits, label: recs}, max_similarity
+                label, {**older_splits, label: recs}, MAX_SIMILARITY
             )
         ]
         people[label] = names
