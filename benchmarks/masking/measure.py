@@ -24,6 +24,7 @@ from typing import Any
 
 from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.detection import Detection, Detector
+from recalld_server.domain.sensitive.password_model import PasswordModel
 
 DATA = Path(__file__).parent / "data"
 PRECISION = Path(__file__).parents[2] / "server/recalld_server/calibration/data"
@@ -44,9 +45,14 @@ def _covered(text: str, start: int, end: int, detections: list[Detection]) -> bo
     return not needed
 
 
-def measure(split: str, verbose: bool) -> dict[str, Any]:
+def measure(split: str, verbose: bool, password_model: str = "shipped") -> dict[str, Any]:
     lines = [json.loads(x) for x in (DATA / f"{split}.jsonl").read_text().splitlines() if x]
-    detector = Detector()
+    if password_model == "shipped":
+        detector = Detector()
+    elif password_model == "none":
+        detector = Detector(password_model=None)
+    else:
+        detector = Detector(PasswordModel.from_json(Path(password_model).read_text()))
     truth: Counter[str] = Counter()
     caught: Counter[str] = Counter()
     masked: Counter[str] = Counter()
@@ -145,8 +151,15 @@ def main() -> None:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="print misses and false hits")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
+    parser.add_argument(
+        "--password-model",
+        default="shipped",
+        help="the learned password scorer: shipped, none (the rules alone), or a JSON file "
+        "from train_password_model.py",
+    )
     args = parser.parse_args()
-    figures = measure(args.split, args.verbose)
+    figures = measure(args.split, args.verbose, args.password_model)
+    figures["password_model"] = args.password_model
     text = json.dumps(figures, indent=1)
     print(text)
     if args.out:

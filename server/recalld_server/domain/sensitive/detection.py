@@ -17,8 +17,11 @@ digits glued to letters, dots or more digits are never a card, an ID or a phone.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive import contact, identifiers, passwords, secrets
+from recalld_server.domain.sensitive.password_model import PasswordModel, shipped_password_model
 from recalld_server.domain.sensitive.spans import PLACEHOLDER, Detection, blanked
 
 __all__ = ["Detection", "Detector"]
@@ -44,7 +47,19 @@ _PRIORITY = {
 
 
 class Detector:
-    """Finds the sensitive values in a text (stateless; safe to share)."""
+    """Finds the sensitive values in a text (stateless; safe to share).
+
+    The rules run first; then the password model (by default the one trained on the
+    labelled splits, `password_model.py`) scores the words they left alone. `None`
+    leaves the rules alone, which is how the benchmarks measure what the model adds.
+    """
+
+    def __init__(
+        self, password_model: PasswordModel | Literal["shipped"] | None = "shipped"
+    ) -> None:
+        self._password_model = (
+            shipped_password_model() if password_model == "shipped" else password_model
+        )
 
     def find(self, text: str) -> list[Detection]:
         """Every sensitive value in the text, in order, none overlapping."""
@@ -64,6 +79,8 @@ class Detector:
         # would otherwise take "…002X    1380013…" for one candidate, reject it, and
         # go on past the phone number in it.
         found.extend(contact.phones(blanked(text, found)))
+        if self._password_model is not None:
+            found.extend(list(self._password_model.passwords(text, found)))
         if "[" in text:
             masked = [(m.start(), m.end()) for m in PLACEHOLDER.finditer(text)]
             found = [

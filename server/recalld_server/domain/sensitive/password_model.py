@@ -1,0 +1,251 @@
+"""A learned second opinion on passwords: words the rules left alone, scored by context.
+
+The rules find a password where the text says what it is ("password is …", "密码是…",
+a Wi-Fi command, a login table). People also give one with nothing but its place to go
+by: "the garage is 1846", "Wi-Fi at Mum and Dad's: morwenna1951", "开机要输 Yinuo0905".
+Rules written for such phrasings did not carry from one labelled split to the next
+(benchmarks/README.md), so this module scores every password-shaped word the rules
+did not take with a logistic model over its shape and the words around it, trained on
+the labelled splits by `benchmarks/masking/train_password_model.py`.
+
+The weights are a JSON file of named features (`password_model.json`), so what the
+model learned can be read and diffed. Scoring is plain Python: a few dozen dictionary
+lookups per candidate, and most words of an ordinary memory are not candidates (plain
+words, code identifiers, URLs and e-mail addresses never are).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from importlib import resources
+
+from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive.spans import PLACEHOLDER, Detection
+
+__all__ = ["PasswordModel", "candidates", "features", "neutralized", "shipped_password_model"]
+
+# A model's score at or above which a candidate is a password. Chosen on the four
+# newest splits, each scored by a model trained only on the splits before it, as the
+# score that keeps about one false alarm per split (benchmarks/README.md).
+DEFAULT_THRESHOLD = 0.7
+
+# What the scorer sees where another value was found or its placeholder stands: one
+# mark, the same for "密码 147258" and "密码 [PASSWORD]", so that masking a masked text
+# again changes nothing, and "right after a found value" is one word to the model.
+FOUND = "\ue000"
+_CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+# A candidate is a run of characters between spaces, CJK text and the delimiters of
+# quoting, lists and assignments.
+_TOKEN = re.compile(r"[^\s" + _CJK + FOUND + r"\"'“”‘’`()\[\]{}<>,;|=]+")
+_CODE_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(?")
+_CONTEXT_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*|\d+|[\u3400-\u4dbf\u4e00-\u9fff" + FOUND + "]")
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_CLAUSE_END = re.compile(r"[。；;！!？?\n]")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_NUMERIC_DATE = re.compile(r"[\d/.\-:]+")
+_MONEY = re.compile(r"[$€£¥]|\d[.,]\d\d$")
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+")
+_WORD_THEN_DIGITS = re.compile(r"[A-Z]?[a-z]+\d+\W?")
+_HEX = re.compile(r"[0-9a-f]{16,}")
+_LENGTH_BUCKETS = (3, 4, 5, 6, 7, 8, 10, 12, 16, 24)
+
+
+def neutralized(text: str, found: Sequence[tuple[int, int]]) -> tuple[str, list[int]]:
+    """The text with each found span and each placeholder one `FOUND` mark.
+
+    Also where each of its characters (and its end) was in `text`.
+    """
+    spans = sorted(found)
+    if "[" in text:
+        spans = sorted([*spans, *((m.start(), m.end()) for m in PLACEHOLDER.finditer(text))])
+    pieces: list[str] = []
+    origin: list[int] = []
+    position = 0
+    for start, end in spans:
+        if end <= position:
+            continue
+        start = max(start, position)
+        pieces.append(text[position:start])
+        origin.extend(range(position, start))
+        pieces.append(FOUND)
+        origin.append(start)
+        position = end
+    pieces.append(text[position:])
+    origin.extend(range(position, len(text) + 1))
+    return "".join(pieces), origin
+
+
+def candidates(text: str) -> Iterator[tuple[int, int]]:
+    """The (start, end) of every word in the text that could be a password."""
+    for match in _TOKEN.finditer(text):
+        start, end = match.start(), match.end()
+        while start < end and text[start] in ":.#*-/":
+            start += 1
+        while end > start and text[end - 1] in ".:?,":
+            end -= 1
+        if end - start >= 3 and _could_be_a_password(text[start:end]):
+            yield start, end
+
+
+def _could_be_a_password(value: str) -> bool:
+    # A plain word cannot be told from a password by its shape or its place, and code
+    # identifiers, URLs and e-mail addresses are not secrets.
+    if value.isalpha() and (value.islower() or value.isupper() or value[1:].islower()):
+        return False
+    return not (_CODE_IDENTIFIER.fullmatch(value) or "://" in value or "@" in value)
+
+
+def features(text: str, start: int, end: int) -> set[str]:
+    """The named features of the candidate `text[start:end]`: its shape and its context."""
+    value = text[start:end]
+    kind = _coarse_kind(value)
+    found = {
+        f"kind:{kind}",
+        f"shape:{_shape(value)}",
+        f"length:{_length_bucket(len(value))}",
+        f"classes:{_classes(value)}",
+    }
+    if _YEAR.fullmatch(value):
+        found.add("year")
+    if _NUMERIC_DATE.fullmatch(value) and re.search(r"\d[/.\-]\d", value):
+        found.add("numeric_date")
+    if _MONEY.search(value):
+        found.add("money")
+    if _VERSION.fullmatch(value):
+        found.add("version")
+    if "/" in value:
+        found.add("slash")
+    if _WORD_THEN_DIGITS.fullmatch(value):
+        found.add("word_then_digits")
+    if _HEX.fullmatch(value):
+        found.add("hex")
+    before = text[max(0, start - 60) : start]
+    after = text[end : end + 30]
+    last_word = re.search(r"(\S*)\s*$", before)
+    separator = "^"
+    if before and last_word is not None:
+        separator = "".join(c for c in last_word.group(1)[-3:] if not c.isalnum())[-2:]
+    found.add(f"separator:{separator}")
+    found.add(f"separator+kind:{separator}|{kind}")
+    if start == 0 or text[start - 1] == "\n":
+        found.add("line_start")
+    words_before = _context_words(before)[-8:]
+    for distance, word in enumerate(reversed(words_before)):
+        if distance == 0:
+            found.add(f"word-1:{word}")
+            found.add(f"word-1+kind:{word}|{kind}")
+        elif distance == 1:
+            found.add(f"word-2:{word}")
+            found.add(f"words-2-1:{words_before[-2]} {words_before[-1]}")
+        found.add(f"word_before:{word}")
+        if distance < 6:
+            found.add(f"word_before+kind:{word}|{kind[0]}")
+    clause = _CLAUSE_END.split(before)[-1]
+    chinese = "".join(_CJK_CHAR.findall(clause))[-10:]
+    for i in range(len(chinese) - 1):
+        found.add(f"chinese_before:{chinese[i : i + 2]}")
+        found.add(f"chinese_before+kind:{chinese[i : i + 2]}|{kind[0]}")
+    words_after = _context_words(after)[:1]
+    if words_after:
+        found.add(f"word+1:{words_after[0]}")
+    next_char = after[:1]
+    found.add(f"next_char:{next_char if not next_char.isalnum() else 'a'}")
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start : len(text) if line_end < 0 else line_end]
+    found.update(f"in_line:{word}" for word in _context_words(line))
+    return found
+
+
+def _coarse_kind(value: str) -> str:
+    if value.isdigit():
+        return f"D{min(len(value), 9)}"
+    if value.isalpha():
+        return "A"  # mixed case: plain words are never candidates
+    if value.isalnum():
+        return "M"
+    return "S"
+
+
+def _shape(value: str) -> str:
+    """Runs of character classes: "Ruby-Kettle-2207" is "Aa-Aa-9"."""
+    runs: list[str] = []
+    for char in value:
+        if char.islower():
+            kind = "a"
+        elif char.isupper():
+            kind = "A"
+        elif char.isdigit():
+            kind = "9"
+        elif char.isalnum():
+            kind = "x"
+        else:
+            kind = char
+        if not runs or runs[-1] != kind:
+            runs.append(kind)
+    return "".join(runs)[:8]
+
+
+def _classes(value: str) -> str:
+    return "".join(
+        name
+        for name, present in (
+            ("l", any(c.islower() for c in value)),
+            ("u", any(c.isupper() for c in value)),
+            ("d", any(c.isdigit() for c in value)),
+            ("s", any(not c.isalnum() for c in value)),
+        )
+        if present
+    )
+
+
+def _length_bucket(length: int) -> str:
+    for bucket in _LENGTH_BUCKETS:
+        if length <= bucket:
+            return str(bucket)
+    return "longer"
+
+
+def _context_words(text: str) -> list[str]:
+    """Latin words, numbers and single Chinese characters, lower-cased, in order."""
+    return [match.group().lower() for match in _CONTEXT_WORD.finditer(text)]
+
+
+class PasswordModel:
+    """Logistic weights over named features, and the score that makes a password."""
+
+    def __init__(
+        self, weights: Mapping[str, float], bias: float, threshold: float = DEFAULT_THRESHOLD
+    ) -> None:
+        self._weights = dict(weights)
+        self._bias = bias
+        self._threshold = threshold
+
+    @classmethod
+    def from_json(cls, text: str) -> PasswordModel:
+        """The model a `train_password_model.py` file holds."""
+        data = json.loads(text)
+        return cls(data["weights"], float(data["bias"]), float(data["threshold"]))
+
+    def score(self, text: str, start: int, end: int) -> float:
+        """The probability that `text[start:end]` is a password."""
+        z = self._bias + sum(self._weights.get(f, 0.0) for f in features(text, start, end))
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def passwords(self, text: str, taken: Sequence[Detection]) -> Iterator[Detection]:
+        """The words outside `taken` and outside placeholders that score as passwords."""
+        seen, origin = neutralized(text, [(d.start, d.end) for d in taken])
+        for start, end in candidates(seen):
+            if self.score(seen, start, end) >= self._threshold:
+                yield Detection(Category.PASSWORD, origin[start], origin[end - 1] + 1)
+
+
+@functools.cache
+def shipped_password_model() -> PasswordModel:
+    """The model trained on the labelled splits, read once from the package (immutable)."""
+    source = resources.files("recalld_server.domain.sensitive") / "password_model.json"
+    return PasswordModel.from_json(source.read_text(encoding="utf-8"))
