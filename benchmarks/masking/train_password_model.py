@@ -41,7 +41,7 @@ LEARNING_RATE = 0.1
 MIN_EXAMPLES = 2
 
 
-def _splits() -> list[str]:
+def splits_in_order() -> list[str]:
     sys.path.insert(0, str(DATA))
     spec = importlib.util.spec_from_file_location("build_labelled", DATA / "build_labelled.py")
     assert spec is not None and spec.loader is not None
@@ -142,7 +142,7 @@ def main() -> None:
     parser.add_argument("--before", help="train only on the splits before this one")
     parser.add_argument("--out", type=Path, default=SHIPPED)
     args = parser.parse_args()
-    splits = _splits()
+    splits = splits_in_order()
     if args.before:
         splits = splits[: splits.index(args.before)]
     rows, labels = examples(splits)
