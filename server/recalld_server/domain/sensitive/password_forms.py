@@ -155,7 +155,8 @@ def _wifi_keys(text: str) -> Iterator[Detection]:
 # for his debit card is his house number twice, 1717", "取款密码就是她的生日 930416".
 _DESCRIBED_THEN_GIVEN = re.compile(
     r"(?i)\b(?:pin|passcode|password)\b[^.\n;:]{0,40}?\b(?:is|was)\b[^.\n;:]{3,60}?,\s*"
-    r"(?P<value>[0-9]{4,8})(?=[.,;!)\s]|$)"
+    # Not the first group of a longer number ("…, PIN 4821, 4111 1111 1111 1111").
+    r"(?P<value>[0-9]{4,8})(?=[.,;!)]|\s(?![0-9])|$)"
     r"|(?:密码|口令)(?:就是|是)[^\n，。；0-9]{1,12}?\s*(?P<zh>[0-9]{4,8})(?![0-9])"
 )
 # The password in brackets after its word: "User shared their Steam password

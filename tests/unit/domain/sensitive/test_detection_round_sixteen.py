@@ -61,3 +61,10 @@ def test_leaves_the_sixteenth_rounds_look_alikes(text: str) -> None:
 
 def test_a_customer_number_is_not_a_phone() -> None:
     assert found("customer number 0049 3302 1187 in the CRM") == []
+
+
+def test_a_pin_in_a_list_leaves_the_card_after_it_whole() -> None:
+    # The described-then-given PIN once took the card's first group and, winning the
+    # overlap, left its last twelve digits in the clear.
+    text = "password is Zx9#kk12, PIN 4821, 4111 1111 1111 1111"
+    assert ("card_number", "4111 1111 1111 1111") in found(text)
