@@ -140,6 +140,9 @@ def _codes_answered(text: str) -> Iterator[Detection]:
             break  # only the next line answers it
 
 
+_MORE_DIGITS = re.compile(r"[ \u00a0][0-9]")
+
+
 def _lock_codes(text: str) -> Iterator[Detection]:
     """The code, combination or password that opens a lock, a safe or an archive."""
     for pattern in _LOCK_CODES:
@@ -149,13 +152,16 @@ def _lock_codes(text: str) -> Iterator[Detection]:
             # date ("2024-05-01") or a program ("opens with Adobe-Reader").
             made_up = looks_made_up(value) and any(c.isdigit() for c in value)
             lettered = LETTERED_CODE.fullmatch(value) is not None
+            start = match.start("value")
+            end = start + len(value)
+            if value.isdigit() and _MORE_DIGITS.match(text, end):
+                continue  # the first group of a longer number: "alarm …: 07956 210943"
             if (
                 _COMBINATION.fullmatch(value)
                 or lettered
                 or (made_up and could_be_a_password(value))
             ):
-                start = match.start("value")
-                yield Detection(Category.PASSWORD, start, start + len(value))
+                yield Detection(Category.PASSWORD, start, end)
 
 
 # Each rule beside the literal words it needs (see password_forms.passwords_elsewhere).

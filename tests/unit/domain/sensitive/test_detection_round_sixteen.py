@@ -68,3 +68,8 @@ def test_a_pin_in_a_list_leaves_the_card_after_it_whole() -> None:
     # overlap, left its last twelve digits in the clear.
     text = "password is Zx9#kk12, PIN 4821, 4111 1111 1111 1111"
     assert ("card_number", "4111 1111 1111 1111") in found(text)
+
+
+def test_a_lock_code_is_not_the_first_group_of_a_phone_number() -> None:
+    text = "Eamonn's mobile, for when the shop alarm goes off at night: 07956 210943"
+    assert found(text) == [("phone", "07956 210943")]
