@@ -30,7 +30,6 @@ from recalld_server.domain.sensitive.spans import Detection
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
-DATA = HERE / "data"
 
 # Run under the old revision's `server/`: its Detector has no scorer, or is told to
 # leave it out.
@@ -118,17 +117,9 @@ def main() -> None:
     parser.add_argument("--rules", required=True, help="the revision whose rules the split met")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
-    lines: list[tuple[str, list[tuple[str, int, int]]]] = []
-    for raw in (DATA / f"{args.split}.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(raw)
-        text = record["text"]
-        gold = []
-        for span in record["spans"]:
-            at = text.index(span["value"])
-            gold.append((span["category"], at, at + len(span["value"])))
-        lines.append((text, gold))
-    rules = _rules_at(args.rules, [text for text, _ in lines])
     trainer = _trainer()
+    lines = trainer.labelled(args.split)
+    rules = _rules_at(args.rules, [text for text, _ in lines])
     splits = trainer.splits_in_order()
     before = splits[: splits.index(args.split)]
     weights, bias = trainer.fit(*trainer.examples(before))

@@ -78,19 +78,28 @@ def _line_examples(text: str, spans: list[tuple[str, int, int]]) -> Iterator[tup
                 yield features(seen, start, end), int(_is_password((a, b), *original))
 
 
+Labelled = list[tuple[str, list[tuple[str, int, int]]]]
+"""Texts with the (category, start, end) of each labelled value."""
+
+
+def labelled(split: str) -> Labelled:
+    """One split's texts and the spans of their values."""
+    texts: Labelled = []
+    for line in (DATA / f"{split}.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        text = record["text"]
+        spans = []
+        for span in record["spans"]:
+            at = text.index(span["value"])
+            spans.append((span["category"], at, at + len(span["value"])))
+        texts.append((text, spans))
+    return texts
+
+
 def examples(splits: list[str]) -> tuple[list[set[str]], list[int]]:
     rows: list[set[str]] = []
     labels: list[int] = []
-    texts: list[tuple[str, list[tuple[str, int, int]]]] = []
-    for split in splits:
-        for line in (DATA / f"{split}.jsonl").read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            text = record["text"]
-            spans = []
-            for span in record["spans"]:
-                at = text.index(span["value"])
-                spans.append((span["category"], at, at + len(span["value"])))
-            texts.append((text, spans))
+    texts: Labelled = [line for split in splits for line in labelled(split)]
     lookalikes = json.loads((DATA / "password_lookalikes.json").read_text(encoding="utf-8"))
     texts.extend((text, []) for text in lookalikes["texts"])
     for text, spans in texts:
