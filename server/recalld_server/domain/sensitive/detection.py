@@ -80,7 +80,7 @@ class Detector:
         # go on past the phone number in it.
         found.extend(contact.phones(blanked(text, found)))
         if self._password_model is not None:
-            found.extend(list(self._password_model.passwords(text, found)))
+            found.extend(self._password_model.passwords(text, found))
         if "[" in text:
             masked = [(m.start(), m.end()) for m in PLACEHOLDER.finditer(text)]
             found = [

@@ -236,12 +236,27 @@ class PasswordModel:
         z = self._bias + sum(self._weights.get(f, 0.0) for f in features(text, start, end))
         return 1.0 / (1.0 + math.exp(-z))
 
-    def passwords(self, text: str, taken: Sequence[Detection]) -> Iterator[Detection]:
-        """The words outside `taken` and outside placeholders that score as passwords."""
-        seen, origin = neutralized(text, [(d.start, d.end) for d in taken])
-        for start, end in candidates(seen):
-            if self.score(seen, start, end) >= self._threshold:
-                yield Detection(Category.PASSWORD, origin[start], origin[end - 1] + 1)
+    def passwords(self, text: str, taken: Sequence[Detection]) -> list[Detection]:
+        """The words outside `taken` and outside placeholders that score as passwords.
+
+        Scored again, with what was found marked, until nothing more scores: once
+        masked, a password found here is a placeholder to its neighbours, so a word
+        that a found neighbour would lift above the threshold must be found now, or
+        screening the masked text would find it (masking must be idempotent).
+        """
+        spans = [(d.start, d.end) for d in taken]
+        found: list[Detection] = []
+        while True:
+            seen, origin = neutralized(text, spans)
+            more = [
+                Detection(Category.PASSWORD, origin[start], origin[end - 1] + 1)
+                for start, end in candidates(seen)
+                if self.score(seen, start, end) >= self._threshold
+            ]
+            if not more:
+                return found
+            found.extend(more)
+            spans.extend((d.start, d.end) for d in more)
 
 
 @functools.cache

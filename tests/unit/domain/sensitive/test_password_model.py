@@ -68,9 +68,16 @@ def test_leaves_alone_what_the_rules_took_and_what_is_already_masked() -> None:
     assert list(toy_model().passwords("the gate [PASSWORD]", [])) == []
 
 
+def test_a_word_its_found_neighbour_lifts_is_found_too() -> None:
+    # Right after a found value scores too: the second code is found once the first is.
+    model = PasswordModel({"word-1:gate": 4.0, f"word-1:{FOUND}": 4.0}, bias=-2.0)
+    text = "the gate 4410B 7781C"
+    assert [text[d.start : d.end] for d in model.passwords(text, [])] == ["4410B", "7781C"]
+
+
 @given(st.text(alphabet="ab1!- :密码gate[]PASSWORD", max_size=40))
 def test_masking_twice_finds_nothing_new(text: str) -> None:
-    detector = Detector(toy_model())
+    detector = Detector(PasswordModel({"word-1:gate": 4.0, f"word-1:{FOUND}": 4.0}, bias=-2.0))
     once = text
     for detection in reversed(detector.find(text)):
         once = once[: detection.start] + "[PASSWORD]" + once[detection.end :]
