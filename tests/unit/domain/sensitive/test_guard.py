@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from recalld_server.domain.core.errors import InvalidArgumentError
@@ -148,6 +148,10 @@ WORDS = st.text(
     st.lists(st.one_of(WORDS, SECRETISH), max_size=8),
     st.sampled_from([" ", ", ", "，", "\n", "; "]),
 )
+# Found by this test: a placeholder lifted the password scorer's view of a neighbour,
+# and made the lines below a password header read as a table's column.
+@example(parts=["password is Zx9#kk12", "?A²s", "::?Aa²"], separator=", ")
+@example(parts=["password is Zx9#kk12", ":;A:a²", ";=:A"], separator="\n")
 def test_masking_is_idempotent_and_removes_every_masked_value(
     parts: list[str], separator: str
 ) -> None:
