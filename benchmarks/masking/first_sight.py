@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,9 @@ json.dump([[(d.category.value, d.start, d.end) for d in detector.find(t)] for t 
 """
 
 
-def _trainer() -> Any:
-    spec = importlib.util.spec_from_file_location("trainer", HERE / "train_password_model.py")
+def _sibling(name: str) -> Any:
+    """Another script of this folder, as a module (they are run as files, not imported)."""
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -72,22 +74,17 @@ def _rules_at(revision: str, texts: list[str]) -> list[list[Detection]]:
     return [[Detection(Category(c), a, b) for c, a, b in line] for line in json.loads(found)]
 
 
-def _covered(text: str, start: int, end: int, found: list[Detection]) -> bool:
-    needed = {i for i in range(start, end) if text[i].isalnum()}
-    for d in found:
-        needed -= set(range(d.start, d.end))
-    return not needed
-
-
 def _figures(
-    lines: list[tuple[str, list[tuple[str, int, int]]]], found: list[list[Detection]]
+    lines: list[tuple[str, list[tuple[str, int, int]]]],
+    found: list[list[Detection]],
+    covered: Callable[[str, int, int, list[Detection]], bool],
 ) -> dict[str, float]:
     labelled = caught = detections = correct = 0
     passwords = passwords_caught = password_detections = passwords_correct = 0
     for (text, gold), mine in zip(lines, found, strict=True):
         for category, start, end in gold:
             same = [d for d in mine if d.category.value == category]
-            hit = _covered(text, start, end, same)
+            hit = covered(text, start, end, same)
             labelled += 1
             caught += hit
             if category == "password":
@@ -117,7 +114,8 @@ def main() -> None:
     parser.add_argument("--rules", required=True, help="the revision whose rules the split met")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
-    trainer = _trainer()
+    trainer = _sibling("train_password_model")
+    measure = _sibling("measure")
     lines = trainer.labelled(args.split)
     rules = _rules_at(args.rules, [text for text, _ in lines])
     splits = trainer.splits_in_order()
@@ -132,8 +130,8 @@ def main() -> None:
         "split": args.split,
         "rules": args.rules,
         "scorer_trained_on": before,
-        "rules_alone": _figures(lines, rules),
-        "rules_and_scorer": _figures(lines, both),
+        "rules_alone": _figures(lines, rules, measure.covered),
+        "rules_and_scorer": _figures(lines, both, measure.covered),
     }
     text = json.dumps(figures, indent=1)
     print(text)

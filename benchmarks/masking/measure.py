@@ -38,7 +38,8 @@ def _spans(text: str, labels: list[dict[str, str]]) -> list[tuple[str, int, int]
     return spans
 
 
-def _covered(text: str, start: int, end: int, detections: list[Detection]) -> bool:
+def covered(text: str, start: int, end: int, detections: list[Detection]) -> bool:
+    """Whether detections cover every letter and digit of `text[start:end]`."""
     needed = {i for i in range(start, end) if text[i].isalnum()}
     for d in detections:
         needed -= set(range(d.start, d.end))
@@ -72,9 +73,9 @@ def measure(split: str, verbose: bool, password_model: str = "shipped") -> dict[
         for category, start, end in gold:
             truth[category] += 1
             same = [d for d in detections if d.category.value == category]
-            hit = _covered(text, start, end, same)
+            hit = covered(text, start, end, same)
             caught[category] += hit
-            masked[category] += _covered(text, start, end, detections)
+            masked[category] += covered(text, start, end, detections)
             if verbose and not hit:
                 print(f"MISS {category}: {text[start:end]!r} in {text!r}", file=sys.stderr)
         for d in detections:

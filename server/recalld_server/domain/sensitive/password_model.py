@@ -87,11 +87,11 @@ def candidates(text: str) -> Iterator[tuple[int, int]]:
             start += 1
         while end > start and text[end - 1] in ".:?,":
             end -= 1
-        if end - start >= 3 and _could_be_a_password(text[start:end]):
+        if end - start >= 3 and _worth_scoring(text[start:end]):
             yield start, end
 
 
-def _could_be_a_password(value: str) -> bool:
+def _worth_scoring(value: str) -> bool:
     # A plain word cannot be told from a password by its shape or its place, and code
     # identifiers, URLs and e-mail addresses are not secrets.
     if value.isalpha() and (value.islower() or value.isupper() or value[1:].islower()):
