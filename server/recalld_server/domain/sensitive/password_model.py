@@ -42,6 +42,7 @@ _CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 # quoting, lists and assignments.
 _TOKEN = re.compile(r"[^\s" + _CJK + FOUND + r"\"'“”‘’`()\[\]{}<>,;|=]+")
 _CODE_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(?")
+_EMAIL_LIKE = re.compile(r"[^@]*@[^@]*[A-Za-z0-9]\.[A-Za-z]{2,}")
 _CONTEXT_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*|\d+|[\u3400-\u4dbf\u4e00-\u9fff" + FOUND + "]")
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _CLAUSE_END = re.compile(r"[。；;！!？?\n]")
@@ -52,6 +53,52 @@ _VERSION = re.compile(r"v?\d+(?:\.\d+)+")
 _WORD_THEN_DIGITS = re.compile(r"[A-Z]?[a-z]+\d+\W?")
 _HEX = re.compile(r"[0-9a-f]{16,}")
 _LENGTH_BUCKETS = (3, 4, 5, 6, 7, 8, 10, 12, 16, 24)
+
+# Kinds of word that tell what a value before or beside them is. A word the labelled
+# splits never used still says what its kind says ("the padlock is 4471" reads like
+# "the bike lock is 4471"), which the weights of single words cannot carry.
+_CUE_WORDS: dict[str, str] = {
+    "secret": (
+        "password passwords passwd pwd pw pass passcode passcodes passphrase passkey pin"
+        " pins pincode code codes combination combo key login logins credentials creds"
+        " secret unlock memorable"
+    ),
+    "lock": (
+        "lock locks padlock safe locker lockers gate gates door doors keypad"
+        " keysafe lockbox keybox key-safe key-box alarm alarms garage shed bike bicycle"
+        " cabinet drawer box intercom buzzer entry entrance vault deadbolt smartlock"
+        " storage cupboard mailbox postbox letterbox"
+    ),
+    "device": (
+        "phone iphone android mobile laptop tablet ipad computer pc mac macbook screen"
+        " router wifi wi-fi wlan wpa wpa2 wpa3 network hotspot modem printer nas tv"
+        " account portal app admin administrator console dashboard bank banking email"
+        " e-mail mail vpn server database db"
+    ),
+    "change": (
+        "changed change changing swapped swap reset updated update new old now from"
+        " replaced rotated became instead previous former current"
+    ),
+    "give": (
+        "type typed enter entered punch input use used tap dial opens open set is was are be try"
+    ),
+    "told": "said says told texted tells reckons wrote whispered mentioned",
+    "not_secret": (
+        "otp one-time verification order tracking invoice booking ref reference ticket"
+        " flight room unit version build commit ssid username user handle tag id number"
+        " no account-number serial model extension ext postcode zip"
+    ),
+}
+_CUE_OF_WORD = {word: kind for kind, words in _CUE_WORDS.items() for word in words.split()}
+_CUE_CHINESE: dict[str, tuple[str, ...]] = {
+    "secret": ("密码", "口令", "暗号", "密钥", "解锁", "开锁", "登录", "登陆", "支付"),
+    "lock": ("锁", "门禁", "保险柜", "保险箱", "柜", "车库", "单车", "自行车", "报警", "大门"),
+    "device": ("手机", "电脑", "平板", "开机", "屏", "路由", "无线", "网络", "账户", "后台"),
+    "change": ("改", "换", "旧", "新", "原来", "现在", "以前"),
+    "give": ("输", "按", "设", "是", "用", "填"),
+    "told": ("说", "讲", "告诉", "发来", "发给"),
+    "not_secret": ("验证码", "取件码", "单号", "订单", "工号", "用户名", "航班", "房间", "编号"),
+}
 
 
 def neutralized(text: str, found: Sequence[tuple[int, int]]) -> tuple[str, list[int]]:
@@ -96,7 +143,7 @@ def _worth_scoring(value: str) -> bool:
     # identifiers, URLs and e-mail addresses are not secrets.
     if value.isalpha() and (value.islower() or value.isupper() or value[1:].islower()):
         return False
-    return not (_CODE_IDENTIFIER.fullmatch(value) or "://" in value or "@" in value)
+    return not (_CODE_IDENTIFIER.fullmatch(value) or "://" in value or _EMAIL_LIKE.fullmatch(value))
 
 
 def features(text: str, start: int, end: int) -> set[str]:
@@ -135,6 +182,12 @@ def features(text: str, start: int, end: int) -> set[str]:
         found.add("line_start")
     words_before = _context_words(before)[-8:]
     for distance, word in enumerate(reversed(words_before)):
+        cue = _CUE_OF_WORD.get(word)
+        if cue is not None:
+            found.add(f"cue_before:{cue}|{'near' if distance < 3 else 'far'}")
+            found.add(f"cue_before+kind:{cue}|{kind[0]}")
+            found.add(f"cue_before+kind:{cue}|{kind}")
+    for distance, word in enumerate(reversed(words_before)):
         if distance == 0:
             found.add(f"word-1:{word}")
             found.add(f"word-1+kind:{word}|{kind}")
@@ -149,9 +202,22 @@ def features(text: str, start: int, end: int) -> set[str]:
     for i in range(len(chinese) - 1):
         found.add(f"chinese_before:{chinese[i : i + 2]}")
         found.add(f"chinese_before+kind:{chinese[i : i + 2]}|{kind[0]}")
-    words_after = _context_words(after)[:1]
+    for cue, markers in _CUE_CHINESE.items():
+        for marker in markers:
+            at = chinese.rfind(marker)
+            if at >= 0:
+                near = len(chinese) - at - len(marker) < 3
+                found.add(f"cue_before:{cue}|{'near' if near else 'far'}")
+                found.add(f"cue_before+kind:{cue}|{kind[0]}")
+                found.add(f"cue_before+kind:{cue}|{kind}")
+                break
+    words_after = _context_words(after)[:4]
     if words_after:
         found.add(f"word+1:{words_after[0]}")
+    for word in words_after:
+        cue = _CUE_OF_WORD.get(word)
+        if cue is not None:
+            found.add(f"cue_after:{cue}")
     next_char = after[:1]
     found.add(f"next_char:{next_char if not next_char.isalnum() else 'a'}")
     line_start = text.rfind("\n", 0, start) + 1

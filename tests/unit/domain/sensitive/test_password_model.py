@@ -18,6 +18,7 @@ from recalld_server.domain.sensitive.password_model import (
     FOUND,
     PasswordModel,
     candidates,
+    features,
     neutralized,
     shipped_password_model,
 )
@@ -38,6 +39,24 @@ def test_looks_only_at_words_a_password_could_be() -> None:
     assert words("e.code === Code.NotFound") == []  # code identifiers
     assert words("开机要输 Yinuo0905，别告诉别人") == ["Yinuo0905"]
     assert words("door: #4410*.") == ["4410*"]
+
+
+def test_a_word_with_an_at_sign_is_a_candidate_unless_it_is_an_e_mail_address() -> None:
+    assert words("婉清说是 Rt@Bristol88，别外传") == ["Rt@Bristol88"]
+    assert words("login tianyou@mail9 then") == ["tianyou@mail9"]
+    assert words("write to ops@clinic.example.org or Ops@Example.COM") == []
+
+
+def test_a_cue_word_counts_for_its_kind_even_where_no_split_used_it() -> None:
+    # "deadbolt" is in no labelled split; it still reads as a lock.
+    text = "the deadbolt takes 4471"
+    seen = features(text, text.index("4471"), len(text))
+    assert {"cue_before:lock|near", "cue_before+kind:lock|D", "cue_before+kind:lock|D4"} <= seen
+    text = "把儿童锁改成 Qx-7781 了"
+    seen = features(text, text.index("Qx"), text.index("Qx") + 7)
+    assert {"cue_before:change|near", "cue_before:lock|near"} <= seen
+    text = "4471 is the code"
+    assert "cue_after:secret" in features(text, 0, 4)
 
 
 def test_sees_found_values_and_placeholders_as_one_mark_and_maps_back() -> None:
