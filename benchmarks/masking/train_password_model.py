@@ -9,9 +9,12 @@ them or those before ``--before``) is an example: a password when it is a labell
 password value (up to one trailing character), otherwise not. The texts of
 ``data/password_lookalikes.json`` add examples that are never passwords. The model is
 an L2-regularised logistic regression, fitted by full-batch Adam with fixed steps, so
-the same data always gives the same file. Only features seen in at least two examples
-are kept. ``--before SPLIT`` gives the model a split would have met on first sight,
-which is how the threshold was chosen (benchmarks/README.md).
+the same data always gives the same file. Every example is seen twice: as it is, and
+with the features that name a particular word left out (``without_words``), so that
+the kinds of cue word and the shape of a value carry a password on their own. Only
+features seen in at least two examples are kept. ``--before SPLIT`` gives the model a
+split would have met on first sight, which is how the threshold was chosen
+(benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from recalld_server.domain.sensitive.password_model import (
     candidates,
     features,
     neutralized,
+    without_words,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -105,6 +109,11 @@ def examples(splits: list[str]) -> tuple[list[set[str]], list[int]]:
     for text, spans in texts:
         for row, label in _line_examples(text, spans):
             rows.append(row)
+            labels.append(label)
+            # Again with no particular word: what the kinds of its cue words and its
+            # shape say must make a password on their own, as they must for the words
+            # around a password that no split used.
+            rows.append(without_words(row))
             labels.append(label)
     return rows, labels
 
