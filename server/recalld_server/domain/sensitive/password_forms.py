@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
-from recalld_server.domain.sensitive import password_codes, password_logins
+from recalld_server.domain.sensitive import password_changes, password_codes, password_logins
 from recalld_server.domain.sensitive.password_codes import NOT_A_SECRET_CODE
 from recalld_server.domain.sensitive.password_values import (
     PASSWORD_CHARS,
@@ -340,4 +340,5 @@ _RULES: tuple[Rule, ...] = (
     ),
     *password_logins.RULES,
     *password_codes.RULES,
+    *password_changes.RULES,
 )

@@ -94,18 +94,24 @@ _CUE_WORDS: dict[str, str] = {
     "not_secret": (
         "otp one-time verification order tracking invoice booking ref reference ticket"
         " flight room unit version build commit ssid username user handle tag id number"
-        " no account-number serial model extension ext postcode zip"
+        " no account-number serial model extension ext postcode zip price prices cost costs"
+        " paid pay fee fees rent salary budget total meeting moved time am pm size"
     ),
 }
 _CUE_OF_WORD = {word: kind for kind, words in _CUE_WORDS.items() for word in words.split()}
+# The same kinds in Chinese, where a marker is a run of characters in the clause.
 _CUE_CHINESE: dict[str, tuple[str, ...]] = {
-    "secret": ("密码", "口令", "暗号", "密钥", "解锁", "开锁", "登录", "登陆", "支付"),
-    "lock": ("锁", "门禁", "保险柜", "保险箱", "柜", "车库", "单车", "自行车", "报警", "大门"),
-    "device": ("手机", "电脑", "平板", "开机", "屏", "路由", "无线", "网络", "账户", "后台"),
-    "change": ("改", "换", "旧", "新", "原来", "现在", "以前"),
-    "give": ("输", "按", "设", "是", "用", "填"),
-    "told": ("说", "讲", "告诉", "发来", "发给"),
-    "not_secret": ("验证码", "取件码", "单号", "订单", "工号", "用户名", "航班", "房间", "编号"),
+    kind: tuple(markers.split())
+    for kind, markers in {
+        "secret": "密码 口令 暗号 密钥 解锁 开锁 登录 登陆 支付",
+        "lock": "锁 门禁 保险柜 保险箱 柜 车库 单车 自行车 报警 大门",
+        "device": "手机 电脑 平板 开机 屏 路由 无线 网络 账户 后台",
+        "change": "改 换 旧 新 原来 现在 以前",
+        "give": "输 按 设 是 用 填",
+        "told": "说 讲 告诉 发来 发给",
+        "not_secret": "验证码 取件码 单号 订单 工号 用户名 航班 房间 编号"
+        " 价格 价钱 元 块钱 费 会议 点钟",
+    }.items()
 }
 
 

@@ -1,8 +1,8 @@
 """Passwords stated after their word: "password is …", "密码：…", under a heading, in a column.
 
 The other forms are in password_forms.py (before the word, passphrases, Wi-Fi keys),
-password_logins.py (sign-ins) and password_codes.py (lock codes); tools' syntax is in
-password_syntax.py.
+password_logins.py (sign-ins), password_codes.py (lock codes) and password_changes.py
+(old and new values); tools' syntax is in password_syntax.py.
 """
 
 from __future__ import annotations
