@@ -40,6 +40,7 @@ _NOT_A_PASSWORD_WORDS = """
     yes see via ask check case public
     one two three four five six seven eight nine zero sent
     usually always probably basically normally mostly sometimes often just
+    mother father mum mom dad
 """
 NOT_A_PASSWORD = frozenset(_NOT_A_PASSWORD_WORDS.split())
 # Code on the right of "password =": a call ("getpass.getpass()", "input("), not a value.

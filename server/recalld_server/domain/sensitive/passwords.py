@@ -45,6 +45,8 @@ _PASSWORD_WORD = re.compile(
     r"(?:passwords|password|passwort|kennwort|wachtwoord|l[öo]senord|passord|adgangskode|salasana"
     r"|has[łl]o|heslo|jelsz[óo]|parol[ăa]|contrase[ñn]a|senha|palavra-passe|mot de passe"
     r"|mật khẩu|kata sandi|passwd|passcode|pass ?phrase|pwd|pw|pass|psk|pin(?: ?code)?"
+    # A word kept secret for a bank or an alarm company: "the memorable word is parsnip".
+    r"|memorable (?:word|information|answer|phrase)|(?:secret|safe|code) word"
     # Typed in a hurry: "pasword", "passwrod", "passowrd".
     r"|pas+w(?:or|ro|o)d|passowrd|pssword|pas+wrd|pass ?key"
     # A door's code in French, German and Spanish: "le code de la porte : B2741".
@@ -154,7 +156,7 @@ _PIN_WORDS = (
 # What every word above holds (case-folded): without one, no word is looked for.
 _PASSWORD_STEMS = (
     "pass", "pasw", "pssw", "pw", "pin", "psk", "code", "keypad", "登录", "登入", "kennwort",
-    "wachtwoord", "senord", "código", "box", "safe",
+    "wachtwoord", "senord", "código", "box", "safe", "memorable", "secret word",
     "adgangskode", "salasana", "has", "heslo", "jelsz", "parol", "contrase", "senha",
     "mật khẩu", "kata sandi", "密", "口令", "提取", "暗証", "パスワード", "비밀번호", "암호",
     "парол", "лозинк", "κωδικ", "şifre", "รหัสผ่าน", "كلمة", "סיסמ", "पासवर्ड",
