@@ -159,6 +159,21 @@ _DESCRIBED_THEN_GIVEN = re.compile(
     r"(?P<value>[0-9]{4,8})(?=[.,;!)]|\s(?![0-9])|$)"
     r"|(?:密码|口令)(?:就是|是)[^\n，。；0-9]{1,12}?\s*(?P<zh>[0-9]{4,8})(?![0-9])"
 )
+# A password described by its form, then given, whatever its shape: "the password is all
+# lowercase: heatherglen", "the laptop password is the dog's name, Biscuit", "密码是全小写的
+# chengduhuoguo", "密码是他名字的拼音 lixiaolong".
+_FORM = (
+    r"lower ?case|upper ?case|capitals?|caps|one word|no spaces|letters|name|surname|nickname"
+    r"|pinyin|spelt|spelled|backwards"
+)
+_DESCRIBED_BY_FORM = re.compile(
+    r"(?i)\b(?:password|passphrase|passcode|passwort|wi-?fi key)\b[^.\n;:]{0,40}?\b(?:is|was)\s+"
+    rf"(?P<description>[^.\n;:—–]{{0,40}}?\b(?:{_FORM})\b[^.\n;:—–]{{0,30}}?)\s*[,:—–]\s*"
+    # The value ends its clause: "…in lower case, remember that" gives none.
+    r"(?P<value>[^\s,.;:!?\"'“”]{4,40})(?=\s*(?:[.,;!?)\"'”，。]|$)|\s[—–-]\s)"
+    r"|(?:密码|口令)(?:就是|是|为)?(?P<zh>[^\n，。；：:]{0,12}?(?:全拼|拼音|小写|大写|名字|缩写|首字母|字母|英文)"
+    r"[^\n，。；：:\s]{0,6}?)\s*[:：]?\s*(?P<latin>[A-Za-z][\x21-\x7e]{3,40})(?![\x21-\x7e])"
+)
 # The password in brackets after its word: "User shared their Steam password
 # (Gnarly-Gecko-55) so the assistant could …".
 _IN_BRACKETS = re.compile(
@@ -167,12 +182,18 @@ _IN_BRACKETS = re.compile(
 
 
 def _described_or_bracketed(text: str) -> Iterator[Detection]:
-    """A PIN given after a description of it, or a password in brackets after its word."""
+    """A PIN or a password given after a description of it, or in brackets after its word."""
     for match in _DESCRIBED_THEN_GIVEN.finditer(text):
         if NOT_A_SECRET_CODE.search(match.group()):
             continue  # "the promo code is the year we opened, 1998"
         group = "value" if match.group("value") else "zh"
         yield Detection(Category.PASSWORD, match.start(group), match.end(group))
+    for match in _DESCRIBED_BY_FORM.finditer(text):
+        group = "value" if match.group("value") else "latin"
+        value = match.group(group).rstrip(TRAILING)
+        if could_be_a_password(value) and not NOT_A_SECRET_CODE.search(match.group()):
+            start = match.start(group)
+            yield Detection(Category.PASSWORD, start, start + len(value))
     for match in _IN_BRACKETS.finditer(text):
         value = match.group("value")
         pin = value.isdigit() and 4 <= len(value) <= 8
@@ -335,7 +356,9 @@ _RULES: tuple[Rule, ...] = (
         _passphrases,
     ),
     (
-        lambda text, low: "pin" in low or "pass" in low or "密码" in text or "口令" in text,
+        lambda text, low: (
+            "pin" in low or "pass" in low or "key" in low or "密码" in text or "口令" in text
+        ),
         _described_or_bracketed,
     ),
     *password_logins.RULES,

@@ -1,8 +1,10 @@
 """The seventeenth round: forms that generalise the twentieth and twenty-first splits' misses.
 
 A word a bank or an alarm company keeps as a secret ("memorable word", "safe word",
-"code word") is a password's word, whatever the value's shape; and left alone: talk
-about such a word without one, and a description where a value would be. The old and
+"code word") is a password's word, whatever the value's shape; a password described by
+its form ("all lowercase", "the dog's name", "全拼", "名字的拼音") and then given is found
+whatever its shape; and left alone: talk about such a word without one, and a
+description where a value would be. The old and
 new values of a changed secret are tested in test_password_changes.py. The values are
 made up.
 """
@@ -38,4 +40,33 @@ def test_finds_a_secret_word(text: str, value: str) -> None:
     ],
 )
 def test_leaves_talk_about_a_secret_word_alone(text: str) -> None:
+    assert_no_secret(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("the laptop password is the dog's name, Biscuit", "Biscuit"),
+        ("the password is all lowercase: heatherglen", "heatherglen"),
+        ("the Wi-Fi key is all one word, no capitals: stonechatmeadow", "stonechatmeadow"),
+        ("her password was her maiden name — Okonkwo", "Okonkwo"),
+        ("密码是全拼 zhangsanfeng，没有数字", "zhangsanfeng"),
+        ("密码是他名字的拼音 lixiaolong", "lixiaolong"),
+        ("wifi 密码是小写的 meiguihuayuan", "meiguihuayuan"),
+    ],
+)
+def test_finds_a_password_described_by_its_form_then_given(text: str, value: str) -> None:
+    assert_finds(text, "password", value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is the dog's name, which I won't write here",
+        "the password is in lower case, remember that",
+        "the password is his surname plus the year, so not safe",
+        "密码是他名字的拼音加生日",
+    ],
+)
+def test_leaves_a_description_without_its_value_alone(text: str) -> None:
     assert_no_secret(text)
