@@ -57,7 +57,10 @@ _PASSWORD_WORD = re.compile(
     r"|t[üu]rcode|código (?:de la puerta|del portal)"
     # "alarm panel code", "door entry code": a word may stand between.
     r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box"
-    r"|garage|safe|padlock|shed|disarm|arming|duress)"
+    r"|garage|safe|padlock|shed|disarm|arming|duress"
+    # Codes that unlock a device or a role: "parental code 3390", "manager override 7731".
+    r"|parental|immobili[sz]er|admin|master|override|restrictions?|screen ?time|child ?lock"
+    r"|engineer|installer|manager)"
     r"(?: (?:panel|keypad|entry|system|box))?"
     r" code|keypad(?: code)?)"
     r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",

@@ -3,7 +3,8 @@
 A word a bank or an alarm company keeps as a secret ("memorable word", "safe word",
 "code word") is a password's word, whatever the value's shape; a password described by
 its form ("all lowercase", "the dog's name", "全拼", "名字的拼音") and then given is found
-whatever its shape; and left alone: talk about such a word without one, and a
+whatever its shape; the code of a device's or a role's lock ("parental code", "admin
+code", "manager override code") is a PIN; and left alone: talk about such a word without one, and a
 description where a value would be. The old and
 new values of a changed secret are tested in test_password_changes.py. The values are
 made up.
@@ -70,3 +71,22 @@ def test_finds_a_password_described_by_its_form_then_given(text: str, value: str
 )
 def test_leaves_a_description_without_its_value_alone(text: str) -> None:
     assert_no_secret(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("kids' tablet parental code 3390", "3390"),
+        ("the immobiliser code for the van is 5512", "5512"),
+        ("the pill dispenser's admin code: 80311", "80311"),
+        ("the alarm engineer code is 998877", "998877"),
+        ("the POS manager override code is 7731", "7731"),
+        ("screen time code on Mia's iPhone: 4826", "4826"),
+    ],
+)
+def test_finds_the_code_of_a_devices_or_a_roles_lock(text: str, value: str) -> None:
+    assert_finds(text, "password", value)
+
+
+def test_leaves_an_error_code_alone() -> None:
+    assert_no_secret("the error code was 5512")
