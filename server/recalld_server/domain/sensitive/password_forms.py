@@ -95,24 +95,28 @@ _NOT_A_CHINESE_PASSPHRASE = re.compile(
     r"[见在的了是有没不请问找发给用和或吗呢啥哪什么多少忘错已另同]"
 )
 _WIFI_KEY_STEMS = (
-    "key", "schlüssel", "clave", "chave", "clé", "chiave", "sleutel", "klucz", "nyckel",
+    "key", "code", "schlüssel", "clave", "chave", "clé", "chiave", "sleutel", "klucz", "nyckel",
     "nøgle", "nøkkel", "ключ", "anahtar", "kunci",
 )  # fmt: skip
-# A Wi-Fi network's key: "wifi Tallinn-5G, key kohvik-2024", "WLAN key: …".
+# A Wi-Fi network's key: "wifi Tallinn-5G, key kohvik-2024", "WLAN key: …", "the van's
+# hotspot key is 8RT2-KQ9P-4WZ1", "network Orbitur_Free, code 55ba21c7".
 _WIFI_KEY = re.compile(
-    r"(?i)\b(?:wi-?fi|wlan|ssid)\b[^\n]{0,60}?\b(?:network |wpa2? |wi-?fi )?"
+    # A Wi-Fi QR code's "P:" field, first: its text may name the Wi-Fi and a code again.
+    r"(?i)WIFI:[^\n]*?(?<=[:;])P:(?P<qr>(?:\\.|[^;\\\n])+);|"
+    r"\b(?:wi-?fi|wlan|ssid|hotspot|router)\b[^\n]{0,60}?\b(?:network |wpa2? |wi-?fi )?"
     # The key in German, Spanish, Portuguese, French, Italian, Dutch, Polish, Swedish,
     # Danish and Norwegian, Russian, Turkish, Indonesian.
     r"(?:key|schlüssel|clave|chave|clé|chiave|sleutel|klucz|nyckel|nøgle|nøkkel|ключ"
-    r"|anahtar[ıi]?|kunci)\b"
+    r"|anahtar[ıi]?|kunci"
+    # A Wi-Fi's code, not a model's or an error's: "network Orbitur_Free, code 55ba21c7".
+    r"|(?<!model )(?<!serial )(?<!product )(?<!error )(?<!region )(?<!qr )code)\b"
     # Where the network is, before a colon: "WLAN-Schlüssel in der Ferienwohnung: …".
     r"(?:\s+(?:in|at|for|im|in der|bei|für|au|à|en|del?|na|no|w)\s+[^\n:：=]{1,40}?(?=\s*[:：=]))?"
     r"(?:\s*(?:\bis\b|:|=))?\s+(?P<value>[^\s\"'`]{6,64})"
-    # "WPA2 key saunailta", "WPA passphrase: …", and a Wi-Fi QR code's "P:" field.
+    # "WPA2 key saunailta", "WPA passphrase: …".
     r"|(?i:\bwpa[23]?(?:-psk)?\s+(?:key|passphrase|psk)\b)\s*[:=]?\s*(?P<wpa>[^\s\"'`,;]{6,64})"
     # "SSID Fenwick_5G / WPA2 hobnob-teapot": a made-up value right after "WPA2".
     rf"|(?i:\bwpa[23]?\b)\s*[:=]?\s+(?P<after_wpa>{PASSWORD_CHARS}{{6,64}})"
-    r"|WIFI:[^\n]*?(?<=[:;])P:(?P<qr>(?:\\.|[^;\\\n])+);"
 )
 
 
@@ -240,7 +244,7 @@ def _keepass_entries(text: str) -> Iterator[Detection]:
 
 
 def _names_wifi_and_its_key(lowered: str) -> bool:
-    network = any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid"))
+    network = any(w in lowered for w in ("wifi", "wi-fi", "wlan", "ssid", "hotspot", "router"))
     return network and any(w in lowered for w in _WIFI_KEY_STEMS)
 
 

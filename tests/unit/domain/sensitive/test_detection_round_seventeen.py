@@ -4,7 +4,8 @@ A word a bank or an alarm company keeps as a secret ("memorable word", "safe wor
 "code word") is a password's word, whatever the value's shape; a password described by
 its form ("all lowercase", "the dog's name", "全拼", "名字的拼音") and then given is found
 whatever its shape; the code of a device's or a role's lock ("parental code", "admin
-code", "manager override code") is a PIN; and left alone: talk about such a word without one, and a
+code", "manager override code") is a PIN; a hotspot's or a router's key, and a Wi-Fi's
+"code", are its password; and left alone: talk about such a word without one, and a
 description where a value would be. The old and
 new values of a changed secret are tested in test_password_changes.py. The values are
 made up.
@@ -90,3 +91,20 @@ def test_finds_the_code_of_a_devices_or_a_roles_lock(text: str, value: str) -> N
 
 def test_leaves_an_error_code_alone() -> None:
     assert_no_secret("the error code was 5512")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("the van's hotspot key is 8RT2-KQ9P-4WZ1", "8RT2-KQ9P-4WZ1"),
+        ("Wi-Fi for the campsite: network Orbitur_Free, code 55ba21c7", "55ba21c7"),
+        # The QR code's own field wins over the "code" its caption names.
+        ("WIFI:T:WPA;S:Lounge-7;P:Quince-Fig-29;; 这个 QR code Dorota 贴在门口", "Quince-Fig-29"),
+    ],
+)
+def test_finds_a_hotspots_key_and_a_wifis_code(text: str, value: str) -> None:
+    assert_finds(text, "password", value)
+
+
+def test_leaves_a_routers_model_code_alone() -> None:
+    assert_no_secret("router model code RT-AX58U")
