@@ -124,6 +124,29 @@ def _chinese_lock_codes(text: str) -> Iterator[Detection]:
         yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
 
+# Digits one must key in, in Chinese: "现在输 0523 然后按井号", "收银台要输 883322 才能退款".
+_KEYED_IN_CHINESE = re.compile(
+    r"输(?:入)?\s*[:：]?\s*(?P<value>[0-9]{4,8})(?![0-9.,:/])"
+    # Not a count or a date: "输 2024 年的报表", "输 1000 个".
+    r"(?!\s*[年月日号点岁个次位份元块])"
+)
+# What else is keyed in: a code sent for one use, a phone number, an amount, a room.
+_KEYED_NOT_A_SECRET = re.compile(
+    r"验证|校验|动态|短信|一次性|手机|电话|号码|金额|[元块]|订单|单号|快递|取件|房号|房间|门牌|楼号|工号|学号"
+)
+
+
+def _keyed_in_chinese(text: str) -> Iterator[Detection]:
+    for match in _KEYED_IN_CHINESE.finditer(text):
+        clause_start = max(text.rfind(mark, 0, match.start()) for mark in "\n。；;，,") + 1
+        clause_end = min(
+            (at for at in (text.find(mark, match.end()) for mark in "\n。；;，,") if at >= 0),
+            default=len(text),
+        )
+        if not _KEYED_NOT_A_SECRET.search(text, clause_start, clause_end):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+
+
 _KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
 
 
@@ -168,6 +191,7 @@ def _lock_codes(text: str) -> Iterator[Detection]:
 RULES: tuple[Rule, ...] = (
     (lambda text, low: any(w in low for w in _LOCK_WORDS), _lock_codes),
     (lambda text, low: "锁" in text or "保险" in text or "密码箱" in text, _chinese_lock_codes),
+    (lambda text, low: "输" in text, _keyed_in_chinese),
     (
         lambda text, low: "\n" in text and ("?" in text or "？" in text or "remind me" in low),
         _codes_answered,

@@ -5,7 +5,8 @@ A word a bank or an alarm company keeps as a secret ("memorable word", "safe wor
 its form ("all lowercase", "the dog's name", "全拼", "名字的拼音") and then given is found
 whatever its shape; the code of a device's or a role's lock ("parental code", "admin
 code", "manager override code") is a PIN; a hotspot's or a router's key, and a Wi-Fi's
-"code", are its password; and left alone: talk about such a word without one, and a
+"code", are its password; digits one must key in ("要输 883322") are a PIN; and left
+alone: talk about such a word without one, and a
 description where a value would be. The old and
 new values of a changed secret are tested in test_password_changes.py. The values are
 made up.
@@ -108,3 +109,27 @@ def test_finds_a_hotspots_key_and_a_wifis_code(text: str, value: str) -> None:
 
 def test_leaves_a_routers_model_code_alone() -> None:
     assert_no_secret("router model code RT-AX58U")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("老板说收银台要输 883322 才能退款", "883322"),
+        ("单元门禁现在输入 5177 然后按井号", "5177"),
+    ],
+)
+def test_finds_digits_one_must_key_in(text: str, value: str) -> None:
+    assert_finds(text, "password", value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "请输入短信验证码 482913",
+        "输入金额 5000 再确认",
+        "到了楼下输入房号 1203 再按呼叫键",
+        "在搜索框输 2024 年的报表",
+    ],
+)
+def test_leaves_other_digits_keyed_in_alone(text: str) -> None:
+    assert_no_secret(text)
