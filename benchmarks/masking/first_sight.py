@@ -129,6 +129,9 @@ def main() -> None:
     figures = {
         "split": args.split,
         "rules": args.rules,
+        "scorer_revision": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip(),
         "scorer_trained_on": before,
         "rules_alone": _figures(lines, rules, measure.covered),
         "rules_and_scorer": _figures(lines, both, measure.covered),
