@@ -34,11 +34,17 @@ NOT_A_SECRET_CODE = re.compile(
 )
 # A lock's code: "the code for the garage door is 5512", "the safe combination:
 # 12-34-56", "her locker opens with 3391", "the archive unlocks with Tax2024!Rivera".
-_LOCK = r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault|lockbox|keybox)s?"
-# A Chinese safe or lock, a colon, its combination: "衣帽间保险柜：48-17-33".
+_LOCK = (
+    r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault|lockbox|keybox"
+    r"|barrier)s?"
+)
+# A Chinese safe or lock, a colon or a space, its combination: "衣帽间保险柜：48-17-33",
+# "冷库门上的挂锁 4719".
 _CHINESE_LOCK = re.compile(
-    r"(?:保险柜|保险箱|密码箱|密码锁|挂锁|门锁)[^\n，。；]{0,12}?[:：]\s*"
+    r"(?:保险柜|保险箱|密码箱|密码锁|挂锁|门锁)(?:[^\n，。；]{0,12}?[:：]\s*|\s+)"
     r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[0-9]{4,8}(?![\w-]))"
+    # Not a count or an amount: "保险箱 2000 元".
+    r"(?!\s*[年月日号点岁个次位份元块万])"
 )
 _LOCK_VALUE = r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[\x21\x23-\x26\x28-\x7e]{3,})"
 _LOCK_CODES = (
@@ -57,8 +63,10 @@ _LOCK_CODES = (
     # one with a letter, right after a colon; a locker's number is left alone.
     re.compile(
         r"(?i)\b(?:alarm|lock|padlock|safe|door|gate|garage|keypad|shed|vault|lock ?box"
-        r"|key ?box|key ?safe)s?\b[^.\n;:：]{0,40}?[:：][ \t]*"
-        r"(?P<value>[0-9]{4,8}|(?=[0-9A-Z]{5,7}(?![\w-]))[0-9]*[A-Z][0-9]*)(?![\w-])"
+        r"|key ?box|key ?safe|barrier)s?\b[^.\n;:：]{0,60}?[:：][ \t]*"
+        r"(?P<value>[0-9]{4,8}|(?=[0-9A-Z]{5,7}(?![\w-]))[0-9]*[A-Z][0-9]*"
+        # "the cold store padlock behind the kitchen: 3-7-1-9".
+        r"|[0-9]{1,3}(?:-[0-9]{1,3}){2,3})(?![\w-])"
     ),
     # "the padlock on the storage unit is 3-7-21": a combination's dashed shape only;
     # digits alone are a locker's number as often as its code ("locker number is 9902").
@@ -89,10 +97,11 @@ _LOCK_CODES = (
         r"(?i)\b(?:garage|padlock|keypad|alarm|lock ?box|key ?safe)\s+(?P<value>[0-9]{4,8})"
         rf"(?={CLAUSE_END})"
     ),
-    # "clubhouse alarm: key in 1966 then OFF": what is keyed into a panel.
+    # "clubhouse alarm: key in 1966 then OFF", "the server room door takes 935171": what
+    # is keyed into a panel.
     re.compile(
         r"(?i)\b(?:alarm|keypad|key ?safe|lock ?box|door|gate)\b[^.\n;]{0,30}?"
-        r"\b(?:key in|punch in|type in|tap in|enter)\s+(?P<value>[0-9]{4,8})(?![\w-])"
+        r"\b(?:key in|punch in|type in|tap in|enter|takes)\s+(?P<value>[0-9]{4,8})(?![\w-])"
     ),
     # "the lock box at 14 Glenfarg Road: code 2719", "key safe by the back door, code 2803".
     re.compile(

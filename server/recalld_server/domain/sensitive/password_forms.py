@@ -16,6 +16,7 @@ from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive import password_changes, password_codes, password_logins
 from recalld_server.domain.sensitive.password_codes import NOT_A_SECRET_CODE
 from recalld_server.domain.sensitive.password_values import (
+    NOT_A_PASSWORD,
     PASSWORD_CHARS,
     TRAILING,
     could_be_a_password,
@@ -57,12 +58,21 @@ _ADMIN_PAIR = re.compile(
 # A passphrase of plain words: "the passphrase for the drive is purple monkey
 # dishwasher.", "his master password is Lisbon tram at dusk 1998."; to the sentence end.
 _PASSPHRASE = re.compile(
-    r"(?i)(?:\b(?:pass ?phrase|master password)\b"
-    # "passphrase, four words with spaces: velvet orbit cactus ladder".
-    r"(?:[^\n.;:]{0,50}?\s(?:is|was)\s+|[^\n.;:]{0,50}?[:：]\s*)"
+    r"(?i)(?:\b(?:pass ?phrase|master (?:password|phrase))\b"
+    # "passphrase, four words with spaces: velvet orbit cactus ladder", "要 passphrase，她设的是
+    # maple syrup audit season".
+    r"(?:[^\n.;:]{0,50}?\s(?:is|was)\s+|[^\n.;:]{0,50}?[:：]\s*|[^\n.;:]{0,50}?[是为]\s*)"
+    # "密码管理器主密码 xihu longjing chun yu，…".
+    r"|主密码\s*(?:是|为|[:：])?\s*"
+    # A login's password of several words: "user glenys, password Algarve sunsets at Sagres".
+    r"|\buser(?:name)?\s*[:=]?\s*[A-Za-z0-9._@-]+,?\s+(?:password|pass|pw)\b\s*[:=]?\s*"
+    # What a file is locked with: "the zip with the consent forms is locked with glacier
+    # lagoon twelve".
+    r"|\b(?:zip|archive|pdf|rar|7z|file|folder|drive|usb|stick|vault)\b[^\n.;:]{0,50}?"
+    r"\b(?:locked|protected)\s+with\s+"
     # What an encrypted volume or vault opens with: "VeraCrypt volume on the stick: …".
     r"|\b(?:veracrypt|truecrypt|luks|keepass(?:xc)?|cryptomator)\b[^\n.;:]{0,50}?[:：]\s*)"
-    r"(?P<value>[\w'-]+(?:[ ][\w'-]+){2,5})(?=[.;!?,]?\s*$|[.;!?,]\s|\s[—–]\s)"
+    r"(?P<value>[\w'-]+(?:[ ][\w'-]+){2,5})(?=[.;!?,]?\s*$|[.;!?,，。；]\s*|\s[—–]\s)"
 )
 _NOT_A_PHRASE_START_WORDS = """
     a an the my your his her our their its this that not no in on at of for to with from
@@ -75,7 +85,7 @@ _NOT_IN_A_PHRASE_WORDS = """
     i you he she it we they me him them is was are be been will would should could can
     can't won't don't didn't doesn't isn't wasn't has have had do does did never but so
     because if when then which who what where words characters chars letters digits long
-    key manager vault app file
+    key manager vault app file reset link hint policy expired expires expiring
 """
 _NOT_IN_A_PHRASE = frozenset(_NOT_IN_A_PHRASE_WORDS.split())
 # After "password is" (not "passphrase is"), plain words are a sentence as often as a
@@ -87,6 +97,11 @@ _FUNCTION_WORDS_LIST = """
 """
 _FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_LIST.split())
 # A Chinese passphrase (口令, a spoken password) may be Chinese words alone: 口令是山高月小.
+# A memorable word is a plain word, given right after its name: "Glenys's bank memorable
+# word hollyhock，…"; it ends its clause ("memorable word required when …" gives none).
+_MEMORABLE_WORD = re.compile(
+    r"(?i)\bmemorable word\s+(?P<value>[a-z]{4,24})(?=\s*(?:[,.;!?，。；]|$))"
+)
 _CHINESE_PASSPHRASE = re.compile(
     r"口令\s*(?:是|为|為|：|:)\s*(?P<value>[\u4e00-\u9fff]{3,12})(?=[\s，。,；;！!？?）)、]|$)"
 )
@@ -175,8 +190,8 @@ _DESCRIBED_BY_FORM = re.compile(
     rf"(?P<description>[^.\n;:—–]{{0,40}}?\b(?:{_FORM})\b[^.\n;:—–]{{0,30}}?)\s*[,:—–]\s*"
     # The value ends its clause: "…in lower case, remember that" gives none.
     r"(?P<value>[^\s,.;:!?\"'“”]{4,40})(?=\s*(?:[.,;!?)\"'”，。]|$)|\s[—–-]\s)"
-    r"|(?:密码|口令)(?:就是|是|为)?(?P<zh>[^\n，。；：:]{0,12}?(?:全拼|拼音|小写|大写|名字|缩写|首字母|字母|英文)"
-    r"[^\n，。；：:\s]{0,6}?)\s*[:：]?\s*(?P<latin>[A-Za-z][\x21-\x7e]{3,40})(?![\x21-\x7e])"
+    r"|(?:密码|口令)(?:就是|是|为)?(?P<zh>[^\n，。；：:]{0,12}?(?:全拼|拼音|小写|大写|名字|缩写|首字母|字母|英文|一个词|单词)"
+    r"[^\n，。；：:\s]{0,12}?)\s*[:：]?\s*(?P<latin>[A-Za-z][\x21-\x7e]{3,40})(?![\x21-\x7e])"
 )
 # The password in brackets after its word: "User shared their Steam password
 # (Gnarly-Gecko-55) so the assistant could …".
@@ -195,7 +210,9 @@ def _described_or_bracketed(text: str) -> Iterator[Detection]:
     for match in _DESCRIBED_BY_FORM.finditer(text):
         group = "value" if match.group("value") else "latin"
         value = match.group(group).rstrip(TRAILING)
-        if could_be_a_password(value) and not NOT_A_SECRET_CODE.search(match.group()):
+        # Described as pinyin or one word, a word in "-ing" is one ("laobing", "qingming").
+        pinyin = group == "latin" and value.isalpha() and value.casefold() not in NOT_A_PASSWORD
+        if (pinyin or could_be_a_password(value)) and not NOT_A_SECRET_CODE.search(match.group()):
             start = match.start(group)
             yield Detection(Category.PASSWORD, start, start + len(value))
     for match in _IN_BRACKETS.finditer(text):
@@ -284,7 +301,9 @@ def _wifi_values(text: str) -> Iterator[Detection]:
 
 # The answer to a bank's security question is a password of plain words.
 _SECURITY_ANSWER = re.compile(
-    r"(?i)\b(?:security|secret) answer\b[^\n.;]{0,60}?(?:\bis\b|[:：])[ \t]*[\"'“‘]?"
+    r"(?i)(?:\b(?:security|secret)(?: question)? answer\b[^\n.;]{0,60}?(?:\bis\b|[:：]|[是为])"
+    # The question in brackets, then its answer: "security question (first dog's name): Tansy".
+    r"|\bsecurity question\s*[(（][^)）\n]{1,40}[)）]\s*[:：])[ \t]*[\"'“‘]?"
     r"(?P<value>[^\s\"'”’.,;。，]{3,40})"
     r"|(?:密保答案|安全问题答案|密保问题的?答案)\s*(?:是|为|[:：])\s*(?P<zh>[^\s，。,;；]{2,20})"
 )
@@ -320,6 +339,9 @@ def _passphrases(text: str) -> Iterator[Detection]:
         if words[0].endswith("ed"):
             continue  # "the passphrase was generated by diceware"
         yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+    for match in _MEMORABLE_WORD.finditer(text):
+        if could_be_a_password(match.group("value")):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
     for match in _CHINESE_PASSPHRASE.finditer(text):
         if not _NOT_A_CHINESE_PASSPHRASE.search(match.group("value")):
             yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
@@ -340,7 +362,9 @@ _RULES: tuple[Rule, ...] = (
     (lambda text, low: "wi-fi" in low or "wifi" in low, _wifi_values),
     (lambda text, low: ("?" in text or "？" in text) and "\n" in text, _wifi_answered),
     (
-        lambda text, low: "answer" in low or "密保" in text or "安全问题" in text,
+        lambda text, low: (
+            "answer" in low or "security question" in low or "密保" in text or "安全问题" in text
+        ),
         _security_answers,
     ),
     (
@@ -355,7 +379,10 @@ _RULES: tuple[Rule, ...] = (
             or "password was" in low
             or "master password" in low
             or "口令" in text
-            or any(w in low for w in ("crypt", "luks", "keepass"))
+            or "主密码" in text
+            or "memorable" in low
+            or "user" in low
+            or any(w in low for w in ("crypt", "luks", "keepass", "locked with", "protected with"))
         ),
         _passphrases,
     ),

@@ -95,7 +95,8 @@ _CUE_WORDS: dict[str, str] = {
         "otp one-time verification order tracking invoice booking ref reference ticket"
         " flight room unit version build commit ssid username user handle tag id number"
         " no account-number serial model extension ext postcode zip price prices cost costs"
-        " paid pay fee fees rent salary budget total meeting moved time am pm size"
+        " paid pay fee fees rent salary budget total meeting moved time am pm size named"
+        " called name team club band nickname alias gamertag"
     ),
 }
 _CUE_OF_WORD = {word: kind for kind, words in _CUE_WORDS.items() for word in words.split()}

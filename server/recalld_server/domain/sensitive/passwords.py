@@ -56,7 +56,7 @@ _PASSWORD_WORD = re.compile(
     r"|lock ?box|key ?safe|key ?box"
     r"|t[üu]rcode|código (?:de la puerta|del portal)"
     # "alarm panel code", "door entry code": a word may stand between.
-    r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box"
+    r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box|barrier"
     r"|garage|safe|padlock|shed|disarm|arming|duress"
     # Codes that unlock a device or a role: "parental code 3390", "manager override 7731".
     r"|parental|immobili[sz]er|admin|master|override|restrictions?|screen ?time|child ?lock"
@@ -166,6 +166,11 @@ _PASSWORD_STEMS = (
 )  # fmt: skip
 
 
+# The first words of a description in quotes: "'the dog's name'", "'the usual one'" (not
+# "my": "'my cat eats noodles at 3am'" is a passphrase).
+_DESCRIBING = frozenset({"the", "his", "her", "our", "their", "your", "a", "an", "same", "usual"})
+
+
 def passwords(text: str) -> Iterator[Detection]:
     """Every password the text states, in a sentence, a config line or a command."""
     lowered = text.casefold()
@@ -228,6 +233,8 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         value = stated.group(group).strip().rstrip(TRAILING)
         if not could_be_a_password(value):
             return None
+        if " " in value and value.split()[0].casefold() in _DESCRIBING:
+            return None  # "the password is 'the dog's name'": what it is, not it
         start = stated.start(group) + stated.group(group).index(value[0])
         return Detection(Category.PASSWORD, start, start + len(value))
     if stated is not None and not named.get("value"):
