@@ -41,7 +41,7 @@ _LOCK = (
 # A Chinese safe or lock, a colon or a space, its combination: "衣帽间保险柜：48-17-33",
 # "冷库门上的挂锁 4719".
 _CHINESE_LOCK = re.compile(
-    r"(?:保险柜|保险箱|密码箱|密码锁|挂锁|门锁)(?:[^\n，。；]{0,12}?[:：]\s*|\s+)"
+    r"(?:保险柜|保险箱|密码箱|密码锁|挂锁|门锁|门禁)(?:[^\n，。；]{0,12}?[:：]\s*|\s+)"
     r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[0-9]{4,8}(?![\w-]))"
     # Not a count or an amount: "保险箱 2000 元".
     r"(?!\s*[年月日号点岁个次位份元块万])"
@@ -199,7 +199,10 @@ def _lock_codes(text: str) -> Iterator[Detection]:
 # Each rule beside the literal words it needs (see password_forms.passwords_elsewhere).
 RULES: tuple[Rule, ...] = (
     (lambda text, low: any(w in low for w in _LOCK_WORDS), _lock_codes),
-    (lambda text, low: "锁" in text or "保险" in text or "密码箱" in text, _chinese_lock_codes),
+    (
+        lambda text, low: "锁" in text or "保险" in text or "密码箱" in text or "门禁" in text,
+        _chinese_lock_codes,
+    ),
     (lambda text, low: "输" in text, _keyed_in_chinese),
     (
         lambda text, low: "\n" in text and ("?" in text or "？" in text or "remind me" in low),

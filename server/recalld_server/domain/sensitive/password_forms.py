@@ -70,9 +70,12 @@ _PASSPHRASE = re.compile(
     # lagoon twelve".
     r"|\b(?:zip|archive|pdf|rar|7z|file|folder|drive|usb|stick|vault)\b[^\n.;:]{0,50}?"
     r"\b(?:locked|protected)\s+with\s+"
+    # "the shop admin password is a phrase: heather honey harvest".
+    r"|\bpassword\s+(?:is|was)\s+a\s+(?:phrase|passphrase|sentence)\s*[:：]\s*"
     # What an encrypted volume or vault opens with: "VeraCrypt volume on the stick: …".
     r"|\b(?:veracrypt|truecrypt|luks|keepass(?:xc)?|cryptomator)\b[^\n.;:]{0,50}?[:：]\s*)"
-    r"(?P<value>[\w'-]+(?:[ ][\w'-]+){2,5})(?=[.;!?,]?\s*$|[.;!?,，。；]\s*|\s[—–]\s)"
+    r"(?P<value>[\w'-]+(?:[ ][\w'-]+){2,5}|[a-z]+(?:-[a-z]+){2,5})"
+    r"(?=[.;!?,]?\s*$|[.;!?,，。；]\s*|\s[—–]\s)"
 )
 _NOT_A_PHRASE_START_WORDS = """
     a an the my your his her our their its this that not no in on at of for to with from
@@ -158,8 +161,20 @@ def _named_values(pattern: re.Pattern[str], text: str) -> Iterator[Detection]:
             yield Detection(Category.PASSWORD, start, start + len(value))
 
 
+# A value chosen as the password, whatever its shape: "Felicity picked marigold as the
+# password for the guest page".
+_CHOSEN_AS_PASSWORD = re.compile(
+    r"(?i)\b(?:picked|chose|chosen|choose|uses|used|using|set|made)\s+"
+    r"(?P<value>[A-Za-z0-9][^\s,;]{3,40})\s+as\s+(?:the|her|his|my|our|their|its)?\s*"
+    r"(?:[\w-]+\s+){0,2}?(?:password|passcode|passphrase|pin)\b"
+)
+
+
 def _before_the_word(text: str) -> Iterator[Detection]:
-    return _named_values(_PASSWORD_BEFORE_WORD, text)
+    for match in _CHOSEN_AS_PASSWORD.finditer(text):
+        if could_be_a_password(match.group("value")):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+    yield from _named_values(_PASSWORD_BEFORE_WORD, text)
 
 
 def _admin_pairs(text: str) -> Iterator[Detection]:
@@ -186,12 +201,16 @@ _FORM = (
     r"|pinyin|spelt|spelled|backwards"
 )
 _DESCRIBED_BY_FORM = re.compile(
-    r"(?i)\b(?:password|passphrase|passcode|passwort|wi-?fi key)\b[^.\n;:]{0,40}?\b(?:is|was)\s+"
-    rf"(?P<description>[^.\n;:—–]{{0,40}}?\b(?:{_FORM})\b[^.\n;:—–]{{0,30}}?)\s*[,:—–]\s*"
+    r"(?i)\b(?:password|passphrase|passcode|passwort|wi-?fi key)\b[^.\n;:]{0,40}?"
+    r"(?:\b(?:is|was|it'?s|it’s)\s+|\s*就?是\s*)"
+    rf"(?P<description>[^.\n;:：—–]{{0,40}}?(?:\b(?:{_FORM})\b|拼音|名字)[^.\n;:：—–]{{0,30}}?)"
+    r"\s*[,:：，—–]\s*"
     # The value ends its clause: "…in lower case, remember that" gives none.
     r"(?P<value>[^\s,.;:!?\"'“”]{4,40})(?=\s*(?:[.,;!?)\"'”，。]|$)|\s[—–-]\s)"
     r"|(?:密码|口令)(?:就是|是|为)?(?P<zh>[^\n，。；：:]{0,12}?(?:全拼|拼音|小写|大写|名字|缩写|首字母|字母|英文|一个词|单词)"
-    r"[^\n，。；：:\s]{0,12}?)\s*[:：]?\s*(?P<latin>[A-Za-z][\x21-\x7e]{3,40})(?![\x21-\x7e])"
+    r"[^\n，。；：:\s]{0,12}?)\s*[:：]?\s*(?P<latin>[A-Za-z][\x21-\x7e]{3,40}(?![\x21-\x7e])"
+    # Several pinyin words, to the end of the clause: "三个拼音词：huoche kuaidi wuhan".
+    r"(?:(?:\s[a-z]{2,20}){1,4}(?=\s*(?:[，。,.;；!?！？]|$)))?)"
 )
 # The password in brackets after its word: "User shared their Steam password
 # (Gnarly-Gecko-55) so the assistant could …".
@@ -244,7 +263,7 @@ def _wifi_answered(text: str) -> Iterator[Detection]:
 
 def _security_answers(text: str) -> Iterator[Detection]:
     for match in _SECURITY_ANSWER.finditer(text):
-        group = "value" if match.group("value") else "zh"
+        group = next(g for g in ("value", "answer", "zh") if match.group(g))
         if could_be_a_password(match.group(group)):
             yield Detection(Category.PASSWORD, match.start(group), match.end(group))
 
@@ -303,8 +322,15 @@ def _wifi_values(text: str) -> Iterator[Detection]:
 _SECURITY_ANSWER = re.compile(
     r"(?i)(?:\b(?:security|secret)(?: question)? answer\b[^\n.;]{0,60}?(?:\bis\b|[:：]|[是为])"
     # The question in brackets, then its answer: "security question (first dog's name): Tansy".
-    r"|\bsecurity question\s*[(（][^)）\n]{1,40}[)）]\s*[:：])[ \t]*[\"'“‘]?"
+    r"|\bsecurity question\s*[(（][^)）\n]{1,40}[)）]\s*(?:的?答案(?:是|为)?|[:：]))[ \t]*[\"'“‘]?"
     r"(?P<value>[^\s\"'”’.,;。，]{3,40})"
+    # The answer to a question, the question quoted or named: "Samir's answer to 'first
+    # concert you went to?' is Oasis at Knebworth", "the answer to his telephone-banking
+    # question, mother's maiden name: Sangster". A few words, to the end of the clause, the
+    # first a name's or a number's ("the answer to that question: we don't know" is none).
+    r"|\banswer to\s+(?:['‘“\"][^'’”\"\n]{3,60}['’”\"]|[^\n.;:]{0,40}?\bquestion\b[^\n.;:]{0,40}?)"
+    r"\s*(?:\bis\b|[:：])\s*(?P<answer>(?-i:[A-Z0-9])[^\s,.;:!?]{1,30}(?:\s[^\s,.;:!?]{1,30}){0,3})"
+    r"(?=\s*(?:[.,;!?，。]|$))"
     r"|(?:密保答案|安全问题答案|密保问题的?答案)\s*(?:是|为|[:：])\s*(?P<zh>[^\s，。,;；]{2,20})"
 )
 
@@ -350,7 +376,10 @@ def _passphrases(text: str) -> Iterator[Detection]:
 # Each rule beside the literal words it needs: it runs only where they are, since most
 # memories have none. A trigger is given the text and its lower-cased copy.
 _RULES: tuple[Rule, ...] = (
-    (lambda text, low: "pass" in low or "密码" in text or "that" in low, _before_the_word),
+    (
+        lambda text, low: "pass" in low or "pin" in low or "密码" in text or "that" in low,
+        _before_the_word,
+    ),
     (
         lambda text, low: ("/" in text or ":" in text) and ("admin" in low or "root" in low),
         _admin_pairs,
