@@ -21,7 +21,7 @@ from recalld_server.domain.sensitive.password_values import (
     could_be_a_password,
     looks_made_up,
 )
-from recalld_server.domain.sensitive.spans import Detection, Rule
+from recalld_server.domain.sensitive.spans import Detection, Rule, line_around
 
 # A value between spaces, or ended by Chinese or list punctuation.
 _VALUE = r"[^\s，。,;；、()（）\"“”]{3,40}?"
@@ -92,9 +92,7 @@ def _changed_secrets(text: str) -> Iterator[Detection]:
     """The old and the new value of a password, a PIN or a lock's code that changed."""
     for pattern in _CHANGES:
         for match in pattern.finditer(text):
-            line_start = text.rfind("\n", 0, match.start()) + 1
-            line_end = text.find("\n", match.end())
-            line = text[line_start : len(text) if line_end < 0 else line_end]
+            line = line_around(text, match.start(), match.end())
             if not _SECRET.search(line) or _NOT_A_SECRET.search(line):
                 continue
             if NOT_A_SECRET_CODE.search(line):

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 
 from recalld_server.domain.core.sensitive_data import Category
-from recalld_server.domain.sensitive.spans import PLACEHOLDER, Detection
+from recalld_server.domain.sensitive.spans import PLACEHOLDER, Detection, line_around
 
 __all__ = [
     "PasswordModel",
@@ -235,10 +235,7 @@ def features(text: str, start: int, end: int) -> set[str]:
             found.add(f"cue_after:{cue}")
     next_char = after[:1]
     found.add(f"next_char:{next_char if not next_char.isalnum() else 'a'}")
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line = text[line_start : len(text) if line_end < 0 else line_end]
-    found.update(f"in_line:{word}" for word in _context_words(line))
+    found.update(f"in_line:{word}" for word in _context_words(line_around(text, start, end)))
     return found
 
 

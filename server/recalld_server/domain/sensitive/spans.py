@@ -70,6 +70,12 @@ def blanked(text: str, detections: Sequence[Detection]) -> str:
     return "".join(chars)
 
 
+def line_around(text: str, start: int, end: int) -> str:
+    """The whole line (or lines) that `text[start:end]` stands on."""
+    line_end = text.find("\n", end)
+    return text[text.rfind("\n", 0, start) + 1 : len(text) if line_end < 0 else line_end]
+
+
 def standalone(text: str, start: int, end: int) -> bool:
     """No version dot, identifier or longer number glued to the match."""
     before = text[start - 1 : start] if start else ""
