@@ -70,7 +70,11 @@ _PASSWORD_WORD = re.compile(
 # portal: …", "密码（新）是 …", "password (she asked me to keep it): …"), "set/changed
 # to", or a dash.
 _PASSWORD_STATED = re.compile(
-    r"(?i)(?:\s+(?:for|of|on|to|at|in|from|with|the|that|which|we|i|you|he|she|they|my|his"
+    # An aside between commas on what it is for: "the password, for voiding orders, is
+    # 888666a", "manager PIN, for refunds only: 2291" (not "for example").
+    r"(?i)(?:,\s*(?:for|on|at|in|to)\s+(?!example|instance)[^\n,;:：。=—]{1,40}?"
+    r"(?:,(?=\s*(?:is|was)\s)|(?=\s*[:：]))"
+    r"|\s+(?:for|of|on|to|at|in|from|with|the|that|which|we|i|you|he|she|they|my|his"
     # ... and in French, Spanish, Portuguese, Italian, German, Swedish, Polish.
     r"|her|our|de|del|du|des|da|do|di|per|für|von|vom|zum|zur|för|dla)\s+[^\n,;:：。=—]{0,40}?|\s*[（(][^）)\n]{0,80}[）)]"
     r"|[^\s，。,；;！!？?：:=\x21-\x7e]{1,6}?"
