@@ -35,11 +35,15 @@ _UNIT_AFTER = re.compile(
 
 _ARITHMETIC = re.compile(r"[=^*×÷]\s*$|^\s*[=^*×÷]")
 _PHONE_REGIONS = ("CN", "US")
-# British and French mobiles are read without a word for a phone: their national shape
-# ("07823 537922", "06 28 03 33 86") is theirs alone, unlike a landline's.
-_MOBILE_REGIONS = ("GB", "FR")
-_MOBILE_START = re.compile(r"(?<![0-9])0[67][ .]?[0-9]")
-_MOBILE_SHAPE = re.compile(r"07[1-9][0-9]{2}[ ]?[0-9]{6}|0[67](?:[ .]?[0-9]{2}){4}")
+# British, French, Dutch and Japanese mobiles are read without a word for a phone: their
+# national shape ("07823 537922", "06 28 03 33 86", "06-68565018", "070-8688-8203") is
+# theirs alone, unlike a landline's.
+_MOBILE_REGIONS = ("GB", "FR", "NL", "JP")
+_MOBILE_START = re.compile(r"(?<![0-9])0(?:[67][ .\-]?[0-9]|[789]0[ \-]?[0-9])")
+_MOBILE_SHAPE = re.compile(
+    r"07[1-9][0-9]{2}[ ]?[0-9]{6}|0[67](?:[ .]?[0-9]{2}){4}|06-[0-9]{8}"
+    r"|0[789]0([ \-]?)[0-9]{4}\1[0-9]{4}"
+)
 # Numbers written the national way of another country ("07823 619930", "070-9938-7253")
 # count where the text says it is a phone number: read in these regions too.
 _PHONE_CUE = re.compile(
@@ -61,6 +65,7 @@ _DOTTED_PHONE = re.compile(
     # A country code with its plus, or NANP's bare 1: "4.11.1111.1111" is a version.
     r"(?:\+[0-9]{1,3}[ .]|1[ .])?\(?[0-9]{2,4}\)?\.[0-9]{3,4}\.[0-9]{4}"
     r"|(?:\+33[ .]?|0)[1-9](?:\.[0-9]{2}){4}"  # France: 07.36.92.41.96
+    r"|\+[0-9]{1,3}\.[0-9]{7,12}"  # a country code, a dot, the number: +86.18542042671
 )
 # The shortest phone number libphonenumber accepts here has seven digits; a text without
 # seven digits close together is not worth its matcher (the costliest rule by far).

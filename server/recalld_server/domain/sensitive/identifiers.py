@@ -69,7 +69,9 @@ _PASSPORT_WORD = re.compile(
     r"|পাসপোর্ট|கடவுச்சீட்டு|პასპორტ\w*|անձնագիր\w*|ፓስፖርት|төлқұжат"
     # "travel document", and the short forms: "PP# …", "PPT no. …", "Eesti pass K…".
     r"|travel document|(?-i:\bPPT?\b)\s*(?=(?:#|no\b|nr\b|num)|\s*[A-Z]{0,2}[0-9]{6,9}\b)"
-    r"|\bpass(?=\s+(?:(?:nr|no|number)\.?\s*|#\s*)?[A-Z]{1,2}[0-9]{6,8}\b))"
+    r"|\bpass(?=\s+(?:(?:nr|no|number)\.?\s*|#\s*)?[A-Z]{1,2}[0-9]{6,8}\b)"
+    # Swedish "pass för Ragnhild: 99230137": a passport, whose number may be digits alone.
+    r"|\bpass(?=\s+för\s))"
 )
 # What every word above holds (lower-cased): without one, no word is looked for.
 _PASSPORT_STEMS = (
@@ -204,6 +206,8 @@ def passports(text: str) -> Iterator[Detection]:
     if "<<" in text:
         yield from _machine_readable(text)
     lowered = text.lower()
+    if any(word in lowered for word in _MANIFEST_STEMS):
+        yield from _listed_with_names(text)
     if "PP" not in text and not any(stem in lowered for stem in _PASSPORT_STEMS):
         return
     for word in _PASSPORT_WORD.finditer(text):
@@ -232,6 +236,37 @@ def passports(text: str) -> Iterator[Detection]:
             if value.isdigit() and (len(set(value)) < 3 or _DATE_DIGITS.fullmatch(value)):
                 continue
             yield Detection(Category.PASSPORT, number.start(), number.end())
+
+
+# A crew list, a guest file, a passenger manifest: each person's name, then the number
+# of the document they travel on ("crew list: Wouter SGHMZW9A3, …", "guest file: 尚文斌
+# E24886958, 尤佩玲 EB7694348"), with no word for a passport.
+_MANIFEST = re.compile(
+    r"(?i)\b(?:crew|guests?|passengers?|manifest|travell?ers?|boarding list|check-in list)\b"
+    r"|乘客|旅客|客人|住客|船员|机组|名单|入住登记"
+)
+_MANIFEST_STEMS = (
+    "crew", "guest", "passenger", "manifest", "travel", "boarding", "check-in", "乘客", "旅客",
+    "客人", "住客", "船员", "机组", "名单", "入住登记",
+)  # fmt: skip
+_NAME_THEN_NUMBER = re.compile(
+    r"(?:(?<![\w'’])(?-i:[A-Z][a-z]{1,20})|(?<![\u4e00-\u9fff])[\u4e00-\u9fff]{2,4})[ \t]+"
+    # Lettered and with two digits: "E24886958", "SGHMZW9A3"; not all digits (a phone's end).
+    r"(?P<value>(?=[A-Z0-9]*[0-9][A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{8,9})(?![A-Za-z0-9])"
+)
+
+
+def _listed_with_names(text: str) -> Iterator[Detection]:
+    """The passport numbers of a manifest's line: a name, then a number of a passport's shape."""
+    for manifest in _MANIFEST.finditer(text):
+        line_end = text.find("\n", manifest.end())
+        line_end = len(text) if line_end < 0 else line_end
+        for match in _NAME_THEN_NUMBER.finditer(text, manifest.end(), line_end):
+            if NOT_AN_IDENTIFIER_BEFORE.search(
+                text, max(0, match.start() - 4), match.start("value")
+            ):
+                continue  # "guests: Booking BK2024117": not a name before it
+            yield Detection(Category.PASSPORT, match.start("value"), match.end("value"))
 
 
 def _answer_line(text: str, word_start: int) -> tuple[int, int] | None:

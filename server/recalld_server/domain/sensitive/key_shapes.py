@@ -156,6 +156,10 @@ KNOWN_KEYS = re.compile(
             # ("project:environment." and 64 hex digits; "*:" for every project).
             r"(?<![A-Za-z0-9])[0-9a-f]{24}:[0-9a-f]{64}(?![A-Za-z0-9])",
             r"(?<![A-Za-z0-9.])(?:[a-z0-9_-]{1,40})?:[a-z][a-z0-9_-]{0,30}\.[0-9a-f]{64}(?![0-9a-f])",
+            # ntfy access tokens ("tk_" and 29 lower-case letters and digits); Cal.com API
+            # keys ("cal_live_" or "cal_" and 32 hex digits).
+            r"(?<![A-Za-z0-9_])tk_[a-z0-9]{29}(?![A-Za-z0-9])",
+            r"(?<![A-Za-z0-9_])cal_(?:live_|test_)?[0-9a-f]{32}(?![A-Za-z0-9])",
         )
     )
 )

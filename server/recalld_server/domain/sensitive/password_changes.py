@@ -25,7 +25,8 @@ from recalld_server.domain.sensitive.spans import Detection, Rule, line_around
 
 # A value between spaces, or ended by Chinese or list punctuation.
 _VALUE = r"[^\s，。,;；、()（）\"“”]{3,40}?"
-_END = r"(?=[\s,.;:!?，。；：！？]|$)"
+# "!", "?" and "." end a value only where a sentence ends: "now it's Westray!Lass24".
+_END = r"(?=[\s,;:，。；：！？]|[.!?](?:\s|$)|$)"
 # In Chinese the value may touch the characters around it: "从551276改成了903847".
 _LATIN_VALUE = r"[\x21-\x7e]{3,40}(?![\x21-\x7e])"
 _CHANGES = (
@@ -48,6 +49,12 @@ _CHANGES = (
         rf"(?i)\bused to be\s+(?P<old>{_VALUE}){_END}[,;]\s+(?:it'?s|it is)\s+(?P<new>{_VALUE})"
         rf"\s+now\b"
     ),
+    # "was ferry2023 until the auditors saw it; now it's Westray!Lass24".
+    re.compile(
+        rf"(?i)\b(?:was|used to be)\s+(?P<old>{_VALUE}){_END}\s+until\b[^\n;.]{{1,60}}?[;,.]\s*"
+        r"(?:and\s+|but\s+)?(?:now\s+(?:it'?s|it is)\s+|it'?s\s+now\s+|now\s+)"
+        rf"(?P<new>{_VALUE}){_END}"
+    ),
     # "从 551276 改成了 903847", "由 cq888888 换成 Huoguo#2027".
     re.compile(
         rf"(?:从|由)\s*(?P<old>{_LATIN_VALUE})\s*(?:改成|换成|改为|换为|变成|变为|改到|更新为|更新成)了?"
@@ -63,7 +70,7 @@ _CHANGES = (
 # What the values must be the values of, said in the same line.
 _SECRET = re.compile(
     r"(?i)\b(?:passwords?|passcodes?|passphrases?|passwd|pwd|pins?|codes?|combination|combo"
-    r"|logins?|log-ins?|sign-ins?|locks?|padlocks?|alarms?|safes?|gates?|doors?|keypads?"
+    r"|logins?|log-ins?|sign-ins?|admin|locks?|padlocks?|alarms?|safes?|gates?|doors?|keypads?"
     r"|lock ?box(?:es)?|key ?safes?|key ?box(?:es)?|wi-?fi|wpa2?|router)\b"
     r"|密码|口令|锁|门禁|无线|wifi|WiFi"
 )
@@ -71,15 +78,19 @@ _SECRET = re.compile(
 _NOT_A_SECRET = re.compile(
     r"(?i)\b(?:score|price|prices|rate|rates|cost|fee|rent|salary|budget|room|seat|gate [A-Z]"
     r"|flight|platform|version|release|build|phone|mobile|number|extension|size|weight"
-    r"|temperature|speed|limit|time|meeting|appointment|order|ticket|invoice|case)\b"
+    r"|temperature|speed|limit|time|meeting|appointment|order|ticket|invoice|case|firmware)\b"
     r"|价格|房间|航班|版本|电话|手机号|号码|订单|时间"
 )
 _YEAR = re.compile(r"(?:19|20)\d\d")
+# A version ("v2.1.8", "14.4.1") is no secret, whatever changed to it.
+_VERSION = re.compile(r"(?i)v?\d+(?:\.\d+)+[a-z]?")
 
 
 def _value(value: str) -> str | None:
     """The value as a password, without what ends a sentence; None if it is not one."""
     value = value.rstrip(TRAILING)
+    if _VERSION.fullmatch(value):
+        return None
     if value.isdigit():
         return value if 4 <= len(value) <= 8 else None
     if DASHED_COMBINATION.fullmatch(value) or LETTERED_CODE.fullmatch(value):

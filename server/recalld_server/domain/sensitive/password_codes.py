@@ -23,7 +23,8 @@ from recalld_server.domain.sensitive.spans import Detection, Rule, answered_belo
 # A question about a code or a PIN, answered on the next line ("what's the garage door
 # code again?\nA: 7391 then the hash key").
 _CODE_QUESTION = re.compile(
-    r"(?im)^[^\n]*(?:\bcode\b|\bpin\b|passcode|密码|暗証番号|비밀번호)[^\n]{0,40}[?？]"
+    r"(?im)^[^\n]*(?:\bcode\b|\bpin\b|passcode|combination|密码|门锁|门禁|挂锁|暗証番号|비밀번호)"
+    r"[^\n]{0,40}[?？]"
     r"|^[^\n]*\bremind me\b[^\n]{0,40}(?:\bcode\b|\bpin\b|passcode)[^\n]*"
 )
 # Codes that are not secrets: what a shop, a parcel or a sign-in sends.
@@ -36,15 +37,22 @@ NOT_A_SECRET_CODE = re.compile(
 # 12-34-56", "her locker opens with 3391", "the archive unlocks with Tax2024!Rivera".
 _LOCK = (
     r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault|lockbox|keybox"
-    r"|barrier)s?"
+    r"|barrier|cabinet|cupboard|drawer)s?"
 )
 # A Chinese safe or lock, a colon or a space, its combination: "衣帽间保险柜：48-17-33",
 # "冷库门上的挂锁 4719".
 _CHINESE_LOCK = re.compile(
-    r"(?:保险柜|保险箱|密码箱|密码锁|挂锁|门锁|门禁)(?:[^\n，。；]{0,12}?[:：]\s*|\s+)"
+    r"(?:保险柜|保险箱|密码箱|密码锁|挂锁|门锁|门禁|指纹锁|智能锁|卷帘门|车库门|储物柜|更衣柜)"
+    r"(?:[^\n，。；]{0,12}?[:：]\s*|\s+)"
     r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[0-9]{4,8}(?![\w-]))"
     # Not a count or an amount: "保险箱 2000 元".
-    r"(?!\s*[年月日号点岁个次位份元块万])"
+    r"(?!\s*[年月日号点岁个次位份元块万开关到至])"
+)
+# A code spelled out in Chinese numerals: "教研室门锁改成八八六六二零了", "密码是幺三五七九二".
+_CHINESE_NUMERAL_CODE = re.compile(
+    r"(?:密码|口令|门锁|门禁|挂锁|保险柜|保险箱|密码锁)[^\n，。；？?]{0,6}?"
+    r"(?:是|为|改成了?|换成了?|设成了?|设为|[:：])\s*[“\"「]?"
+    r"(?P<value>[零〇一二三四五六七八九幺两]{4,8})(?![零〇一二三四五六七八九十百千万亿年月日号个位次])"
 )
 _LOCK_VALUE = r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[\x21\x23-\x26\x28-\x7e]{3,})"
 _LOCK_CODES = (
@@ -89,7 +97,27 @@ _LOCK_CODES = (
     # "safe 的 code 是 281947": a lock's code in Chinese word order.
     re.compile(
         rf"(?i)\b{_LOCK}\s*的?\s*(?:code|pin|combination|密码|口令)\s*(?:是|为|[:：])\s*"
-        r"(?P<value>[0-9]{4,8}(?![\w-])|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
+        r"(?P<value>[0-9]{4,8}(?![\w-])|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])"
+        # "defibrillator cabinet 的 code 是 C129X": a letter before or after the digits.
+        r"|(?=[0-9A-Z]{4,7}(?![\w-]))[A-Z]?[0-9]{3,6}[A-Z]?)"
+    ),
+    # "base door now C5830", "the side gate is now 4471": what a door's code changed to.
+    re.compile(
+        r"(?i)\b(?:door|gate|shed|garage|barrier|padlock|key ?safe|lock ?box)\s+(?:is\s+)?now\s+"
+        r"(?P<value>[0-9]{4,8}|(?=[0-9A-Z]{4,7}(?![\w-]))[A-Z]?[0-9]{3,6}[A-Z]?)"
+        rf"(?={CLAUSE_END})"
+    ),
+    # "keeps the office safe at 19-84-07": a combination's dashed shape, what it is set at.
+    re.compile(
+        r"(?i)\b(?:safe|padlock|lock|combination)\s+(?:is\s+|was\s+)?(?:set\s+|kept\s+|left\s+)?"
+        r"at\s+(?P<value>[0-9]{1,2}(?:-[0-9]{1,2}){2,3})(?![\w-])"
+    ),
+    # "the engineer menu on the ticket machine opens with 58315": a PIN that opens a
+    # device's menu or an app, ending its clause ("the file opens with 2024 data" is none).
+    re.compile(
+        r"(?i)\b(?:menu|machine|app|tablet|laptop|phone|screen|terminal|till|kiosk|cabinet"
+        r"|cupboard|drawer|locker|folder)\b[^.\n;]{0,40}?\b(?:opens|unlocks)\s+with\s+"
+        rf"(?:the\s+(?:code|pin|passcode|password)\s+)?(?P<value>[0-9]{{4,8}})(?={CLAUSE_END})"
     ),
     # "garage 8831 then the star key; side-gate padlock 0720": a PIN right after what it
     # opens, ending its clause.
@@ -121,16 +149,18 @@ _LOCK_CODES = (
 # The words that name what a lock code opens (the trigger of _lock_codes).
 _LOCK_WORDS = (
     "code", "combination", "combo", "opens", "unlocks", "lock", "safe", "protected", "alarm",
-    "keypad", "box", "door", "gate",
+    "keypad", "box", "door", "gate", "cabinet", "cupboard", "drawer", "shed", "garage", "barrier",
 )  # fmt: skip
 
 
+_CHINESE_LOCK_WORDS = ("锁", "保险", "密码", "门禁", "口令", "门", "柜")
 _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 
 
 def _chinese_lock_codes(text: str) -> Iterator[Detection]:
-    for match in _CHINESE_LOCK.finditer(text):
-        yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+    for pattern in (_CHINESE_LOCK, _CHINESE_NUMERAL_CODE):
+        for match in pattern.finditer(text):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
 
 # Digits one must key in, in Chinese: "现在输 0523 然后按井号", "收银台要输 883322 才能退款".
@@ -172,6 +202,8 @@ def _codes_answered(text: str) -> Iterator[Detection]:
             break  # only the next line answers it
 
 
+# A keypad's code with a letter at either end: "C129X", "B7712".
+_EDGE_LETTERS = re.compile(r"(?=.{4,7}$)(?=.*[A-Z])[A-Z]?[0-9]{3,6}[A-Z]?")
 _MORE_DIGITS = re.compile(r"[ \u00a0][0-9]")
 
 
@@ -183,7 +215,7 @@ def _lock_codes(text: str) -> Iterator[Detection]:
             # Digits ("3391", "12-34-56"), or a made-up word with digits in it; not a
             # date ("2024-05-01") or a program ("opens with Adobe-Reader").
             made_up = looks_made_up(value) and any(c.isdigit() for c in value)
-            lettered = LETTERED_CODE.fullmatch(value) is not None
+            lettered = bool(LETTERED_CODE.fullmatch(value) or _EDGE_LETTERS.fullmatch(value))
             start = match.start("value")
             end = start + len(value)
             if value.isdigit() and _MORE_DIGITS.match(text, end):
@@ -200,7 +232,7 @@ def _lock_codes(text: str) -> Iterator[Detection]:
 RULES: tuple[Rule, ...] = (
     (lambda text, low: any(w in low for w in _LOCK_WORDS), _lock_codes),
     (
-        lambda text, low: "锁" in text or "保险" in text or "密码箱" in text or "门禁" in text,
+        lambda text, low: any(w in text for w in _CHINESE_LOCK_WORDS),
         _chinese_lock_codes,
     ),
     (lambda text, low: "输" in text, _keyed_in_chinese),

@@ -72,6 +72,9 @@ _PASSPHRASE = re.compile(
     r"\b(?:locked|protected)\s+with\s+"
     # "the shop admin password is a phrase: heather honey harvest".
     r"|\bpassword\s+(?:is|was)\s+a\s+(?:phrase|passphrase|sentence)\s*[:：]\s*"
+    # "the folder opens with the passphrase scroll purfling ebony maple".
+    r"|\b(?:opens|unlocks|opened|unlocked|protected|locked)\s+with\s+(?:the\s+|a\s+)?"
+    r"(?:pass ?phrase|password)\s+"
     # What an encrypted volume or vault opens with: "VeraCrypt volume on the stick: …".
     r"|\b(?:veracrypt|truecrypt|luks|keepass(?:xc)?|cryptomator)\b[^\n.;:]{0,50}?[:：]\s*)"
     r"(?P<value>[\w'-]+(?:[ ][\w'-]+){2,5}|[a-z]+(?:-[a-z]+){2,5})"
@@ -201,16 +204,30 @@ _FORM = (
     r"|pinyin|spelt|spelled|backwards"
 )
 _DESCRIBED_BY_FORM = re.compile(
-    r"(?i)\b(?:password|passphrase|passcode|passwort|wi-?fi key)\b[^.\n;:]{0,40}?"
+    r"(?i)\b(?:password|passphrase|passcode|passwort|pass|wi-?fi key)\b[^.\n;:]{0,40}?"
     r"(?:\b(?:is|was|it'?s|it’s)\s+|\s*就?是\s*)"
     rf"(?P<description>[^.\n;:：—–]{{0,40}}?(?:\b(?:{_FORM})\b|拼音|名字)[^.\n;:：—–]{{0,30}}?)"
-    r"\s*[,:：，—–]\s*"
+    # The description may be quoted: "'… all lower case' — solansolan".
+    r"\s*[\"'”’]?\s*[,:：，—–]\s*"
     # The value ends its clause: "…in lower case, remember that" gives none.
     r"(?P<value>[^\s,.;:!?\"'“”]{4,40})(?=\s*(?:[.,;!?)\"'”，。]|$)|\s[—–-]\s)"
     r"|(?:密码|口令)(?:就是|是|为)?(?P<zh>[^\n，。；：:]{0,12}?(?:全拼|拼音|小写|大写|名字|缩写|首字母|字母|英文|一个词|单词)"
-    r"[^\n，。；：:\s]{0,12}?)\s*[:：]?\s*(?P<latin>[A-Za-z][\x21-\x7e]{3,40}(?![\x21-\x7e])"
+    # "…加名字拼音，也就是 yinguoliang218": the value after "that is".
+    r"[^\n，。；：:\s]{0,12}?)\s*(?:[:：]|[，,]\s*(?:也就是|就是|即)|也就是)?\s*"
+    r"(?P<latin>[A-Za-z][\x21-\x7e]{3,40}(?![\x21-\x7e])"
     # Several pinyin words, to the end of the clause: "三个拼音词：huoche kuaidi wuhan".
     r"(?:(?:\s[a-z]{2,20}){1,4}(?=\s*(?:[，。,.;；!?！？]|$)))?)"
+)
+# A password given, then its form: "the workshop Wi-Fi key is guarneridelgesu, all one
+# word", "开机密码 sannianerban，拼音全小写".
+_GIVEN_THEN_DESCRIBED = re.compile(
+    r"(?i)(?:\b(?:password|passphrase|passcode|pass|wi-?fi key|pin)\b"
+    r"(?:\s+(?:for|on|of|to)\s+(?:the\s+)?[\w'’-]+(?:\s+[\w'’-]+){0,2}?)?"
+    r"(?:\s+(?:is|was)\s+|\s*[:：]\s*|\s+)"
+    r"|(?:密码|口令)(?:是|为|[:：])?\s*)"
+    r"(?P<value>[^\s,，.;:!?\"'“”]{4,40})\s*[,，]\s*"
+    r"(?:(?:it'?s\s+|all\s+|in\s+)?(?:one word|lower ?case|upper ?case|small letters|capitals"
+    r"|no spaces)\b|(?:拼音)?全?(?:小写|大写|拼音))"
 )
 # The password in brackets after its word: "User shared their Steam password
 # (Gnarly-Gecko-55) so the assistant could …".
@@ -234,6 +251,14 @@ def _described_or_bracketed(text: str) -> Iterator[Detection]:
         if (pinyin or could_be_a_password(value)) and not NOT_A_SECRET_CODE.search(match.group()):
             start = match.start(group)
             yield Detection(Category.PASSWORD, start, start + len(value))
+    for match in _GIVEN_THEN_DESCRIBED.finditer(text):
+        value = match.group("value")
+        if (
+            value.isascii()
+            and could_be_a_password(value)
+            and not re.fullmatch(_FORM, value, re.IGNORECASE)
+        ):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
     for match in _IN_BRACKETS.finditer(text):
         value = match.group("value")
         pin = value.isdigit() and 4 <= len(value) <= 8
@@ -263,7 +288,7 @@ def _wifi_answered(text: str) -> Iterator[Detection]:
 
 def _security_answers(text: str) -> Iterator[Detection]:
     for match in _SECURITY_ANSWER.finditer(text):
-        group = next(g for g in ("value", "answer", "zh") if match.group(g))
+        group = next(g for g in ("value", "answer", "zh", "asked", "first") if match.group(g))
         if could_be_a_password(match.group(group)):
             yield Detection(Category.PASSWORD, match.start(group), match.end(group))
 
@@ -332,6 +357,16 @@ _SECURITY_ANSWER = re.compile(
     r"\s*(?:\bis\b|[:：])\s*(?P<answer>(?-i:[A-Z0-9])[^\s,.;:!?]{1,30}(?:\s[^\s,.;:!?]{1,30}){0,3})"
     r"(?=\s*(?:[.,;!?，。]|$))"
     r"|(?:密保答案|安全问题答案|密保问题的?答案)\s*(?:是|为|[:：])\s*(?P<zh>[^\s，。,;；]{2,20})"
+    # A question asked for, then its answer: "her freight account asks for the name of her
+    # first school; the answer on file is Holland House".
+    r"|\b(?:account|portal|bank|app|site|website|login|helpline|provider|insurer)\s+asks?\s+"
+    r"(?:for|about)\b[^\n]{0,60}?\bthe answer\b(?:\s+(?:on file|saved|stored|given))?"
+    r"\s+(?:is|was)\s+(?P<asked>(?-i:[A-Z0-9])[^\s,.;:!?]{1,30}(?:\s(?-i:[A-Z0-9])[^\s,.;:!?]{1,30}){0,3})"
+    r"(?=\s*(?:[.,;!?，。]|$))"
+    # The answer first: "his hamster was called Doudou, that's his UCAS security answer".
+    r"|(?P<first>(?-i:[A-Z])[a-z]{2,20}|[A-Za-z]+[0-9]+)\s*[，,]\s*"
+    r"(?:这就?是|that'?s|which is|this is)\s*[^\n，。.]{0,30}?"
+    r"(?:security answer|secret answer|密保答案|安全问题的?答案)"
 )
 
 

@@ -28,6 +28,7 @@ from recalld_server.domain.sensitive.spans import (
     Detection,
     answered_below,
     cells_under,
+    line_around,
     listed_under,
 )
 
@@ -38,7 +39,7 @@ from recalld_server.domain.sensitive.spans import (
 # Slovak, Hungarian, Romanian, Spanish, Portuguese, French, Vietnamese, Indonesian.
 _PASSWORD_WORD = re.compile(
     r"(?:密码|密碼|口令|PIN ?码|pin ?码|提取码|提取碼|登录码|登入码|暗証番号|パスワード"
-    r"|撤防码|布防码|门禁码"
+    r"|撤防码|布防码|门禁码|开门码|开锁码|门锁码|访客码"
     r"|비밀번호|암호|пароль|парол[яюем]|лозинк[аеу]|κωδικός|şifre(?:si|m|niz)?|รหัสผ่าน"
     r"|كلمة (?:المرور|السر)|סיסמ[הא]|पासवर्ड)"
     r"|(?<![A-Za-z0-9_/\\])(?<![A-Za-z0-9]-)(?:[A-Za-z0-9]+[_-])*"
@@ -58,10 +59,12 @@ _PASSWORD_WORD = re.compile(
     # "alarm panel code", "door entry code": a word may stand between.
     r"|(?:door|gate|alarm|lock(?:-screen)?|entry|access|unlock|lockbox|key ?safe|key ?box|barrier"
     r"|garage|safe|padlock|shed|disarm|arming|duress"
+    # What a code keeps shut at work or at a club: "team locker code 6647".
+    r"|locker|cabinet|cupboard|drawer|shower|storeroom|bike"
     # Codes that unlock a device or a role: "parental code 3390", "manager override 7731".
     r"|parental|immobili[sz]er|admin|master|override|restrictions?|screen ?time|child ?lock"
     r"|engineer|installer|manager)"
-    r"(?: (?:panel|keypad|entry|system|box))?"
+    r"(?: (?:panel|keypad|entry|system|box|block))?"
     r" code|keypad(?: code)?)"
     r"(?:[_-][A-Za-z0-9]+)*(?![A-Za-z])(?:[\"'](?!s\b))?",
     re.IGNORECASE,
@@ -145,6 +148,7 @@ _NAMES_A_FIELD = re.compile(r"(?i)psk|pass|pwd")
 _ONE_TIME_BEFORE = re.compile(
     r"(?i)(?:动态|一次性|短信|\b(?:trip|ride|delivery|pickup|one-time)\s*)$"
 )
+_PARCEL = re.compile(r"(?i)parcel|package|deliver|inpost|pick-?up|collect|courier|取件|快递|驿站")
 _FACTORY_BEFORE = re.compile(r"(?i)(?:出厂|默认|factory)[^\n，,。]{0,12}$")
 _GROUPS_AFTER_A_COLON = re.compile(
     r"[^\n:：]{1,60}?[:：][ \t]*"
@@ -167,6 +171,8 @@ _PASSWORD_STEMS = (
     "adgangskode", "salasana", "has", "heslo", "jelsz", "parol", "contrase", "senha",
     "mật khẩu", "kata sandi", "密", "口令", "提取", "暗証", "パスワード", "비밀번호", "암호",
     "парол", "лозинк", "κωδικ", "şifre", "รหัสผ่าน", "كلمة", "סיסמ", "पासवर्ड",
+    "门码", "锁码", "禁码", "防码", "访客码", "locker", "cabinet", "cupboard", "drawer",
+    "shower", "storeroom", "bike",
 )  # fmt: skip
 
 
@@ -188,6 +194,8 @@ def passwords(text: str) -> Iterator[Detection]:
             continue  # "${DB_PASSWORD:?missing}" names a variable
         if _ONE_TIME_BEFORE.search(text, max(0, word.start() - 12), word.start()):
             continue  # "动态密码 271840", "Uber trip PIN 2281": sent for one use
+        if "locker" in word.group().casefold() and _PARCEL.search(line_around(text, *word.span())):
+            continue  # "the locker code for the InPost parcel is 284913": sent for one pickup
         if _FACTORY_BEFORE.search(text, max(0, word.start() - 12), word.start()):
             # "出厂管理密码 123456" is printed in every manual; what it was changed to is not
             # ("默认 admin password 我改成 Grafa-Lake-90 了").

@@ -94,7 +94,9 @@ _PUBLIC_MATERIAL = re.compile(
     # Mapbox public tokens ("pk.eyJ…", meant for the browser).
     r"|(?<![A-Za-z0-9_.-])pk\.eyJ[A-Za-z0-9_.-]+"
     # WireGuard's "PublicKey = …", a public key given by name.
-    r"|(?i:public[ _-]?key|pub[ _-]?key|公钥)(?:\s+(?:for|of)\s+[\w '’-]{1,40}?(?=[:：=]))?"
+    # "… public key, posted in the wiki for new peers: …": an aside before the colon.
+    r"|(?i:public[ _-]?key|pub[ _-]?key|公钥)(?:\s+(?:for|of)\s+[\w '’-]{1,40}?(?=[:：=])"
+    r"|[,，][^\n:：=]{1,60}?(?=[:：]))?"
     r"(?:\s+value)?"
     r"[\"']?\s*[=:：]?\s*[\"']?(?:ed25519:|secp256k1:)?"
     r"(?!-|ssh-|ecdsa-|sk-ssh)[A-Za-z0-9+/=_-]+"
