@@ -149,8 +149,28 @@ def candidates(text: str) -> Iterator[tuple[int, int]]:
             start += 1
         while end > start and text[end - 1] in ".:?,":
             end -= 1
-        if end - start >= 3 and _worth_scoring(text[start:end]):
+        if end - start >= 3 and (
+            _worth_scoring(text[start:end]) or _plain_after_a_secret_word(text, start, end)
+        ):
             yield start, end
+
+
+# A plain word right after a word for a password ("Netflix password puffinseason",
+# "密码 hongshaorou"): a candidate too, for the model to tell from "password reset".
+_SECRET_WORD_BEFORE = re.compile(
+    r"(?i)(?:\b(?:password|passwd|pwd|pw|pass|passcode|passphrase|wi-?fi|key)\s*(?:is\s+|[:：]\s*)?"
+    r"|(?:密码|口令)\s*(?:是|为|[:：])?\s*)$"
+)
+
+
+def _plain_after_a_secret_word(text: str, start: int, end: int) -> bool:
+    value = text[start:end]
+    return (
+        len(value) >= 6
+        and value.isalpha()
+        and value.isascii()
+        and _SECRET_WORD_BEFORE.search(text, max(0, start - 24), start) is not None
+    )
 
 
 def _worth_scoring(value: str) -> bool:

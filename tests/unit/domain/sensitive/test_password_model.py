@@ -47,6 +47,15 @@ def test_a_word_with_an_at_sign_is_a_candidate_unless_it_is_an_e_mail_address() 
     assert words("write to ops@clinic.example.org or Ops@Example.COM") == []
 
 
+def test_a_plain_word_is_a_candidate_only_right_after_a_word_for_a_password() -> None:
+    assert words("设的 Netflix password puffinseason") == ["puffinseason"]
+    assert words("the van's Wi-Fi is pasteisdenata") == ["Wi-Fi", "pasteisdenata"]
+    assert words("密码 hongshaorou，别外传") == ["hongshaorou"]
+    assert words("the password manager keeps them") == ["manager"]  # the model tells it apart
+    assert words("a puffin season at the lighthouse") == []
+    assert words("password is fine") == []  # shorter than six letters
+
+
 def test_a_cue_word_counts_for_its_kind_even_where_no_split_used_it() -> None:
     # "deadbolt" is in no labelled split; it still reads as a lock.
     text = "the deadbolt takes 4471"
