@@ -72,6 +72,8 @@ _PASSPHRASE = re.compile(
     r"\b(?:locked|protected)\s+with\s+"
     # "the shop admin password is a phrase: heather honey harvest".
     r"|\bpassword\s+(?:is|was)\s+a\s+(?:phrase|passphrase|sentence)\s*[:：]\s*"
+    # "ssh-keygen asked for a passphrase and Zihang chose my cat eats noodles at 3am".
+    r"|\bpass ?phrase\b[^\n.;:]{0,40}?\b(?:chose|picked|went with|typed|set it to)\s+"
     # "the folder opens with the passphrase scroll purfling ebony maple".
     r"|\b(?:opens|unlocks|opened|unlocked|protected|locked)\s+with\s+(?:the\s+|a\s+)?"
     r"(?:pass ?phrase|password)\s+"
@@ -224,11 +226,14 @@ _GIVEN_THEN_DESCRIBED = re.compile(
     r"(?i)(?:\b(?:password|passphrase|passcode|pass|wi-?fi key|pin)\b"
     r"(?:\s+(?:for|on|of|to)\s+(?:the\s+)?[\w'’-]+(?:\s+[\w'’-]+){0,2}?)?"
     r"(?:\s+(?:is|was)\s+|\s*[:：]\s*|\s+)"
-    r"|(?:密码|口令)(?:是|为|[:：])?\s*)"
+    r"|(?:密码|口令)(?:是|为|[:：])?\s*"
+    # "user: what's the wifi pw?\nuser: it's lemontree, all lowercase" (see the caller).
+    r"|\b(?P<its>it'?s|it is)\s+)"
     r"(?P<value>[^\s,，.;:!?\"'“”]{4,40})\s*[,，]\s*"
     r"(?:(?:it'?s\s+|all\s+|in\s+)?(?:one word|lower ?case|upper ?case|small letters|capitals"
     r"|no spaces)\b|(?:拼音)?全?(?:小写|大写|拼音))"
 )
+_TALKS_OF_A_PASSWORD = re.compile(r"(?i)\bpass|\bpw\b|\bpin\b|wi-?fi|密码|口令")
 # The password in brackets after its word: "User shared their Steam password
 # (Gnarly-Gecko-55) so the assistant could …".
 _IN_BRACKETS = re.compile(
@@ -252,6 +257,8 @@ def _described_or_bracketed(text: str) -> Iterator[Detection]:
             start = match.start(group)
             yield Detection(Category.PASSWORD, start, start + len(value))
     for match in _GIVEN_THEN_DESCRIBED.finditer(text):
+        if match.group("its") and not _TALKS_OF_A_PASSWORD.search(text):
+            continue  # "it's Monday, all one word" is no password where none is talked of
         value = match.group("value")
         if (
             value.isascii()
@@ -288,7 +295,9 @@ def _wifi_answered(text: str) -> Iterator[Detection]:
 
 def _security_answers(text: str) -> Iterator[Detection]:
     for match in _SECURITY_ANSWER.finditer(text):
-        group = next(g for g in ("value", "answer", "zh", "asked", "first") if match.group(g))
+        group = next(
+            g for g in ("value", "answer", "zh", "asked", "first", "set") if match.group(g)
+        )
         if could_be_a_password(match.group(group)):
             yield Detection(Category.PASSWORD, match.start(group), match.end(group))
 
@@ -363,6 +372,11 @@ _SECURITY_ANSWER = re.compile(
     r"(?:for|about)\b[^\n]{0,60}?\bthe answer\b(?:\s+(?:on file|saved|stored|given))?"
     r"\s+(?:is|was)\s+(?P<asked>(?-i:[A-Z0-9])[^\s,.;:!?]{1,30}(?:\s(?-i:[A-Z0-9])[^\s,.;:!?]{1,30}){0,3})"
     r"(?=\s*(?:[.,;!?，。]|$))"
+    # A security check's answer set: "his bank asks for his mother's maiden name as a
+    # security check; he set it to Bellefeuille".
+    r"|\b(?:security (?:check|question)|maiden name|first pet|first school)\b[^\n]{0,40}?"
+    r"\bset it to\s+(?P<set>(?-i:[A-Z0-9])[^\s,.;:!?]{1,30}(?:\s(?-i:[A-Z])[^\s,.;:!?]{1,30}){0,2})"
+    r"(?=\s*(?:[.,;!?，。]|$))"
     # The answer first: "his hamster was called Doudou, that's his UCAS security answer".
     r"|(?P<first>(?-i:[A-Z])[a-z]{2,20}|[A-Za-z]+[0-9]+)\s*[，,]\s*"
     r"(?:这就?是|that'?s|which is|this is)\s*[^\n，。.]{0,30}?"
@@ -427,7 +441,13 @@ _RULES: tuple[Rule, ...] = (
     (lambda text, low: ("?" in text or "？" in text) and "\n" in text, _wifi_answered),
     (
         lambda text, low: (
-            "answer" in low or "security question" in low or "密保" in text or "安全问题" in text
+            "answer" in low
+            or "security" in low
+            or "maiden name" in low
+            or "first pet" in low
+            or "first school" in low
+            or "密保" in text
+            or "安全问题" in text
         ),
         _security_answers,
     ),
@@ -452,7 +472,13 @@ _RULES: tuple[Rule, ...] = (
     ),
     (
         lambda text, low: (
-            "pin" in low or "pass" in low or "key" in low or "密码" in text or "口令" in text
+            "pin" in low
+            or "pass" in low
+            or "key" in low
+            or "pw" in low
+            or "wi" in low
+            or "密码" in text
+            or "口令" in text
         ),
         _described_or_bracketed,
     ),

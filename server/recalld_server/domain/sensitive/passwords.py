@@ -146,7 +146,8 @@ _FOUR_GROUPS = re.compile(
 )
 _NAMES_A_FIELD = re.compile(r"(?i)psk|pass|pwd")
 _ONE_TIME_BEFORE = re.compile(
-    r"(?i)(?:动态|一次性|短信|\b(?:trip|ride|delivery|pickup|one-time)\s*)$"
+    r"(?i)(?:动态|一次性|短信|行程\s*"
+    r"|\b(?:trip|ride|delivery|pickup|one-time|uber|lyft|didi|grab|bolt|滴滴)\s*)$"
 )
 _PARCEL = re.compile(r"(?i)parcel|package|deliver|inpost|pick-?up|collect|courier|取件|快递|驿站")
 _FACTORY_BEFORE = re.compile(r"(?i)(?:出厂|默认|factory)[^\n，,。]{0,12}$")
@@ -201,7 +202,11 @@ def passwords(text: str) -> Iterator[Detection]:
             # ("默认 admin password 我改成 Grafa-Lake-90 了").
             yield from _changed_later(text, word)
             continue
-        found = _after_the_word(text, word) or _stated_after_a_clause(text, word)
+        found = (
+            _after_the_word(text, word)
+            or _stated_after_a_clause(text, word)
+            or _plain_word_after_a_colon(text, word)
+        )
         if found is not None:
             yield found
         else:
@@ -305,6 +310,30 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         return None  # "the promo code is 2024": only a PIN-length code counts
     start = match.start("value")
     return Detection(Category.PASSWORD, start, start + len(stripped))
+
+
+# A plain word alone after a colon, ending the line: "pw for the allotment shed padlock
+# app: hummingbird", "heslo k e-mailu: knedliky". Not after "pass" ("boarding pass for
+# the flight: economy") or a PIN's word, nor a word of what a password is like.
+_PLAIN_WORD_AFTER_A_COLON = re.compile(
+    r"[^\n:：]{0,50}?[:：][ \t]*(?P<value>[a-z]{6,24})[ \t]*[.!]?[ \t]*(?:\n|$)"
+)
+_PLAIN_WORD_NAMES = re.compile(
+    r"(?i)password|passwort|kennwort|wachtwoord|senord|passord|salasana|has[łl]o|heslo"
+    r"|jelsz|parol|contrase|senha|mật khẩu|kata sandi|passwd|pwd|pw|pass ?phrase|密码|口令"
+)
+
+
+def _plain_word_after_a_colon(text: str, word: re.Match[str]) -> Detection | None:
+    if not _PLAIN_WORD_NAMES.fullmatch(word.group().strip("\"'")):
+        return None
+    match = _PLAIN_WORD_AFTER_A_COLON.match(text, word.end())
+    if match is None or _NOT_ABOUT_THE_VALUE.search(text, word.end(), match.start("value")):
+        return None
+    value = match.group("value")
+    if not could_be_a_password(value) or value.endswith(("ly", "able")):
+        return None
+    return Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
 
 # "is" after a clause about what the password is for: "the PIN to Drive is 3918", "das

@@ -8,7 +8,10 @@ or locker with its code, a code spelled out in Chinese numerals, 开门码 and �
 asked about and answered below; a password given, then its form ("…, all one word",
 "…，拼音全小写"); a value after "也就是"; a passphrase a folder "opens with"; the answer
 a portal "asks for", or named first ("…, that's her security answer"); a value that
-"was X until …; now it's Y". Phones: Japanese and Dutch mobiles without a word for a
+"was X until …; now it's Y"; a plain word alone after a password's word and a colon
+("pw for the shed app: hummingbird"); "it's X, all lowercase" where a password is
+talked of; a passphrase someone "chose"; a security check's answer "set" to a name;
+and left alone: a ride's PIN. Phones: Japanese and Dutch mobiles without a word for a
 phone, a country code and a dot. Passports: a name and a passport-shaped number in a
 crew list or a guest file. Keys: ntfy and Cal.com tokens; a public key named before an
 aside. The values are made up. The passwords are checked on the rules alone (no scorer),
@@ -59,6 +62,13 @@ def rules_find(text: str) -> list[tuple[str, str]]:
          "rowing2022"),
         ("The club website admin was rowing2022 until the treasurer objected; now it's Keel!Oar77",
          "Keel!Oar77"),
+        ("pw for the community garden gate app: sunflower", "sunflower"),
+        ("Marek's heslo k bance: vltavska", "vltavska"),
+        ("user: what's the cabin wifi pw?\nuser: it's heronpond, all lowercase", "heronpond"),
+        ("gpg asked for a passphrase and Ines chose quiet otter river lamp",
+         "quiet otter river lamp"),
+        ("Noor's bank asks for her first school as a security check; she set it to Larkfield",
+         "Larkfield"),
     ],
 )  # fmt: skip
 def test_the_rules_find_the_twentieth_rounds_passwords(text: str, value: str) -> None:
@@ -98,6 +108,10 @@ def test_finds_the_twentieth_rounds_other_values(text: str, category: str, value
         "Her password is her dog's name, all lower case",
         "the password is in lower case, one word",
         "The survey asks about your city; the answer was London",
+        "boarding pass for the flight: economy",
+        "password for the portal: attached",
+        "your Lyft PIN is 4471, show it to the driver",
+        "it's Monday, all one word",
         "Our guests: Order TR2024XY1 shipped",
         "the relay's WireGuard public key, pinned in the team wiki: "
         "Xm3aB9c0Rz1Yq8Wv2Ut7Ss6Pp5Oo4Nn3Mm2Ll1Kk0J=",
