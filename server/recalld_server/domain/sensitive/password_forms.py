@@ -389,6 +389,10 @@ _SECURITY_ANSWER = re.compile(
 # staple", not "the password is expiring next week" or "is usually my dog's name".
 _WORDS_AS_PASSWORD = re.compile(
     r"(?i)\bpassword\s+(?:is|was)\s+(?P<value>[a-z]+(?:[ ][a-z]+){3,5})(?=[.;!?,]?\s*$|[.;!?,]\s)"
+    # Or words and a number, with or without "is": "same login, password popcorn sunday
+    # 84", "the password is puffin lighthouse 3".
+    r"|\bpassword\s+(?:(?:is|was)\s+|[:：]\s*)?(?P<numbered>[a-z]+(?:[ ][a-z]+){1,4}[ ][0-9]{1,4})"
+    r"(?=[.;!?,，。]?\s*$|[.;!?,，。]\s)"
 )
 
 
@@ -405,8 +409,10 @@ def _passphrases(text: str) -> Iterator[Detection]:
     """Passphrases of plain words, in English or in Chinese."""
     if "password" in text.lower():
         for match in _WORDS_AS_PASSWORD.finditer(text):
-            if _plain_words_as_password(match.group("value")):
-                yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+            group = "value" if match.group("value") else "numbered"
+            words = match.group(group).rsplit(" ", 1)[0] if group == "numbered" else ""
+            if _plain_words_as_password(match.group("value") or words):
+                yield Detection(Category.PASSWORD, match.start(group), match.end(group))
     for match in _PASSPHRASE.finditer(text):
         words = match.group("value").casefold().split()
         if words[0] in _NOT_A_PHRASE_START or any(w in _NOT_IN_A_PHRASE for w in words):
@@ -459,9 +465,7 @@ _RULES: tuple[Rule, ...] = (
     (
         lambda text, low: (
             "phrase" in low
-            or "password is" in low
-            or "password was" in low
-            or "master password" in low
+            or "password" in low
             or "口令" in text
             or "主密码" in text
             or "memorable" in low

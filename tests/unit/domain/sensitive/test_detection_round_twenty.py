@@ -10,7 +10,7 @@ asked about and answered below; a password given, then its form ("…, all one w
 a portal "asks for", or named first ("…, that's her security answer"); a value that
 "was X until …; now it's Y"; a plain word alone after a password's word and a colon
 ("pw for the shed app: hummingbird"); "it's X, all lowercase" where a password is
-talked of; a passphrase someone "chose"; a security check's answer "set" to a name;
+talked of; a passphrase someone "chose"; plain words and a number after "password"; a security check's answer "set" to a name;
 and left alone: a ride's PIN. Phones: Japanese and Dutch mobiles without a word for a
 phone, a country code and a dot. Passports: a name and a passport-shaped number in a
 crew list or a guest file. Keys: ntfy and Cal.com tokens; a public key named before an
@@ -69,6 +69,8 @@ def rules_find(text: str) -> list[tuple[str, str]]:
          "quiet otter river lamp"),
         ("Noor's bank asks for her first school as a security check; she set it to Larkfield",
          "Larkfield"),
+        ("Netflix is shared with Dad, same login, password kettle monday 19", "kettle monday 19"),
+        ("the password is otter lantern 7", "otter lantern 7"),
     ],
 )  # fmt: skip
 def test_the_rules_find_the_twentieth_rounds_passwords(text: str, value: str) -> None:
@@ -112,6 +114,8 @@ def test_finds_the_twentieth_rounds_other_values(text: str, category: str, value
         "password for the portal: attached",
         "your Lyft PIN is 4471, show it to the driver",
         "it's Monday, all one word",
+        "the password changes every 90 days",
+        "the password is in room 12",
         "Our guests: Order TR2024XY1 shipped",
         "the relay's WireGuard public key, pinned in the team wiki: "
         "Xm3aB9c0Rz1Yq8Wv2Ut7Ss6Pp5Oo4Nn3Mm2Ll1Kk0J=",
