@@ -6,16 +6,16 @@ orders: …"); codes of lockers, cabinets and shower blocks, with a letter at ei
 combination; a menu or a cabinet that "opens with" a PIN; a Chinese roller door, garage
 or locker with its code, a code spelled out in Chinese numerals, 开门码 and 访客码; a lock
 asked about and answered below; a password given, then its form ("…, all one word",
-"…，拼音全小写"); a value after "也就是"; a passphrase a folder "opens with"; the answer
-a portal "asks for", or named first ("…, that's her security answer"); a value that
-"was X until …; now it's Y"; a plain word alone after a password's word and a colon
-("pw for the shed app: hummingbird"); "it's X, all lowercase" where a password is
-talked of; a passphrase someone "chose"; plain words and a number after "password"; a security check's answer "set" to a name;
-and left alone: a ride's PIN. Phones: Japanese and Dutch mobiles without a word for a
-phone, a country code and a dot. Passports: a name and a passport-shaped number in a
-crew list or a guest file. Keys: ntfy and Cal.com tokens; a public key named before an
-aside. The values are made up. The passwords are checked on the rules alone (no scorer),
-so that each test fails without its rule.
+"…，拼音全小写"); a value after "也就是"; a passphrase a folder "opens with"; the answer a portal
+"asks for", or named first ("…, that's her security answer"); a value that "was X until
+…; now it's Y"; a plain word alone after a password's word and a colon ("pw for the shed
+app: hummingbird"); "it's X, all lowercase" where a password is talked of; a passphrase
+someone "chose"; plain words and a number after "password"; a security check's answer
+"set" to a name; and left alone: a ride's PIN. Phones: Japanese and Dutch mobiles
+without a word for a phone, a country code and a dot. Passports: a name and a passport-
+shaped number in a crew list or a guest file. Keys: ntfy and Cal.com tokens; a public
+key named before an aside. The values are made up. The passwords are checked on the
+rules alone (no scorer), so that each test fails without its rule.
 """
 
 from __future__ import annotations
