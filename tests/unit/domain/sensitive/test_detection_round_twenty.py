@@ -12,10 +12,10 @@ asked about and answered below; a password given, then its form ("…, all one w
 app: hummingbird"); "it's X, all lowercase" where a password is talked of; a passphrase
 someone "chose"; plain words and a number after "password"; a security check's answer
 "set" to a name; and left alone: a ride's PIN. Phones: Japanese and Dutch mobiles
-without a word for a phone, a country code and a dot. Passports: a name and a passport-
-shaped number in a crew list or a guest file. Keys: ntfy and Cal.com tokens; a public
-key named before an aside. The values are made up. The passwords are checked on the
-rules alone (no scorer), so that each test fails without its rule.
+without a word for a phone, a country code and a dot. Passports: a name and a
+passport-shaped number in a crew list or a guest file. Keys: ntfy and Cal.com tokens; a
+public key named before an aside. The values are made up. The passwords are checked on
+the rules alone (no scorer), so that each test fails without its rule.
 """
 
 from __future__ import annotations
