@@ -389,7 +389,11 @@ async def test_other_tenants_and_users_cannot_reach_a_session(
 ) -> None:
     victim = Caller(channel, "victim-corp")
     attacker = Caller(channel, "attacker-corp")
-    await victim.append(user_id, session_id, [(USER, "My locker code is 4471")], extract=True)
+    # Not a secret, so that it is stored as written and its absence below means isolation,
+    # not masking.
+    await victim.append(
+        user_id, session_id, [(USER, "My gym locker is the teal one by the sauna")], extract=True
+    )
     for who, as_user in ((attacker, user_id), (victim, f"{user_id}-evil")):
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await who.get(as_user, session_id)
@@ -397,8 +401,8 @@ async def test_other_tenants_and_users_cannot_reach_a_session(
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await who.end(as_user, session_id)
         assert _error(caught)[0] == grpc.StatusCode.NOT_FOUND
-        context = await who.context(as_user, session_id, query="locker code", token_budget=500)
-        assert "4471" not in context.context and len(context.messages) == 0
+        context = await who.context(as_user, session_id, query="gym locker", token_budget=500)
+        assert "teal" not in context.context and len(context.messages) == 0
         await who.forget(as_user, session_id=session_id, mode=memory_service_pb2.FORGET_MODE_HARD)
         # Appending under the same names makes the attacker's own session, not the victim's.
         mine = await who.append(as_user, session_id, [(USER, "hello")])
