@@ -35,14 +35,17 @@ _UNIT_AFTER = re.compile(
 
 _ARITHMETIC = re.compile(r"[=^*×÷]\s*$|^\s*[=^*×÷]")
 _PHONE_REGIONS = ("CN", "US")
-# British, French, Dutch and Japanese mobiles are read without a word for a phone: their
-# national shape ("07823 537922", "06 28 03 33 86", "06-68565018", "070-8688-8203") is
-# theirs alone, unlike a landline's.
-_MOBILE_REGIONS = ("GB", "FR", "NL", "JP")
-_MOBILE_START = re.compile(r"(?<![0-9])0(?:[67][ .\-]?[0-9]|[789]0[ \-]?[0-9])")
+# British, French, Dutch, Japanese and Taiwanese mobiles are read without a word for a
+# phone: their national shape ("07823 537922", "06 28 03 33 86", "06-68565018",
+# "070-8688-8203", "0953-332-839") is theirs alone, unlike a landline's.
+_MOBILE_REGIONS = ("GB", "FR", "NL", "JP", "TW")
+_MOBILE_START = re.compile(
+    r"(?<![0-9])0(?:[67][ .\-]?[0-9]|[789]0[ \-]?[0-9]"
+    r"|9[0-9]{2}[ \-]?[0-9]{3}[ \-]?[0-9]{3}(?![0-9]))"
+)
 _MOBILE_SHAPE = re.compile(
     r"07[1-9][0-9]{2}[ ]?[0-9]{6}|0[67](?:[ .]?[0-9]{2}){4}|06-[0-9]{8}"
-    r"|0[789]0([ \-]?)[0-9]{4}\1[0-9]{4}"
+    r"|0[789]0([ \-]?)[0-9]{4}\1[0-9]{4}|09[0-9]{2}([ \-]?)[0-9]{3}\2[0-9]{3}"
 )
 # Numbers written the national way of another country ("07823 619930", "070-9938-7253")
 # count where the text says it is a phone number: read in these regions too.

@@ -71,7 +71,9 @@ _PASSPORT_WORD = re.compile(
     r"|travel document|(?-i:\bPPT?\b)\s*(?=(?:#|no\b|nr\b|num)|\s*[A-Z]{0,2}[0-9]{6,9}\b)"
     r"|\bpass(?=\s+(?:(?:nr|no|number)\.?\s*|#\s*)?[A-Z]{1,2}[0-9]{6,8}\b)"
     # Swedish "pass för Ragnhild: 99230137": a passport, whose number may be digits alone.
-    r"|\bpass(?=\s+för\s))"
+    r"|\bpass(?=\s+för\s)"
+    # "Rupert travels on 760522509": what one travels on is a passport.
+    r"|\btravel(?:s|led|ling)? on(?=\s+(?:[0-9]{9}|[A-Z]{1,2}[0-9]{6,8})(?![A-Za-z0-9])))"
 )
 # What every word above holds (lower-cased): without one, no word is looked for.
 _PASSPORT_STEMS = (
@@ -79,7 +81,7 @@ _PASSPORT_STEMS = (
     "paș", "paş", "пашпарт", "putovn", "пасош", "potn", "cestovn", "vegabr", "หนังสือเดินทาง",
     "พาสปอร์ต",
     "جواز", "گذرنامه", "پاسپورت", "דרכון", "पासपोर्ट", "राहदानी", "পাসপোর্ট", "கடவுச்சீட்டு",
-    "პასპორტ", "անձնագիր", "ፓስፖርት", "төлқұжат", "travel document", "pass ",
+    "პასპორტ", "անձնագիր", "ፓስፖርት", "төлқұжат", "travel", "pass ",
 )  # fmt: skip
 # "173825112 (passport)", "E12345678 就是他现在的护照号": the number right before the word.
 _PASSPORT_BEFORE = re.compile(
@@ -208,6 +210,8 @@ def passports(text: str) -> Iterator[Detection]:
     lowered = text.lower()
     if any(word in lowered for word in _MANIFEST_STEMS):
         yield from _listed_with_names(text)
+    if "E" in text:
+        yield from _chinese_passports(text)
     if "PP" not in text and not any(stem in lowered for stem in _PASSPORT_STEMS):
         return
     for word in _PASSPORT_WORD.finditer(text):
@@ -266,6 +270,43 @@ def _listed_with_names(text: str) -> Iterator[Detection]:
                 text, max(0, match.start() - 4), match.start("value")
             ):
                 continue  # "guests: Booking BK2024117": not a name before it
+            yield Detection(Category.PASSPORT, match.start("value"), match.end("value"))
+
+
+# A Chinese passport's number (E and eight digits, or E, a letter and seven) has a shape of
+# its own: it is one right after a person's name ("学生表：邢梓淇 E47300860", "buyer
+# file: Sheng Hailong, E50885338") or in an identity check ("KYC：3502…1937，E22996676").
+_CHINESE_PASSPORT = r"(?P<value>E(?:[0-9]{8}|[A-HJ-NP-Z][0-9]{7}))(?![A-Za-z0-9])"
+# The common Chinese surnames (simplified and traditional): a name starts with one.
+_SURNAMES = (
+    "王李张張刘劉陈陳杨楊黄黃赵趙吴吳周徐孙孫马馬朱胡郭何高林罗羅郑鄭梁谢謝宋唐许許韩韓冯馮邓鄧"
+    "曹彭曾肖萧蕭田董袁潘于蒋蔣蔡余杜叶葉程苏蘇魏吕呂丁任沈姚卢盧姜崔钟鍾谭譚陆陸汪范範金石廖贾賈"
+    "夏韦韋付傅方白邹鄒孟熊秦邱江尹薛闫閆段雷侯龙龍史陶黎贺賀顾顧毛郝龚龔邵万萬钱錢严嚴覃武戴莫孔"
+    "向汤湯邢费費荀翁俸游阮柳欧歐司诸諸上尚尤易乔喬裴庞龐樊兰蘭殷施洪甘左祝纪紀季温溫岳鲁魯葛伍"
+    "单單聂聶章鲍鮑舒安齐齊童包卓蒙"
+)
+# A name: a given name and a surname, or two to four characters from a Chinese surname
+# ("欧阳明月"). Not a number that is a date ("取号单 E20260318": a queue ticket of 18
+# March 2026).
+_CHINESE_PASSPORT_AFTER_A_NAME = re.compile(
+    rf"(?:(?<![\w'’])[A-Z][a-z]{{1,20}} [A-Z][a-z]{{1,20}}"
+    rf"|(?<![\u4e00-\u9fff])[{_SURNAMES}][\u4e00-\u9fff]{{1,3}})"
+    rf"[ \t]*[,，]?[ \t]*{_CHINESE_PASSPORT}"
+)
+_CHINESE_PASSPORT_IN_AN_IDENTITY_CHECK = re.compile(
+    rf"(?i:\bKYC\b|实名|证件|身份)[^\n。；]{{0,40}}?(?<![A-Za-z0-9]){_CHINESE_PASSPORT}"
+)
+
+
+def _chinese_passports(text: str) -> Iterator[Detection]:
+    for pattern in (_CHINESE_PASSPORT_AFTER_A_NAME, _CHINESE_PASSPORT_IN_AN_IDENTITY_CHECK):
+        for match in pattern.finditer(text):
+            if NOT_AN_IDENTIFIER_BEFORE.search(
+                text, max(0, match.start() - 4), match.start("value")
+            ):
+                continue  # "订单 E20240117", "Order E12345678": not a name before it
+            if _DATE_DIGITS.fullmatch(match.group("value")[1:]):
+                continue  # "取号单 E20260318": a ticket named by its day
             yield Detection(Category.PASSPORT, match.start("value"), match.end("value"))
 
 

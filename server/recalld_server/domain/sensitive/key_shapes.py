@@ -160,6 +160,9 @@ KNOWN_KEYS = re.compile(
             # keys ("cal_live_" or "cal_" and 32 hex digits).
             r"(?<![A-Za-z0-9_])tk_[a-z0-9]{29}(?![A-Za-z0-9])",
             r"(?<![A-Za-z0-9_])cal_(?:live_|test_)?[0-9a-f]{32}(?![A-Za-z0-9])",
+            # HubSpot private-app tokens: "pat-", the data centre ("na1", "eu1"), a UUID.
+            r"(?<![A-Za-z0-9_-])pat-(?:na|eu|ap)[0-9]-[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}"
+            r"(?![A-Za-z0-9])",
         )
     )
 )

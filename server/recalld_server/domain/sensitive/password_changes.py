@@ -66,6 +66,17 @@ _CHANGES = (
         rf"[^\n。；;]{{0,8}}?(?:现在|新的?)(?:改成|换成|改为|换为|是|为)?了?\s*[:：]?\s*"
         rf"(?P<new>{_LATIN_VALUE})"
     ),
+    # "思茗不再用 siming123456 了，新的登录密码是 Sm!Jm_Tea_07", "she stopped using
+    # Kettle1987 and the new one is Heron!Moor_24": a value given up, then its successor.
+    re.compile(
+        rf"(?:不再用|不用了?|停用了?|弃用了?|棄用了?)\s*(?P<old>{_LATIN_VALUE})\s*了?[，,；;]?"
+        rf"[^\n。；;]{{0,8}}?新的?[^\n。；;\x21-\x7e]{{0,10}}?(?:是|为|為|[:：])\s*(?P<new>{_LATIN_VALUE})"
+    ),
+    re.compile(
+        rf"(?i)\b(?:no longer uses?|stopped using|retired|dropped)\s+(?P<old>{_VALUE}){_END}"
+        r"(?:\s+(?:for|on|as)\s+[^\n,;.]{1,40}?)?[,;.]?\s+(?:and\s+)?(?:the\s+|her\s+|his\s+|their\s+)?new\s+"
+        rf"(?:one|password|passcode|pin|code)?\s*(?:is\b|:)\s*(?P<new>{_VALUE}){_END}"
+    ),
 )
 # What the values must be the values of, said in the same line.
 _SECRET = re.compile(
@@ -129,6 +140,15 @@ _CHANGE_WORDS = (
     "以前",
     "之前",
     "旧",
+    "不再",
+    "不用",
+    "停用",
+    "弃用",
+    "棄用",
+    "no longer",
+    "stopped",
+    "retired",
+    "dropped",
 )
 
 RULES: tuple[Rule, ...] = (

@@ -13,12 +13,13 @@ from collections.abc import Iterator
 from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.password_values import (
     CLAUSE_END,
+    DASHED_COMBINATION,
     LETTERED_CODE,
     TRAILING,
     could_be_a_password,
     looks_made_up,
 )
-from recalld_server.domain.sensitive.spans import Detection, Rule, answered_below
+from recalld_server.domain.sensitive.spans import Detection, Rule, answered_below, cells_under
 
 # A question about a code or a PIN, answered on the next line ("what's the garage door
 # code again?\nA: 7391 then the hash key").
@@ -39,14 +40,26 @@ _LOCK = (
     r"(?:alarm|lock|padlock|safe|locker|door|gate|garage|keypad|shed|vault|lockbox|keybox"
     r"|barrier|cabinet|cupboard|drawer)s?"
 )
-# A Chinese safe or lock, a colon or a space, its combination: "衣帽间保险柜：48-17-33",
-# "冷库门上的挂锁 4719".
+# A Chinese safe or lock (simplified or traditional), a colon or a space, its
+# combination: "衣帽间保险柜：48-17-33", "冷库门上的挂锁 4719", "冷凍庫的大鎖 9053",
+# "手機螢幕鎖 168529"; a door with a code and the hash key ("辦公室的門 1105#").
 _CHINESE_LOCK = re.compile(
-    r"(?:保险柜|保险箱|密码箱|密码锁|挂锁|门锁|门禁|指纹锁|智能锁|卷帘门|车库门|储物柜|更衣柜)"
+    r"(?:(?:保[险險](?:柜|櫃|箱)|密[码碼](?:箱|[锁鎖])|[挂掛][锁鎖]|[门門][锁鎖]|[门門]禁|指[纹紋][锁鎖]"
+    r"|智能[锁鎖]|[卷捲][帘簾]?[门門]|[车車]庫?库?[门門]|[储儲]物(?:柜|櫃)|更衣(?:柜|櫃)|大[锁鎖]"
+    r"|(?:屏幕|螢幕|萤幕|荧幕)[锁鎖]|[锁鎖]屏)"
     r"(?:[^\n，。；]{0,12}?[:：]\s*|\s+)"
-    r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[0-9]{4,8}(?![\w-]))"
+    r"|(?<=[的间間室])[门門]\s+(?=[0-9]{4,8}#)"
+    # "boot room 门 code 2597#": the door's code in words of both languages.
+    r"|[门門][ \t]*(?i:code|pin)[ \t]*(?:是|为|為|[:：])?[ \t]*)"
+    r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-])|[0-9]{4,8}#?(?![\w-]))"
     # Not a count or an amount: "保险箱 2000 元".
-    r"(?!\s*[年月日号点岁个次位份元块万开关到至])"
+    r"(?!\s*[年月日号號点點岁歲个個次位份元块塊万萬开開关關到至])"
+)
+# What a lock or a freezer's code was changed to: "冷凍庫換成 7140", "门锁改成了 5820".
+_CHINESE_CODE_CHANGED = re.compile(
+    r"(?:[锁鎖]|[门門]禁|冷[冻凍]庫|冷[冻凍]库|冷库|冷庫|冰柜|冰櫃|保[险險](?:柜|櫃|箱))"
+    r"(?:的?密[码碼])?(?:[换換改]成了?|[改设設][为為]|[设設]成)\s*"
+    r"(?P<value>[0-9]{4,8}#?)(?![0-9.])(?!\s*[年月日号號点點度岁歲个個次位份元块塊万萬])"
 )
 # A code spelled out in Chinese numerals: "教研室门锁改成八八六六二零了", "密码是幺三五七九二".
 _CHINESE_NUMERAL_CODE = re.compile(
@@ -92,7 +105,8 @@ _LOCK_CODES = (
     # a price).
     re.compile(
         r"(?i)\b(?:key ?safe|lock ?box|key ?box|padlock|safe)\b[^.\n;:]{0,40}?\b(?:is|was)\s+"
-        rf"(?P<value>[0-9]{{4,8}})(?={CLAUSE_END})"
+        # "Walter's key safe at his bungalow is on 1415": the number its dials are on.
+        rf"(?:on\s+)?(?P<value>[0-9]{{4,8}})(?={CLAUSE_END})"
     ),
     # "safe 的 code 是 281947": a lock's code in Chinese word order.
     re.compile(
@@ -101,9 +115,11 @@ _LOCK_CODES = (
         # "defibrillator cabinet 的 code 是 C129X": a letter before or after the digits.
         r"|(?=[0-9A-Z]{4,7}(?![\w-]))[A-Z]?[0-9]{3,6}[A-Z]?)"
     ),
-    # "base door now C5830", "the side gate is now 4471": what a door's code changed to.
+    # "base door now C5830", "the side gate is now 4471", "bait freezer now 8163": what
+    # the code of a door, or of what is kept locked, changed to.
     re.compile(
-        r"(?i)\b(?:door|gate|shed|garage|barrier|padlock|key ?safe|lock ?box)\s+(?:is\s+)?now\s+"
+        r"(?i)\b(?:door|gate|shed|garage|barrier|padlock|key ?safe|lock ?box|freezer|locker"
+        r"|cabinet|cupboard|storeroom|store room|safe)\s+(?:is\s+)?now\s+"
         r"(?P<value>[0-9]{4,8}|(?=[0-9A-Z]{4,7}(?![\w-]))[A-Z]?[0-9]{3,6}[A-Z]?)"
         rf"(?={CLAUSE_END})"
     ),
@@ -114,10 +130,14 @@ _LOCK_CODES = (
     ),
     # "the engineer menu on the ticket machine opens with 58315": a PIN that opens a
     # device's menu or an app, ending its clause ("the file opens with 2024 data" is none).
+    # "the instructors' ski room at the lift opens with 1924B": a room kept locked, with
+    # a keypad's code, a letter at either end.
     re.compile(
         r"(?i)\b(?:menu|machine|app|tablet|laptop|phone|screen|terminal|till|kiosk|cabinet"
-        r"|cupboard|drawer|locker|folder)\b[^.\n;]{0,40}?\b(?:opens|unlocks)\s+with\s+"
-        rf"(?:the\s+(?:code|pin|passcode|password)\s+)?(?P<value>[0-9]{{4,8}})(?={CLAUSE_END})"
+        r"|cupboard|drawer|locker|folder|room|storeroom|freezer)\b[^.\n;]{0,40}?"
+        r"\b(?:opens|unlocks)\s+with\s+(?:the\s+(?:code|pin|passcode|password)\s+)?"
+        r"(?P<value>[0-9]{4,8}|(?-i:(?=[0-9A-Z]{4,7}(?![\w-]))[A-Z]?[0-9]{3,6}[A-Z]?))"
+        rf"(?={CLAUSE_END})"
     ),
     # "garage 8831 then the star key; side-gate padlock 0720": a PIN right after what it
     # opens, ending its clause.
@@ -153,12 +173,26 @@ _LOCK_WORDS = (
 )  # fmt: skip
 
 
-_CHINESE_LOCK_WORDS = ("锁", "保险", "密码", "门禁", "口令", "门", "柜")
+_CHINESE_LOCK_WORDS = (
+    "锁",
+    "鎖",
+    "保险",
+    "保險",
+    "密码",
+    "密碼",
+    "门禁",
+    "口令",
+    "门",
+    "門",
+    "柜",
+    "櫃",
+    "冷",
+)
 _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 
 
 def _chinese_lock_codes(text: str) -> Iterator[Detection]:
-    for pattern in (_CHINESE_LOCK, _CHINESE_NUMERAL_CODE):
+    for pattern in (_CHINESE_LOCK, _CHINESE_NUMERAL_CODE, _CHINESE_CODE_CHANGED):
         for match in pattern.finditer(text):
             yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
@@ -228,6 +262,47 @@ def _lock_codes(text: str) -> Iterator[Detection]:
                 yield Detection(Category.PASSWORD, start, end)
 
 
+# A table of codes: "| room | code |\n|---|---|\n| sample room | 8526 |". The column's
+# header names a code; it is a lock's where the header names the lock, or another
+# header names the place it opens ("room", "door", "site").
+_CODE_HEADER = re.compile(
+    r"(?i)(?:door|gate|lock|keypad|alarm|safe|key ?safe|lock ?box|entry|access|padlock)?"
+    r"[ _]?(?:code|pin|combo|combination)s?|门禁|门锁|密码|門禁|門鎖|密碼"
+)
+_NAMES_THE_LOCK = re.compile(
+    r"(?i)door|gate|lock|keypad|alarm|safe|box|entry|access|padlock|门|門|锁|鎖|密"
+)
+_PLACE_HEADER = re.compile(
+    r"(?i)^\s*(?:room|door|gate|site|building|entrance|unit|location|where|place|shed|locker"
+    r"|box|safe|store|office|block|house|flat|property|cabin|门|門|房|室|仓|倉|地点|位置)s?\s*$"
+)
+_HEADER_WORD = re.compile(r"(?i)\b(?:code|pin|combo|combination)s?\b|门禁|门锁|密码|門禁|門鎖|密碼")
+
+
+def _names_a_place_code(cell: str) -> bool:
+    return _CODE_HEADER.fullmatch(cell.strip()) is not None
+
+
+def _names_a_lock_code(cell: str) -> bool:
+    return _names_a_place_code(cell) and _NAMES_THE_LOCK.search(cell) is not None
+
+
+def _code_columns(text: str) -> Iterator[Detection]:
+    """The PINs under a header cell that names a lock's code."""
+    for word in _HEADER_WORD.finditer(text):
+        line_start = text.rfind("\n", 0, word.start()) + 1
+        line_end = text.find("\n", word.end())
+        header = text[line_start : line_end if line_end >= 0 else len(text)]
+        cells = re.split(r"[,\t;|]", header)
+        names_it = (
+            _names_a_place_code if any(map(_PLACE_HEADER.match, cells)) else _names_a_lock_code
+        )
+        for start, end in cells_under(text, word.start(), word.end(), names_it):
+            value = text[start:end]
+            if _KEYED_PIN.fullmatch(value) or DASHED_COMBINATION.fullmatch(value):
+                yield Detection(Category.PASSWORD, start, end)
+
+
 # Each rule beside the literal words it needs (see password_forms.passwords_elsewhere).
 RULES: tuple[Rule, ...] = (
     (lambda text, low: any(w in low for w in _LOCK_WORDS), _lock_codes),
@@ -236,6 +311,10 @@ RULES: tuple[Rule, ...] = (
         _chinese_lock_codes,
     ),
     (lambda text, low: "输" in text, _keyed_in_chinese),
+    (
+        lambda text, low: "\n" in text and ("|" in text or "," in text or "\t" in text),
+        _code_columns,
+    ),
     (
         lambda text, low: "\n" in text and ("?" in text or "？" in text or "remind me" in low),
         _codes_answered,

@@ -3,7 +3,8 @@
 Before the word ("X is the wifi password"), a default administrator's pair ("admin:X"),
 in KeePass exports and Wi-Fi settings, as the answer to a question about the Wi-Fi, a
 passphrase of plain words, a security answer or an app password; sign-ins are in
-password_logins.py and the codes that open locks in password_codes.py. This module
+password_logins.py, the codes that open locks in password_codes.py, changed values in
+password_changes.py and passwords told in passing in password_told.py. This module
 runs them all.
 """
 
@@ -13,7 +14,12 @@ import re
 from collections.abc import Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
-from recalld_server.domain.sensitive import password_changes, password_codes, password_logins
+from recalld_server.domain.sensitive import (
+    password_changes,
+    password_codes,
+    password_logins,
+    password_told,
+)
 from recalld_server.domain.sensitive.password_codes import NOT_A_SECRET_CODE
 from recalld_server.domain.sensitive.password_values import (
     NOT_A_PASSWORD,
@@ -21,6 +27,7 @@ from recalld_server.domain.sensitive.password_values import (
     TRAILING,
     could_be_a_password,
     looks_made_up,
+    typed,
 )
 from recalld_server.domain.sensitive.spans import Detection, Rule, answered_below
 
@@ -261,7 +268,7 @@ def _described_or_bracketed(text: str) -> Iterator[Detection]:
             continue  # "it's Monday, all one word" is no password where none is talked of
         value = match.group("value")
         if (
-            value.isascii()
+            typed(value)
             and could_be_a_password(value)
             and not re.fullmatch(_FORM, value, re.IGNORECASE)
         ):
@@ -288,7 +295,7 @@ def _wifi_answered(text: str) -> Iterator[Detection]:
             value = text[start:end].rstrip(TRAILING)
             if _NETWORK_NAME.search(value) or not any(c.isdigit() for c in value):
                 continue
-            if looks_made_up(value) and could_be_a_password(value) and value.isascii():
+            if looks_made_up(value) and could_be_a_password(value) and typed(value):
                 yield Detection(Category.PASSWORD, start, start + len(value))
                 break
 
@@ -296,8 +303,12 @@ def _wifi_answered(text: str) -> Iterator[Detection]:
 def _security_answers(text: str) -> Iterator[Detection]:
     for match in _SECURITY_ANSWER.finditer(text):
         group = next(
-            g for g in ("value", "answer", "zh", "asked", "first", "set") if match.group(g)
+            g
+            for g in ("value", "answer", "zh", "asked", "first", "set", "question", "filled")
+            if match.group(g)
         )
+        if group == "question" and not _SECURITY_QUESTION.search(match.group("q")):
+            continue  # "the museum asks for your first visit date: March 2019"
         if could_be_a_password(match.group(group)):
             yield Detection(Category.PASSWORD, match.start(group), match.end(group))
 
@@ -377,11 +388,39 @@ _SECURITY_ANSWER = re.compile(
     r"|\b(?:security (?:check|question)|maiden name|first pet|first school)\b[^\n]{0,40}?"
     r"\bset it to\s+(?P<set>(?-i:[A-Z0-9])[^\s,.;:!?]{1,30}(?:\s(?-i:[A-Z])[^\s,.;:!?]{1,30}){0,2})"
     r"(?=\s*(?:[.,;!?，。]|$))"
+    # A question asked for, then who answered it and how: "his energy account asks for
+    # his favourite rugby league team; Carole typed Bramley Buffaloes", "his pension
+    # helpline wants his mother's maiden name; Carole gave it as Hepworth", "the bank asks
+    # which mountain hut he slept in first; the answer on file is Refuge du Couvercle".
+    r"|\b(?:asks?|wants|needs|requires)\s+(?:for\s+|about\s+)?(?P<q>[^\n;:：]{0,50}?"
+    r"\b(?:favou?rite|maiden name|first|born|childhood|nickname|best friend)\b[^\n;:：]{0,50}?)"
+    r"(?:;\s*(?:the answer(?:\s+(?:on file|saved|stored|given|(?:she|he|they|we|I)\s+"
+    r"(?:set|gave|chose|picked|entered)))?\s+(?:is|was)"
+    r"|(?:(?-i:[A-Z][\w'’-]+)|she|he|they|we|I)\s+(?:typed|gave it as|gave|entered|put"
+    r"|set it to|set|chose|picked|answered)(?:\s+in)?)|[:：])"
+    r"\s*(?P<question>(?-i:[A-Z0-9])[^\s,.;:!?]{1,30}"
+    r"(?:\s(?:(?-i:[A-Z0-9])[^\s,.;:!?]{0,30}|du|de|la|le|des|del|van|von|der|of|the|y|da|di))"
+    r"{0,4})(?=\s*(?:[.,;!?，。]|$))"
+    r"|密保问题[^\n。；]{0,30}?(?:填的是|答的是|写的是|设的是|填了|写了|答了)\s*"
+    r"(?P<filled>[^\s，。,;；]{2,20})"
     # The answer first: "his hamster was called Doudou, that's his UCAS security answer".
     r"|(?P<first>(?-i:[A-Z])[a-z]{2,20}|[A-Za-z]+[0-9]+)\s*[，,]\s*"
     r"(?:这就?是|that'?s|which is|this is)\s*[^\n，。.]{0,30}?"
     r"(?:security answer|secret answer|密保答案|安全问题的?答案)"
 )
+
+
+# What a security question asks: a favourite, a maiden name, where one was born, a first
+# pet or a first boat by name ("the name of his first boat", "which hut he slept in
+# first"), not a first visit's date.
+_SECURITY_QUESTION = re.compile(
+    r"(?i)favou?rite|maiden name|\bborn\b|childhood|nickname|best friend"
+    r"|\bfirst\s+(?:pet|dog|cat|horse|car|bike|boat|school|teacher|job|employer|house|street"
+    r"|love|concert|record|album|holiday)\b"
+    r"|^(?=.*\b(?:name of|which|what|who|where)\b)(?!.*\b(?:date|year|day|time|number|when)\b)"
+    r".*\bfirst\b"
+)
+_QUESTION_STEMS = ("favourite", "favorite", "maiden", "first", "born", "childhood", "nickname")
 
 
 # Plain words after "password is" only when there are four or more, all in lower case,
@@ -454,6 +493,10 @@ _RULES: tuple[Rule, ...] = (
             or "first school" in low
             or "密保" in text
             or "安全问题" in text
+            or (
+                any(w in low for w in ("ask", "want", "need", "requires"))
+                and any(w in low for w in _QUESTION_STEMS)
+            )
         ),
         _security_answers,
     ),
@@ -489,4 +532,5 @@ _RULES: tuple[Rule, ...] = (
     *password_logins.RULES,
     *password_codes.RULES,
     *password_changes.RULES,
+    *password_told.RULES,
 )

@@ -143,16 +143,29 @@ def neutralized(text: str, found: Sequence[tuple[int, int]]) -> tuple[str, list[
 
 def candidates(text: str) -> Iterator[tuple[int, int]]:
     """The (start, end) of every word in the text that could be a password."""
+    one_use = _ONE_USE_WORD.search(text) is not None
     for match in _TOKEN.finditer(text):
         start, end = match.start(), match.end()
         while start < end and text[start] in ":.#*-/":
             start += 1
         while end > start and text[end - 1] in ".:?,":
             end -= 1
+        if one_use and _SENT_FOR_ONE_USE.search(text, max(0, start - 24), start):
+            continue  # "the one-time PIN 6130", "动态密码 482913": no secret once used
         if end - start >= 3 and (
             _worth_scoring(text[start:end]) or _plain_after_a_secret_word(text, start, end)
         ):
             yield start, end
+
+
+# A code sent to be used once: what follows is no secret kept.
+_SENT_FOR_ONE_USE = re.compile(
+    r"(?i)(?:\bone-?time|\botp|动态|動態|一次性)"
+    r"[ \t]*(?:pin|code|passcode|password|码|碼|密码)?[ \t]*(?:is|[:：是为])?[ \t]*$"
+)
+
+
+_ONE_USE_WORD = re.compile(r"(?i)one-?time|otp|动态|動態|一次性")
 
 
 # A plain word right after a word for a password ("Netflix password puffinseason",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-# Printable ASCII but quotes: passwords are typed on keyboards; CJK after one ends it.
-PASSWORD_CHARS = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e]"
+# Printable ASCII but quotes, and the accented Latin letters of European keyboards
+# ("Meisenknödel7"): passwords are typed on keyboards; CJK after one ends it.
+PASSWORD_CHARS = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017f]"
 # Config keys about passwords that hold something else.
 # "min" and "max" as whole parts of the name: "admin_password" is a password.
 NOT_A_PASSWORD_FIELD = re.compile(
@@ -55,7 +56,13 @@ _HASHED = re.compile(
     r"|(?:pbkdf2_sha(?:1|256)|bcrypt_sha256|argon2|scrypt|sha1|md5)\$"
 )
 _ATTRIBUTE = re.compile(r"[a-z][a-z-]*=")
+_PUBLIC_ID = re.compile(r"wx[0-9a-f]{16}")
 _CALL = re.compile(r"[A-Za-z_][\w.]*\(\)?$|[A-Za-z_]\w*\.[A-Za-z_][\w.]*\(")
+
+
+def typed(value: str) -> bool:
+    """Typed on a European keyboard: ASCII, or Latin letters with their accents."""
+    return all(c.isascii() or ("\u00c0" <= c <= "\u017f" and c.isalpha()) for c in value)
 
 
 def could_be_a_password(value: str) -> bool:
@@ -72,6 +79,8 @@ def could_be_a_password(value: str) -> bool:
     if value.startswith("//"):  # a URL's rest: "Password for 'https://github.com'"
         return False
     if "***" in value:  # shown with a mask: "a*****@example.com", "Sun***24"
+        return False
+    if _PUBLIC_ID.fullmatch(value):  # a WeChat mini program's AppID is shown to everyone
         return False
     if _HASHED.match(value):  # what a store keeps: "pbkdf2_sha256$870000$…", "$2b$12$…"
         return False

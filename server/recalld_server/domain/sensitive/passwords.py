@@ -22,6 +22,7 @@ from recalld_server.domain.sensitive.password_values import (
     TRAILING,
     could_be_a_password,
     looks_made_up,
+    typed,
 )
 from recalld_server.domain.sensitive.spans import (
     SENTENCE_END,
@@ -39,7 +40,9 @@ from recalld_server.domain.sensitive.spans import (
 # Slovak, Hungarian, Romanian, Spanish, Portuguese, French, Vietnamese, Indonesian.
 _PASSWORD_WORD = re.compile(
     r"(?:密码|密碼|口令|PIN ?码|pin ?码|提取码|提取碼|登录码|登入码|暗証番号|パスワード"
-    r"|撤防码|布防码|门禁码|开门码|开锁码|门锁码|访客码"
+    r"|撤防码|布防码|门禁码|开门码|开锁码|门锁码|访客码|門禁碼|開門碼|訪客碼"
+    # A device's access code on the local network: "打印机的局域网访问码 27182818".
+    r"|访问码|訪問碼"
     r"|비밀번호|암호|пароль|парол[яюем]|лозинк[аеу]|κωδικός|şifre(?:si|m|niz)?|รหัสผ่าน"
     r"|كلمة (?:المرور|السر)|סיסמ[הא]|पासवर्ड)"
     r"|(?<![A-Za-z0-9_/\\])(?<![A-Za-z0-9]-)(?:[A-Za-z0-9]+[_-])*"
@@ -91,8 +94,10 @@ _PASSWORD_STATED = re.compile(
     # Japanese and Korean mark the topic after the word: "パスワードは …", "비밀번호는 …".
     # Cantonese says 系: "wifi 密码系 …".
     r"|(?<![还或])是|为|為|系|は|는|은|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
-    # "to", but not "read it to me: …".
-    r"|\s+(?:(?:set|changed|reset|updated)\s+)?to\s+(?!(?:me|him|her|them|us|you)\b)"
+    # "to", but not "read it to me: …"; "to" alone is weak ("a password for the logbook
+    # and not to tell the crew").
+    r"|\s+(?:set|changed|reset|updated)\s+to\s+(?!(?:me|him|her|them|us|you)\b)"
+    r"|(?P<to>\s+to\s+)(?!(?:me|him|her|them|us|you)\b)"
     r"|\s+(?P<dash>[—–]\s*|--?\s+))"
     # Fillers of speech: "the password is, um, Greenfinch_22".
     r",?\s*(?:(?:now|still|actually|just|simply|it's|it is|um+|uh+|erm?|ah)\b,?\s+)*"
@@ -124,6 +129,12 @@ _NOT_ABOUT_THE_VALUE = re.compile(
     r"|screen|form|menu|option|setting|format|example|e\.g|sample|type"
 )
 _PASSPORT_SHAPE = re.compile(r"[A-Z]{1,2}[0-9]{6,8}")
+# A pass one shows rather than types: a badge, a ticket, a permit.
+_PASS_TO_GET_IN = re.compile(
+    r"(?i)\b(?:exhibitor|visitor|boarding|day|season|bus|rail|press|media|guest|staff|parking"
+    r"|backstage|lift|ski|museum|event|conference|festival|delegate|vip|weekly|monthly"
+    r"|annual|travel|hall|all-access)\s+$"
+)
 # An e-mail address or a path, not a password: "reset link sent to: ana@example.com".
 _ADDRESS = re.compile(r"/|@[\w-]+\.[A-Za-z]{2,}")
 # An app password (Google's, Apple's): four groups of four letters, even with no "is"
@@ -172,7 +183,8 @@ _PASSWORD_STEMS = (
     "adgangskode", "salasana", "has", "heslo", "jelsz", "parol", "contrase", "senha",
     "mật khẩu", "kata sandi", "密", "口令", "提取", "暗証", "パスワード", "비밀번호", "암호",
     "парол", "лозинк", "κωδικ", "şifre", "รหัสผ่าน", "كلمة", "סיסמ", "पासवर्ड",
-    "门码", "锁码", "禁码", "防码", "访客码", "locker", "cabinet", "cupboard", "drawer",
+    "门码", "锁码", "禁码", "防码", "访客码", "門禁碼", "開門碼", "訪客碼", "访问码", "訪問碼",
+    "locker", "cabinet", "cupboard", "drawer",
     "shower", "storeroom", "bike",
 )  # fmt: skip
 
@@ -250,6 +262,8 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         value = stated.group(group).strip().rstrip(TRAILING)
         if not could_be_a_password(value):
             return None
+        if word.group().casefold() in _BOX_WORDS and not value.isdigit():
+            return None  # "key safe … is on 1415 — 'Agincourt', he says": a box holds a PIN
         if " " in value and value.split()[0].casefold() in _DESCRIBING:
             return None  # "the password is 'the dog's name'": what it is, not it
         start = stated.start(group) + stated.group(group).index(value[0])
@@ -265,7 +279,7 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     # "hunter2!" keeps its "!" only when a sentence does not end there.
     if stripped != value and value[-1] in "!?" and match.end() < len(text):
         stripped = value.rstrip(TRAILING.replace("!", "").replace("?", ""))
-    if not could_be_a_password(stripped) or not stripped.isascii():
+    if not could_be_a_password(stripped) or not typed(stripped):
         return None
     if _NAMES_A_FIELD.search(stripped) and not any(c.isdigit() for c in stripped):
         return None  # "wpa-psk wifi-sec.psk X": another field's name, not its value
@@ -287,6 +301,8 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     pin = pin or (lettered and any(w in name for w in ("code", "box", "safe")))
     if name == "pass" and _PASSPORT_SHAPE.fullmatch(stripped):
         return None  # "Eesti pass K7654824": a passport
+    if name == "pass" and _PASS_TO_GET_IN.search(text, max(0, word.start() - 16), word.start()):
+        return None  # "exhibitor pass EX-70432": a badge's number, shown at the door
     if name in ("passkey", "pass key") and not pin:
         return None  # a WebAuthn passkey is no typed value: only a console's PIN counts
     if name in _BOX_WORDS and not (
@@ -300,6 +316,7 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         or stated is None
         or bool(named.get("clause"))
         or bool(named.get("dash"))
+        or bool(named.get("to"))
         or _TO.match(text, word.end()) is not None
     )
     # After 口令 (a spoken password), pinyin letters alone: "口令 tianwanggaidihu".
@@ -423,7 +440,7 @@ def _listed_or_answered(text: str, word: re.Match[str]) -> Iterator[Detection]:
             start, end = pair.start("value"), pair.end("value")
         value = text[start:end].rstrip(TRAILING)
         pin = pin_word and value.isdigit() and 4 <= len(value) <= 8
-        if (pin or looks_made_up(value)) and could_be_a_password(value) and value.isascii():
+        if (pin or looks_made_up(value)) and could_be_a_password(value) and typed(value):
             yield Detection(Category.PASSWORD, start, start + len(value))
             return
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from recalld_server.domain.sensitive.detection import Detector
 
 DETECTOR = Detector()
+RULES_ALONE = Detector(password_model=None)
+"""Without the learned scorer: a round's passwords are checked on the rules it added."""
 SECRETS = ("api_key", "private_key", "password", "card_number", "passport")
 """The categories a look-alike must not be taken for (phones and e-mails are allowed)."""
 
@@ -12,6 +14,11 @@ SECRETS = ("api_key", "private_key", "password", "card_number", "passport")
 def found(text: str) -> list[tuple[str, str]]:
     """(category, value) of every detection in the text."""
     return [(d.category.value, text[d.start : d.end]) for d in DETECTOR.find(text)]
+
+
+def rules_find(text: str) -> list[tuple[str, str]]:
+    """(category, value) of every detection of the rules alone."""
+    return [(d.category.value, text[d.start : d.end]) for d in RULES_ALONE.find(text)]
 
 
 def assert_finds(text: str, category: str, value: str | None) -> None:

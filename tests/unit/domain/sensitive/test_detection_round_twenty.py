@@ -22,14 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from recalld_server.domain.sensitive.detection import Detector
-from tests.unit.domain.sensitive.detections import assert_finds, assert_no_secret
-
-RULES_ALONE = Detector(password_model=None)
-
-
-def rules_find(text: str) -> list[tuple[str, str]]:
-    return [(d.category.value, text[d.start : d.end]) for d in RULES_ALONE.find(text)]
+from tests.unit.domain.sensitive.detections import assert_finds, assert_no_secret, rules_find
 
 
 @pytest.mark.parametrize(

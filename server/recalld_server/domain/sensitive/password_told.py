@@ -1,0 +1,94 @@
+"""Passwords told in passing, with their word elsewhere in the sentence.
+
+A network named, then its key ("network SeaRanger, key iceberg-alley-cod"); the words
+that unlock a vault, listed after a colon ("the four words that unlock her password
+manager, in order: kettle moorland heron biscuit"); a password spoken in a voice note,
+then written out ("…密码就是阿嬌再加兩個六啦」，也就是 ajiao66").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from recalld_server.domain.core.sensitive_data import Category
+from recalld_server.domain.sensitive.password_codes import NOT_A_SECRET_CODE
+from recalld_server.domain.sensitive.password_values import (
+    NOT_A_PASSWORD,
+    PASSWORD_CHARS,
+    TRAILING,
+    could_be_a_password,
+    looks_made_up,
+)
+from recalld_server.domain.sensitive.spans import Detection, Rule
+
+# A network's name, then its key: "Starlink: network SeaRanger, key iceberg-alley-cod",
+# "SSID KettleCove / password: caplin-scull-9". The name makes the key a Wi-Fi key,
+# whatever its shape.
+_NETWORK_THEN_KEY = re.compile(
+    r"(?i)\b(?:network|ssid|wi-?fi|wlan|starlink)\s*[:=]?\s*[^\s,;/:]{2,40}\s*[,;/]\s*"
+    r"(?:key|password|passphrase|pw|pass|psk)\s*(?:is\b|[:=])?\s*"
+    rf"(?P<value>{PASSWORD_CHARS}{{6,64}})"
+)
+# The words that unlock a vault or a wallet, after a colon: "the four words that unlock
+# Hazel's password manager, in order: kettle moorland heron biscuit".
+_WORDS_THAT_UNLOCK = re.compile(
+    r"(?i)\b(?:words?|phrase|passphrase)\s+(?:that|which)\s+(?:unlock|open)s?\b[^\n.;:：]{0,60}?"
+    r"[:：]\s*(?P<value>[a-z]{2,20}(?:[ -][a-z]{2,20}){2,7})(?=\s*(?:[.;!?,，。]|$))"
+)
+# A password spoken, then written out after "that is": "语音转文字：「外送平台那个密码就是
+# 阿嬌再加兩個六啦」，也就是 ajiao66", "密码：大写 F，e-n-g，然后 jia，最后 2016”，整理出来是
+# Fengjia2016". The value ends the line.
+_SPOKEN_THEN_WRITTEN = re.compile(
+    r"(?:也就是|即是|整理出[来來]是|整理[后後]是|[写寫]出[来來]是|[写寫]下[来來]是|拼出[来來]是"
+    r"|(?i:\bi\.e\.|\bthat is|\bwritten out|\bspelled out|\bspelt out|\btyped out)[,:]?)"
+    # "!" is the password's own at the end of the line ("也就是 sujun2025!"); "." is not.
+    r"\s*[:：]?\s*[\"'“‘「]?(?P<value>[\x21\x23-\x26\x28-\x7e]{4,40}?)[\"'”’」]?"
+    r"(?=\.?[ \t]*[。！]?[ \t]*(?:\n|$))"
+)
+_SPOKEN_WORD = re.compile(
+    r"(?i)密[码碼]|口令|\bpass(?:word|code|phrase)?\b|\bpin\b|\bpw\b|\bcode\b"
+)
+_KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
+
+
+def _network_keys(text: str) -> Iterator[Detection]:
+    for match in _NETWORK_THEN_KEY.finditer(text):
+        value = match.group("value").rstrip(TRAILING)
+        if could_be_a_password(value) and len(value) >= 6:
+            start = match.start("value")
+            yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+def _words_that_unlock(text: str) -> Iterator[Detection]:
+    for match in _WORDS_THAT_UNLOCK.finditer(text):
+        words = match.group("value").casefold().replace("-", " ").split()
+        if not any(w in NOT_A_PASSWORD for w in words):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+
+
+def _spoken_then_written(text: str) -> Iterator[Detection]:
+    for match in _SPOKEN_THEN_WRITTEN.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if not _SPOKEN_WORD.search(text, line_start, match.start()):
+            continue  # "…, that is 2024." where no password was spoken of
+        if NOT_A_SECRET_CODE.search(text, line_start, match.start()):
+            continue  # "the area code, that is 0131"
+        value = match.group("value")
+        if (_KEYED_PIN.fullmatch(value) or looks_made_up(value)) and could_be_a_password(value):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+
+
+_SPOKEN_MARKS = ("也就是", "即是", "整理", "出来是", "出來是", "i.e.", "that is", " out")
+
+# Each rule beside the literal words it needs (see password_forms.passwords_elsewhere).
+RULES: tuple[Rule, ...] = (
+    (
+        lambda text, low: any(
+            w in low for w in ("network", "ssid", "wifi", "wi-fi", "wlan", "starlink")
+        ),
+        _network_keys,
+    ),
+    (lambda text, low: "unlock" in low or "open" in low, _words_that_unlock),
+    (lambda text, low: any(w in low for w in _SPOKEN_MARKS), _spoken_then_written),
+)
