@@ -19,7 +19,13 @@ from recalld_server.domain.sensitive.password_values import (
     could_be_a_password,
     looks_made_up,
 )
-from recalld_server.domain.sensitive.spans import Detection, Rule, answered_below, cells_under
+from recalld_server.domain.sensitive.spans import (
+    Detection,
+    Rule,
+    answered_below,
+    cells_under,
+    line_around,
+)
 
 # A question about a code or a PIN, answered on the next line ("what's the garage door
 # code again?\nA: 7391 then the hash key").
@@ -46,8 +52,8 @@ _LOCK = (
 _CHINESE_LOCK = re.compile(
     r"(?:(?:保[险險](?:柜|櫃|箱)|密[码碼](?:箱|[锁鎖])|[挂掛][锁鎖]|[门門][锁鎖]|[门門]禁|指[纹紋][锁鎖]"
     r"|智能[锁鎖]|[卷捲][帘簾]?[门門]|[车車]庫?库?[门門]|[储儲]物(?:柜|櫃)|更衣(?:柜|櫃)|大[锁鎖]"
-    r"|(?:屏幕|螢幕|萤幕|荧幕)[锁鎖]|[锁鎖]屏)"
-    r"(?:[^\n，。；]{0,12}?[:：]\s*|\s+)"
+    r"|(?:屏幕|螢幕|萤幕|荧幕)[锁鎖]|[锁鎖]屏|儿童[锁鎖]|兒童[锁鎖]|童[锁鎖])"
+    r"(?:[^\n，。；]{0,12}?[:：]\s*|\s*(?:是|为|為)\s*|\s+)"
     r"|(?<=[的间間室])[门門]\s+(?=[0-9]{4,8}#)"
     # "boot room 门 code 2597#": the door's code in words of both languages.
     r"|[门門][ \t]*(?i:code|pin)[ \t]*(?:是|为|為|[:：])?[ \t]*)"
@@ -96,9 +102,18 @@ _LOCK_CODES = (
         r"(?P<value>[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
     ),
     # "the hotel room safe is set to 2404": a code is what a lock is set to.
+    # "the hotel safe in Lisbon, we set it to 240815", "hotel safe in Kyoto 设成了 0811".
     re.compile(
-        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?\b(?:is\s+|was\s+)?(?:set|changed|reset)\s+to\s+"
+        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?(?:\b(?:is\s+|was\s+)?(?:set|changed|reset)"
+        r"(?:\s+it)?\s+to\s+|(?:设成了?|设为|設成了?|設為|改成了?)\s*)"
         r"(?P<value>[0-9]{3,8}(?![\w-])|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
+    ),
+    # "Chenxi set the hotel-room safe in Vancouver to 1127": set, the lock, then its code.
+    re.compile(
+        rf"(?i)\b(?:set|changed|reset)\s+(?:the\s+|her\s+|his\s+|my\s+|our\s+)?"
+        # Not an alarm: "we set the alarm to 0630" is a clock's.
+        rf"(?:[\w'-]+\s+){{0,3}}?(?!alarm){_LOCK}\b(?:\s+(?:in|at|on)\s+[\w'-]+(?:\s+[\w'-]+){{0,2}}?)?"
+        r"\s+to\s+(?P<value>[0-9]{4,8}(?![\w-])|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
     ),
     # "the key safe at the spaniel's house is 7249, back gate latch sticks": a box that
     # only a code opens, and digits that end the clause ("the safe was 1500 dollars" is
@@ -134,10 +149,17 @@ _LOCK_CODES = (
     # a keypad's code, a letter at either end.
     re.compile(
         r"(?i)\b(?:menu|machine|app|tablet|laptop|phone|screen|terminal|till|kiosk|cabinet"
-        r"|cupboard|drawer|locker|folder|room|storeroom|freezer)\b[^.\n;]{0,40}?"
-        r"\b(?:opens|unlocks)\s+with\s+(?:the\s+(?:code|pin|passcode|password)\s+)?"
-        r"(?P<value>[0-9]{4,8}|(?-i:(?=[0-9A-Z]{4,7}(?![\w-]))[A-Z]?[0-9]{3,6}[A-Z]?))"
-        rf"(?={CLAUSE_END})"
+        r"|cupboard|drawer|locker|folder|room|storeroom|freezer|pc|computer|payslips?|i?mac"
+        r"|macbook|ipad|desktop|workstation|console"
+        r"|pdfs?|files?)\b[^.\n;]{0,50}?"
+        r"\b(?:opens?|unlocks?)\s+with\s+(?:the\s+(?:code|pin|passcode|password)\s+)?"
+        # A PIN, a keypad's code with a letter, or a made-up value ("the assessment-day
+        # laptop unlocks with Assess!Day19"; _lock_codes wants a digit in it).
+        r"(?P<value>[0-9]{4,8}|(?-i:(?=[0-9A-Z]{4,7}(?![\w-]))[A-Z]?[0-9]{3,6}[A-Z]?)"
+        r"|(?-i:(?=[0-9A-Z]{5,7}(?![\w-]))[0-9]*[A-Z][0-9]*)"
+        r"|(?-i:(?=[A-Za-z0-9!#$%&*+.@^_~-]*[0-9])(?=[A-Za-z0-9!#$%&*+.@^_~-]*[A-Za-z])"
+        r"[A-Za-z0-9!#$%&*+.@^_~-]{6,40}))"
+        rf"(?={CLAUSE_END}|\s+on\s+the\s+(?:[\w-]+\s+)?keypad\b)"
     ),
     # "garage 8831 then the star key; side-gate padlock 0720": a PIN right after what it
     # opens, ending its clause.
@@ -157,7 +179,7 @@ _LOCK_CODES = (
         rf"\s*(?:\b(?:is|was)\b|:|=)?\s*{_LOCK_VALUE}"
     ),
     re.compile(
-        rf"(?i)\b(?:{_LOCK}|zip|archive|pdf|rar|7z)\b[^.\n;]{{0,40}}?\b(?:opens|unlocks)\s+with"
+        rf"(?i)\b(?:{_LOCK}|zip|archive|pdf|rar|7z)s?\b[^.\n;]{{0,50}}?\b(?:opens?|unlocks?)\s+with"
         rf"\s+(?:the\s+(?:code|combination|password)\s+)?{_LOCK_VALUE}"
     ),
     # "the zip with the tenant's references is protected: Refs_Flat3_2026".
@@ -166,9 +188,26 @@ _LOCK_CODES = (
         rf"\b(?:password[- ])?protected\b(?:\s+with)?\s*[:：]?\s+{_LOCK_VALUE}"
     ),
 )
+# What sets or unsets an alarm: "full set is 5180 then the tick button", "set and unset
+# with 9150", "to unset the house alarm type 6730", "normal disarm 8306".
+_ALARM_SETTING = re.compile(
+    r"(?i)\b(?:unset|disarm|set and unset|arm and disarm|full set|part set|night set)\b"
+    r"[^.\n;:]{0,30}?(?:\b(?:with|type|enter|key in|punch in|is|using)\b|:)?\s*"
+    rf"(?P<value>[0-9]{{4,8}})(?={CLAUSE_END})"
+)
+_ALARM = re.compile(r"(?i)\balarm|\bpanel\b|\bkeypad\b|\bduress\b")
+
+
+def _alarm_settings(text: str) -> Iterator[Detection]:
+    """A PIN that sets or unsets an alarm, in a line about one ("the unset values" are not)."""
+    for match in _ALARM_SETTING.finditer(text):
+        if _ALARM.search(line_around(text, match.start(), match.end())):
+            yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+
+
 # The words that name what a lock code opens (the trigger of _lock_codes).
 _LOCK_WORDS = (
-    "code", "combination", "combo", "opens", "unlocks", "lock", "safe", "protected", "alarm",
+    "code", "combination", "combo", "open", "unlock", "lock", "safe", "protected", "alarm",
     "keypad", "box", "door", "gate", "cabinet", "cupboard", "drawer", "shed", "garage", "barrier",
 )  # fmt: skip
 
@@ -209,7 +248,21 @@ _KEYED_NOT_A_SECRET = re.compile(
 )
 
 
+# A made-up value keyed in to start or sign in to something: "学习电脑，开机要输 Yinuo0905",
+# "登微信要输 Yjh@cd1968".
+_SIGN_IN_KEYED = re.compile(
+    r"(?:开机|開機|登录|登錄|登入|登|解锁|解鎖|进入|進入)[^\n，。；,;]{0,10}?要?输(?:入)?\s*[:：]?\s*"
+    r"(?P<value>[\x21\x23-\x26\x28-\x7e]{6,40})(?![\x21-\x7e])"
+)
+
+
 def _keyed_in_chinese(text: str) -> Iterator[Detection]:
+    for match in _SIGN_IN_KEYED.finditer(text):
+        value = match.group("value").rstrip(TRAILING)
+        if looks_made_up(value) and could_be_a_password(value):
+            yield Detection(
+                Category.PASSWORD, match.start("value"), match.start("value") + len(value)
+            )
     for match in _KEYED_IN_CHINESE.finditer(text):
         clause_start = max(text.rfind(mark, 0, match.start()) for mark in "\n。；;，,") + 1
         clause_end = min(
@@ -311,6 +364,7 @@ RULES: tuple[Rule, ...] = (
         _chinese_lock_codes,
     ),
     (lambda text, low: "输" in text, _keyed_in_chinese),
+    (lambda text, low: "set" in low or "disarm" in low, _alarm_settings),
     (
         lambda text, low: "\n" in text and ("|" in text or "," in text or "\t" in text),
         _code_columns,

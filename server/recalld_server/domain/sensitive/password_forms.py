@@ -61,6 +61,10 @@ _ADMIN_PAIR = re.compile(
     r"(?P<value>[\x21\x23-\x26\x28-\x2e\x30-\x5f\x61-\x7e]{6,})(?![/\w])"
     # "admin:ricoh-3rd-floor", not a passwd line ("root:x:0:0:…").
     r"|:(?P<colon>[\x21\x23-\x26\x28-\x2e\x30-\x39\x3b-\x5f\x61-\x7e]{6,})(?![:/\w]))"
+    # After a label, "printer in the office: admin, ashbury01", made up (as every value
+    # here) and ending the line: "admin, finance and HR" is a list.
+    r"|(?<=[:：—–] )(?:admin|administrator|root),[ \t]*"
+    r"(?P<comma>[\x21\x23-\x26\x28-\x2b\x2d-\x7e]{6,40})[ \t]*(?=\n|$)"
 )
 # A passphrase of plain words: "the passphrase for the drive is purple monkey
 # dishwasher.", "his master password is Lisbon tram at dusk 1998."; to the sentence end.
@@ -339,7 +343,21 @@ _WIFI_VALUE = re.compile(
     r"(?:[ \t]+(?:i|in|im|en|på|at|bei|chez|del?)[ \t]+[\w'-]{1,20})?"
     rf"(?:[ \t]+is)?[ \t]*[:：—–]?[ \t]+(?P<value>{PASSWORD_CHARS}{{8,63}})(?=[\s,;。，]|$)"
 )
-_KEY_LATER = re.compile(r"(?i)password|passwort|\bpw\b|\bkey\b|\bpsk\b|密码")
+# After a clause about whose or which it is: "Gwenllian's Wi-Fi, which the tablet falls
+# back to: Llandudno_Pier_77", "Wi-Fi for the workshop extender: torque-wrench-5nm"; in
+# Chinese, "房子的无线网 binjiang1205", "家里WiFi改成 gaowanqing1988 了".
+_WIFI_AFTER_A_CLAUSE = re.compile(
+    r"(?i)(?<!ssid )\bwi-?fi\b(?!\s+(?:name|network|ssid)\b)[^\n:：]{1,60}?[:：][ \t]*"
+    rf"(?P<value>{PASSWORD_CHARS}{{8,63}})(?=[\s,;。，]|$)"
+    r"|(?:无线网?|(?i:wi-?fi))(?:改成了?|换成了?|是|为|[:：]|[ \t])[ \t]*"
+    # Not a Wi-Fi QR code's fields ("WIFI:T:WPA;S:…;P:…;;"), read by _wifi_keys.
+    r"(?![A-Z]:)(?P<zh>[\x21\x23-\x26\x28-\x7e]{6,63})(?![\x21-\x7e])"
+)
+_NOT_ITS_KEY = re.compile(
+    r"(?i)\b(?:model|serial|version|name|network|ssid|called|speed|plan|provider|isp|band"
+    r"|channel|mac|ip|address)\b|名|型号|型號"
+)
+_KEY_LATER = re.compile(r"(?i)password|passwort|passcode|\bpw\b|\bkey\b|\bpsk\b|密码|密碼|口令")
 _NETWORK_NAME = re.compile(
     r"(?i)^(?:tp-?link|netgear|fritz|vodafone|livebox|xfinity|eduroam|linksys|asus|d-?link"
     r"|huawei|zte|mercury|tenda|xiaomi|sky|virgin|orange|freebox|bbox|telekom|spectrum|att)"
@@ -349,18 +367,27 @@ _NETWORK_NAME = re.compile(
 
 def _wifi_values(text: str) -> Iterator[Detection]:
     """A made-up value with a digit right after "Wi-Fi", not a network's name."""
-    for match in _WIFI_VALUE.finditer(text):
-        # "home Wi-Fi is BT-Hub-7Q2X and the password is …": the password comes later,
-        # so this is the network's name.
-        if _KEY_LATER.search(text, match.end()):
-            continue
-        value = match.group("value").rstrip(TRAILING)
-        if not any(c.isdigit() for c in value) or _NETWORK_NAME.search(value):
-            continue
-        if looks_made_up(value) and could_be_a_password(value):
-            yield Detection(
-                Category.PASSWORD, match.start("value"), match.start("value") + len(value)
-            )
+    for pattern in (_WIFI_VALUE, _WIFI_AFTER_A_CLAUSE):
+        for match in pattern.finditer(text):
+            # "home Wi-Fi is BT-Hub-7Q2X and the password is …": the password comes
+            # later, so this is the network's name.
+            if _KEY_LATER.search(text, match.end()):
+                continue
+            group = "value" if match.group("value") else "zh"
+            if _NOT_ITS_KEY.search(text, match.start(), match.start(group)):
+                continue  # "the Wi-Fi router model: RT-AX58U"
+            value = match.group(group).rstrip(TRAILING)
+            if match.group(group).endswith("!") and not text[match.end(group) :].strip():
+                value += "!"  # the password's own, ending the note: "…: Nyhavn2019!"
+            if _NETWORK_NAME.search(value) or not looks_made_up(value) or "WIFI:" in value:
+                continue
+            # Digits, or a symbol other than a dash ("hengrui_guest", "HR_staff@5G"): a
+            # network's name is words and dashes ("Birtwistle-Guest").
+            if not any(c.isdigit() or c in "_@#!$%&*+.=?^~" for c in value):
+                continue
+            if could_be_a_password(value):
+                start = match.start(group)
+                yield Detection(Category.PASSWORD, start, start + len(value))
 
 
 # The answer to a bank's security question is a password of plain words.
@@ -482,7 +509,7 @@ _RULES: tuple[Rule, ...] = (
         lambda text, low: _names_wifi_and_its_key(low) or "wpa" in low or "WIFI:" in text,
         _wifi_keys,
     ),
-    (lambda text, low: "wi-fi" in low or "wifi" in low, _wifi_values),
+    (lambda text, low: "wi-fi" in low or "wifi" in low or "无线" in text, _wifi_values),
     (lambda text, low: ("?" in text or "？" in text) and "\n" in text, _wifi_answered),
     (
         lambda text, low: (

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.password_values import (
+    CLAUSE_END,
     PASSWORD_CHARS,
     TRAILING,
     could_be_a_password,
@@ -48,6 +49,19 @@ _LOGIN_CLAUSE_VALUE = re.compile(
     r"(?im)\b(?:login|log-in|sign-in)\b(?P<clause>[^\n:：.?!]{4,80}|[^\n:：]{4,80}?\))"
     rf"[ \t]*[:：][ \t]*(?P<value>{PASSWORD_CHARS}{{6,40}})[ \t]*$"
 )
+# Signed in with a made-up value: "Thora signs in as trendall with Hoy-Sound-1987", "the
+# agency laptop logs in with NorthShore!Care7", "Yulia's laptop is locked with
+# Baikal2020", "Chenxi's login became Uetliberg#2025", "one shared login,
+# couttet.glisse with PowderDay!2025", "登入 admin 用 Oyster@NAS21".
+_SIGNED_IN_WITH = re.compile(
+    r"(?i)\b(?:signs?|signed|logs?|logged)\s+(?:in|on)\s+(?:as\s+[\w.@+-]+\s+)?(?:with|using)\s+"
+    r"|\b(?:locked|secured)\s+with\s+(?:the\s+password\s+)?"
+    r"|\b(?:login|log-in|sign-in|password)\s+(?:became|is now|has become)\s+"
+    r"|\b(?:login|account)\b[^\n.;]{0,40}?[,:：]\s*[\w.@+-]{3,40}\s+with\s+"
+    r"|登[入录錄陆陸][^\n，。,;；]{0,12}?用\s*"
+)
+
+
 # A login told in prose, the user named by what it is: "the ParentPay login is my email
 # plus lunchmoney-Eli7", "the router login page wants admin and Tplink-Grandpa-3".
 _LOGIN_IN_PROSE = re.compile(
@@ -79,7 +93,7 @@ _EMAIL_PAIR = re.compile(
 # lena.k / Sommer#2024", "- 淘宝：18612345678 / tb@2024xyz", "Netflix — familie.berg /
 # Kino2023!"): no word names a login, so both sides must look like one.
 _LABELLED_PAIR = re.compile(
-    r"(?m)^[ \t]*(?:[-*•·][ \t]+)?(?P<label>[^\s:：/|—–][^:：/|\n—–]{0,30}?)"
+    r"(?m)^[ \t]*(?:[-*•·][ \t]+)?(?P<label>[^\s:：/|—–][^:：/|\n—–]{0,50}?)"
     r"[ \t]*(?:[:：]|[ \t][—–-]{1,2})[ \t]*"
     r"(?P<user>[\w.+-]+(?:@[\w-]+(?:\.[\w-]+)+)?)[ \t]+[/|][ \t]+"
     rf"(?P<value>{PASSWORD_CHARS}{{6,}})[ \t]*$"
@@ -141,6 +155,12 @@ def _login_values(text: str) -> Iterator[Detection]:
 
 
 _WIFI_LABEL = re.compile(r"(?i)wi-?fi|wlan|无线|网络")
+# A device one signs in to: "Thorvald's workshop PC — thorvald / Spoke.Wrench.31".
+_DEVICE_LABEL = re.compile(
+    r"(?i)\b(?:pc|laptop|computer|nas|server|router|printer|tablet|desktop|workstation"
+    r"|console|dvr|nvr|imac|macbook|app|portal|software|account|login|website|site|banking)\b"
+    r"|电脑|電腦|路由器|打印机"
+)
 
 
 def _symbol_digit_letter(value: str) -> bool:
@@ -171,6 +191,7 @@ def _labelled_pairs(text: str) -> Iterator[Detection]:
             )
             # "new office Wi-Fi: Halyard-Guest / sailsUp2026": the network and its key.
             or _WIFI_LABEL.search(match.group("label")) is not None
+            or _DEVICE_LABEL.search(match.group("label")) is not None
         )
         digits = any(c.isdigit() for c in value)
         symbols = bool(_LOGIN_SYMBOLS.intersection(value)) or "@" in value
@@ -185,6 +206,68 @@ def _labelled_pairs(text: str) -> Iterator[Detection]:
             continue
         start = match.start("value")
         yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+# A made-up value, with a digit, alone after a clause that names what one signs in to,
+# ending the line: "Kezia's inspection laptop: Apis.Mellifera.88", "the radio-programming
+# laptop in the comms cupboard: repeater147", "Gerald's credit-union online banking:
+# Pardy$CU-63", "the international admissions shared mailbox: Firth-of-Forth-2025".
+_SIGN_IN_THING_VALUE = re.compile(
+    r"(?im)^(?P<label>[^\n:：]{0,80}?\b(?P<thing>laptop|pc|computer|app|portal|login|banking"
+    r"|mailbox|inbox|software|tablet|nas|router|printer|console|website|workstation)\b"
+    r"[^\n:：]{0,60}?)[:：][ \t]*"
+    r"(?P<value>[\x21\x23-\x26\x28-\x39\x3b-\x5f\x61-\x7e]{6,40})[ \t]*$"
+)
+# What such a label names when the value is not a password.
+_NOT_A_SIGN_IN_VALUE = re.compile(
+    r"(?i)user ?name|\bid\b|e-?mail address|phone|mobile|order|ticket|\bref|sku|model"
+    r"|version|\bbuild\b|serial|invoice|booking|flight|plate|\bpart\b|host|server|url|address"
+    r"|\bip\b|\bport\b|date|time|status|type|file|handle|tag|branch|commit|number|\bno\b"
+    r"|iban|sort code|member|licen[cs]e|key\b|token|plan|price|cost|balance|brand|make"
+)
+# A device's make and model: "laptop: ThinkPad-X1", "tablet: iPad10".
+_MAKE = re.compile(
+    r"(?i)(?:thinkpad|macbook|imac|ipad|iphone|galaxy|pixel|surface|dell|hp|lenovo|asus|acer"
+    r"|xps|huawei|xiaomi|redmi|kindle|fire|chromebook|synology|qnap|tp-?link|netgear|windows"
+    r"|ubuntu|android|ios|macos)"
+)
+
+
+_REFERENCE = re.compile(r"[A-Z]{2,5}-?[0-9]{5,}|[A-Z]{2}[0-9]{2}[A-Z0-9]{10,30}")
+
+
+def _sign_in_thing_values(text: str) -> Iterator[Detection]:
+    for match in _SIGN_IN_THING_VALUE.finditer(text):
+        value = match.group("value").rstrip(".,;")
+        if _NOT_A_SIGN_IN_VALUE.search(match.group("label")) or _MAKE.match(value):
+            continue
+        if "/" in value or _AN_ADDRESS.search(value) or not any(c.isdigit() for c in value):
+            continue
+        if "=" in value or _REFERENCE.fullmatch(value):
+            continue  # "user=kowalski&pwd=…" (read as a field), a ticket "INC0012345"
+        if match.group("thing").casefold() == "login" and value.isalnum():
+            continue  # "login for the kids: mia2015" may be the user's name
+        if looks_made_up(value) and could_be_a_password(value):
+            start = match.start("value")
+            yield Detection(Category.PASSWORD, start, start + len(value))
+
+
+def _signed_in_with(text: str) -> Iterator[Detection]:
+    """A made-up value a person signs in with, or that a device is locked with."""
+    for match in _SIGNED_IN_WITH.finditer(text):
+        value = _VALUE_AFTER.match(text, match.end())
+        if value is None:
+            continue
+        found = value.group().rstrip(TRAILING.replace("!", ""))
+        if "/" in found or _AN_ADDRESS.search(found):
+            continue  # "signs in with anna@example.com", "logs in with SSO/Okta"
+        if looks_made_up(found) and could_be_a_password(found):
+            yield Detection(Category.PASSWORD, value.start(), value.start() + len(found))
+
+
+# The value ends its clause: "logs in with Google2FA every day" names a method.
+_VALUE_AFTER = re.compile(rf"{PASSWORD_CHARS}{{6,40}}(?![\x21-\x7e])(?={CLAUSE_END}|[，。；])")
+_AN_ADDRESS = re.compile(r"@[\w-]+\.[A-Za-z]{2,}")
 
 
 def _labelled_values(text: str) -> Iterator[Detection]:
@@ -297,4 +380,12 @@ RULES: tuple[Rule, ...] = (
     (lambda text, low: " / " in text or " | " in text, _labelled_pairs),
     (lambda text, low: ":" in text or "：" in text, _labelled_values),
     (lambda text, low: "auth" in low, _basic_auth),
+    (
+        lambda text, low: any(
+            w in low
+            for w in (" in ", " on ", "locked", "secured", "became", "is now", " with ", "登")
+        ),
+        _signed_in_with,
+    ),
+    (lambda text, low: ":" in text or "：" in text, _sign_in_thing_values),
 )

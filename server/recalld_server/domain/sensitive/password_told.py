@@ -41,13 +41,21 @@ _WORDS_THAT_UNLOCK = re.compile(
 # Fengjia2016". The value ends the line.
 _SPOKEN_THEN_WRITTEN = re.compile(
     r"(?:也就是|即是|整理出[来來]是|整理[后後]是|[写寫]出[来來]是|[写寫]下[来來]是|拼出[来來]是"
-    r"|(?i:\bi\.e\.|\bthat is|\bwritten out|\bspelled out|\bspelt out|\btyped out)[,:]?)"
+    r"|[—–]{1,2}\s*就是"
+    r"|(?i:\bi\.e\.|\bthat is|\bwritten out|\bspelled out|\bspelt out|\btyped out)[,:]?"
+    # "'…then the number seven' — so lighthouse7", "…, five eight, so PurpleKettle58".
+    r"|(?P<so>(?i:(?:[—–,]|\.\.\.)\s*so(?:\s+it'?s)?\b)))"
     # "!" is the password's own at the end of the line ("也就是 sujun2025!"); "." is not.
     r"\s*[:：]?\s*[\"'“‘「]?(?P<value>[\x21\x23-\x26\x28-\x7e]{4,40}?)[\"'”’」]?"
-    r"(?=\.?[ \t]*[。！]?[ \t]*(?:\n|$))"
+    r"(?=\.?[ \t]*[。！]?[ \t]*(?:\n|$)|,\s(?:no spaces|all one word|one word|no capitals"
+    r"|all lower ?case|all small letters|with the spaces)\b)"
 )
 _SPOKEN_WORD = re.compile(
     r"(?i)密[码碼]|口令|\bpass(?:word|code|phrase)?\b|\bpin\b|\bpw\b|\bcode\b"
+)
+_SPELLED_OUT = re.compile(
+    r"(?i)\bcapital\b|small letters|lower ?case|upper ?case|\bthe number\b|no spaces"
+    r"|大写|小写|拼音"
 )
 _KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
 
@@ -70,6 +78,13 @@ def _words_that_unlock(text: str) -> Iterator[Detection]:
 def _spoken_then_written(text: str) -> Iterator[Detection]:
     for match in _SPOKEN_THEN_WRITTEN.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
+        if match.group("so"):
+            # "so" follows a value spelled out letter by letter, and gives a made-up one
+            # ("we met at the code club, so it's Friday2" spells nothing).
+            spelled = _SPELLED_OUT.search(text, line_start, match.start())
+            if spelled and looks_made_up(match.group("value")):
+                yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
+            continue
         if not _SPOKEN_WORD.search(text, line_start, match.start()):
             continue  # "…, that is 2024." where no password was spoken of
         if NOT_A_SECRET_CODE.search(text, line_start, match.start()):
@@ -79,7 +94,9 @@ def _spoken_then_written(text: str) -> Iterator[Detection]:
             yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
 
-_SPOKEN_MARKS = ("也就是", "即是", "整理", "出来是", "出來是", "i.e.", "that is", " out")
+_SPOKEN_MARKS = (
+    "也就是", "即是", "整理", "出来是", "出來是", "就是", "i.e.", "that is", " out", "so",
+)  # fmt: skip
 
 # Each rule beside the literal words it needs (see password_forms.passwords_elsewhere).
 RULES: tuple[Rule, ...] = (

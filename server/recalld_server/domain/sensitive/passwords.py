@@ -80,6 +80,10 @@ _PASSWORD_STATED = re.compile(
     # 888666a", "manager PIN, for refunds only: 2291" (not "for example").
     r"(?i)(?:,\s*(?:for|on|at|in|to)\s+(?!example|instance)[^\n,;:：。=—]{1,40}?"
     r"(?:,(?=\s*(?:is|was)\s)|(?=\s*[:：]))"
+    # Or any aside before a colon: "Roderick's Gmail password, which Glenys keeps in the
+    # little red book: …", "the analyser's service password, from the engineer: …".
+    # Not the next key of a JSON object or a config line: '"psk": "…", "mqtt_host": …'.
+    r"|,\s*(?P<clause2>[^\n,;:：。=—\"'“”{}\[\]]{1,60}?)(?=\s*[:：])"
     r"|\s+(?:for|of|on|to|at|in|from|with|the|that|which|we|i|you|he|she|they|my|his"
     # ... and in French, Spanish, Portuguese, Italian, German, Swedish, Polish.
     r"|her|our|de|del|du|des|da|do|di|per|für|von|vom|zum|zur|för|dla)\s+[^\n,;:：。=—]{0,40}?|\s*[（(][^）)\n]{0,80}[）)]"
@@ -124,7 +128,9 @@ _PASSWORD_BARE_CJK = re.compile(
 )
 # Words between the password's word and a colon that say the colon is not before it.
 _NOT_ABOUT_THE_VALUE = re.compile(
-    r"(?i)hash|salt|policy|reset|file|length|hint|expir|strength|rule|field|prompt|label"
+    # "password reset link: …", not "password after the reset: …".
+    r"(?i)hash|salt|policy|(?<!after the )(?<!after a )reset(?! by)|file|length|hint|expir"
+    r"|strength|rule|field|prompt|label"
     r"|manager|vault|keeper|generator|require|change|recover|forg[eo]t|link|url|page"
     r"|screen|form|menu|option|setting|format|example|e\.g|sample|type"
 )
@@ -246,7 +252,7 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         spaced = _PASSWORD_BARE_CJK.match(text, word.end())
         stated = spaced if spaced is not None and spaced.group("mixed") else None
     named = stated.groupdict() if stated is not None else {}
-    clause = named.get("clause")
+    clause = named.get("clause") or named.get("clause2")
     # "password manager: 1Password", "password reset link sent to: ana@example.com":
     # not this reading; the value right after the word may still be one ("密码 147258 …").
     if clause is not None and (
@@ -314,7 +320,7 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
     weak = (
         name in {"pass", "pw", "pin", "psk", "passwords"}  # a list follows "passwords:"
         or stated is None
-        or bool(named.get("clause"))
+        or bool(clause)
         or bool(named.get("dash"))
         or bool(named.get("to"))
         or _TO.match(text, word.end()) is not None
@@ -362,6 +368,11 @@ _STATED_LATER = re.compile(
 )
 
 
+# "Wi-Fi password 每周换，this week 是 cangshan0612", "WeChat password … 新设的是 Karim@Yiwu24".
+_STATED_LATER_CHINESE = re.compile(
+    r"(?P<between>[^\n.;:!?。；：]{1,60}?)(?:说|設的|设的|给的|給的|以后|以後|就)?(?<![不还還或])是\s*"
+    r"(?P<value>[\x21\x23-\x26\x28-\x7e]{6,40})(?![\x21-\x7e])"
+)
 _COLON_LATER = re.compile(
     r"(?P<between>[^\n.;!?:：]{1,80}?)[:：][ \t]*[\"'“‘]?"
     rf"(?P<value>{PASSWORD_CHARS}{{6,}})"
@@ -371,6 +382,8 @@ _COLON_LATER = re.compile(
 def _stated_after_a_clause(text: str, word: re.Match[str]) -> Detection | None:
     """The value after "is" later in the word's clause: a PIN, or a made-up value."""
     match = _STATED_LATER.match(text, word.end())
+    if match is None and "是" in text:
+        match = _STATED_LATER_CHINESE.match(text, word.end())
     colon = match is None
     if colon:
         match = _COLON_LATER.match(text, word.end())

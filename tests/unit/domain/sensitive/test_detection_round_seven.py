@@ -42,7 +42,8 @@ from tests.unit.domain.sensitive.detections import assert_finds, assert_no_secre
         ("the password is hard to say, I'll type it: Baobab!tree9", "password", "Baobab!tree9"),
         ("'Casa Ruiz' WiFi clave: Naranjo!2025", "password", "Naranjo!2025"),
         ("Gäste-WLAN, Schlüssel: Birnbaum#2031", "password", "Birnbaum#2031"),
-        ("家里 SSID 是 MERCURY_9F，用户改过密码，现在是 chenjia2024!", "password", "chenjia2024"),
+        # The "!" is the password's: an ASCII one right after it ends no Chinese sentence.
+        ("家里 SSID 是 MERCURY_9F，用户改过密码，现在是 chenjia2024!", "password", "chenjia2024!"),
         ("Gmail 应用专用密码 qwmz ryxp tkvb hsnd，扫描仪用", "password", "qwmz ryxp tkvb hsnd"),
         ("front office login for Agnieszka: Rynek!Desk42", "password", "Rynek!Desk42"),
         ("plumwood-attic-07 — that's the new Wi-Fi code, changed last night", "password",

@@ -114,8 +114,8 @@ def test_masking_twice_finds_nothing_new(text: str) -> None:
 
 def test_the_shipped_model_is_read_once_and_used_by_default() -> None:
     assert shipped_password_model() is shipped_password_model()
-    # No rule reads "unlocks with" as giving a password; the shipped model does.
-    text = "tablet for the kids unlocks with Pebble#2020"
+    # No rule reads "wake it with" as giving a password; the shipped model does.
+    text = "the kids' tablet goes to sleep, wake it with Pebble#2020"
     assert [(d.category, text[d.start : d.end]) for d in Detector().find(text)] == [
         (Category.PASSWORD, "Pebble#2020")
     ]
