@@ -33,26 +33,31 @@ _UNIT_AFTER = re.compile(
 )
 
 
-_ARITHMETIC = re.compile(r"[=^*×÷]\s*$|^\s*[=^*×÷]")
+# "2^34 = 17179869184": a result; "phone=090-2093-6560" assigns a value (a letter before
+# "=") and is no sum.
+_ARITHMETIC = re.compile(r"(?:[0-9)]\s*=|[\^*×÷])\s*$|^\s*[=^*×÷]")
 _PHONE_REGIONS = ("CN", "US")
-# British, French, Dutch, Japanese and Taiwanese mobiles are read without a word for a
-# phone: their national shape ("07823 537922", "06 28 03 33 86", "06-68565018",
-# "070-8688-8203", "0953-332-839") is theirs alone, unlike a landline's.
-_MOBILE_REGIONS = ("GB", "FR", "NL", "JP", "TW")
+# British, French, Dutch, Japanese, Taiwanese, Irish and Swiss mobiles are read without a
+# word for a phone: their national shape ("07823 537922", "06 28 03 33 86", "06-68565018",
+# "070-8688-8203", "0953-332-839", "086 560 6348", "076 429 86 63") is theirs alone,
+# unlike a landline's.
+_MOBILE_REGIONS = ("GB", "FR", "NL", "JP", "TW", "IE", "CH")
 _MOBILE_START = re.compile(
     r"(?<![0-9])0(?:[67][ .\-]?[0-9]|[789]0[ \-]?[0-9]"
-    r"|9[0-9]{2}[ \-]?[0-9]{3}[ \-]?[0-9]{3}(?![0-9]))"
+    r"|9[0-9]{2}[ \-]?[0-9]{3}[ \-]?[0-9]{3}(?![0-9])|8[35-9][ ]?[0-9]{3}[ ]?[0-9]{4}(?![0-9]))"
 )
 _MOBILE_SHAPE = re.compile(
     r"07[1-9][0-9]{2}[ ]?[0-9]{6}|0[67](?:[ .]?[0-9]{2}){4}|06-[0-9]{8}"
     r"|0[789]0([ \-]?)[0-9]{4}\1[0-9]{4}|09[0-9]{2}([ \-]?)[0-9]{3}\2[0-9]{3}"
+    r"|08[35-9]([ ]?)[0-9]{3}\3[0-9]{4}|07[5-9]([ ]?)[0-9]{3}\4[0-9]{2}\4[0-9]{2}"
 )
 # Numbers written the national way of another country ("07823 619930", "070-9938-7253")
 # count where the text says it is a phone number: read in these regions too.
 _PHONE_CUE = re.compile(
     r"(?i)(?:phone|mobile|cell|tel|call|text me|number|desk|office|landline|whatsapp|handy"
     r"|büro|telefon|portable|móvil|telemóvel|celular|werk|mobiel|携帯|電話|番号|手机|电话"
-    r"|号码|座机|联系|手機|電話|휴대폰|전화|телефон|моб"
+    r"|号码|座机|联系|手機|電話|휴대폰|전화|телефон|моб|contact|reception|hotline|前台|就打|打给"
+    r"|wa\.me/"
     # "Aroha is on 027 555 0142", "ring her on 0412 …": how British, Irish, Australian and
     # New Zealand English give a phone number.
     r"|\b(?:is|are|am|'m|'s|ring \w+|reach \w+) on(?=\s+[+(0-9]))"
@@ -98,7 +103,7 @@ def phones(text: str) -> Iterator[Detection]:
     # The matcher can take two adjacent numbers for one candidate and keep only
     # the inner one it recognises ("+1 415 555 0132 13800138000"): scan again
     # with what it found blanked out, until a pass finds nothing new.
-    found: list[Detection] = []
+    found: list[Detection] = list(_whatsapp_links(text)) if "wa.me/" in text else []
     for _ in range(3):
         scanned = blanked(text, [*ibans, *found])
         new = list(_phone_pass(scanned, _PHONE_REGIONS))
@@ -120,6 +125,21 @@ def phones(text: str) -> Iterator[Detection]:
     yield from found
 
 
+# A WhatsApp link holds the number it opens a chat with, in international form without
+# its plus: "wa.me/8615908863313".
+_WHATSAPP_LINK = re.compile(r"(?<![\w.])wa\.me/\+?(?P<number>[1-9][0-9]{7,14})(?![0-9])")
+
+
+def _whatsapp_links(text: str) -> Iterator[Detection]:
+    for match in _WHATSAPP_LINK.finditer(text):
+        try:
+            number = phonenumbers.parse("+" + match.group("number"))
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number(number):
+            yield Detection(Category.PHONE, match.start("number"), match.end("number"))
+
+
 def _mobile(text: str, detection: Detection) -> bool:
     return _MOBILE_SHAPE.fullmatch(text[detection.start : detection.end]) is not None
 
@@ -137,7 +157,7 @@ def _phone_pass(text: str, regions: Sequence[str]) -> Iterator[Detection]:
                 continue
             if "." in match.raw_string and not _DOTTED_PHONE.fullmatch(match.raw_string):
                 continue  # "1.0.13800138" is a version
-            before = text[max(0, match.start - 3) : match.start]
+            before = text[max(0, match.start - 5) : match.start]
             if _ARITHMETIC.search(before) or _ARITHMETIC.match(text, match.end):
                 continue  # "2^34 = 17179869184"
             # A number with its country code is dialled, whatever names it ("from the

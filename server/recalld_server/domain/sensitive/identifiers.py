@@ -37,6 +37,8 @@ _NATIONAL_ID = re.compile(
 _OLD_NATIONAL_ID = re.compile(rf"{BEFORE}[1-8][0-9]{{14}}(?![A-Za-z{DIGIT}_-])")
 _ID_WORD = re.compile(
     r"(?i)身份证|身份證|证件|證件|sfz|居民|户口本|户口簿|户籍|\bid\b|identity|resident"
+    # "Grandpa's first-generation number off an old photocopy: 6101…", "一代证".
+    r"|first[- ]generation|一代证|一代身份证|一代證"
 )
 _PROVINCES = frozenset(
     {
@@ -120,7 +122,7 @@ def national_ids(text: str) -> Iterator[Detection]:
         if ric.is_valid(number):
             yield Detection(Category.NATIONAL_ID, match.start(), match.end())
     for match in _OLD_NATIONAL_ID.finditer(text):
-        if _ID_WORD.search(text, max(0, match.start() - 60), match.start()) and _old_id_valid(
+        if _ID_WORD.search(text, max(0, match.start() - 90), match.start()) and _old_id_valid(
             match.group()
         ):
             yield Detection(Category.NATIONAL_ID, match.start(), match.end())

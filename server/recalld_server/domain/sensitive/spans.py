@@ -55,7 +55,8 @@ NOT_AN_IDENTIFIER_BEFORE = re.compile(
     # "PO number 4500128871", "receipt no. 0045-8831-2290", "Flying Blue number …".
     r"|po|receipt|confirmation|policy|claim|membership|member|frequent flyer|flying blue"
     r"|version|build|release|company|account|customer|户号|账户号"
-    r"|运单|快递|发票|工单|序列号|编号|型号|货号|学号|工号|次方|会议|次数|调用量)"
+    r"|运单|快递|发票|工单|序列号|编号|型号|货号|学号|工号|次方|会议|次数|调用量"
+    r"|确认号|確認號|预订号|預訂號|订房号|房号)"
     r"\s*(?:(?:no|number|num|nr|code|id)\.?|号码|号|代码)?(?:\s+is)?\s*[#:：是为]?\s*$"
 )
 

@@ -1,24 +1,25 @@
 """The twenty-first round: rules drawn from the twenty-fifth split's misses.
 
-Passwords: locks in traditional Chinese (密碼鎖, 鐵捲門, 大鎖, 螢幕鎖), a door with a code and
-the hash key ("辦公室的門 1105#", "boot room 门 code 2597#"), a lock or a freezer's code
-changed (冷凍庫換成 7140); a freezer or a locker "now" another code, a room that "opens
-with" a lettered code, a key safe "on" its number, 访问码; a table whose column names a
-lock's code; a security question asked for, then the answer someone typed, gave or set,
-and a 密保问题 filled in; a network then its key; the words that unlock a vault; a
-password spoken in a voice note, then written out after 也就是 or 整理出来是; a password
-given up (不再用 X 了) with its successor; a password with accented letters. Left alone:
-"not to tell" after a password's word, an exhibitor's pass, a WeChat AppID, a mnemonic
-after a key safe's code, a one-time PIN. Phones: Taiwanese mobiles. Passports: a
-Chinese passport's number after a name or in an identity check, what someone "travels
-on". Keys: HubSpot tokens. And what the older splits still missed: an aside before a
-password's colon, a Wi-Fi named after a clause (无线网 too), a value spelled out "— so X",
-what a laptop or PDFs "unlock/open with", a lock "set to" a code, 儿童锁 and 锁屏是, 开机要输
-X, what sets or unsets an alarm, a device's "user / password" or "admin, X", signing in
-"as X with Y", "locked with", "login became", a value after a device or an app and a
-colon, a value "是" later in a password's clause. The values are made up. The
-passwords are checked on the rules alone (no scorer), so that each test fails without
-its rule.
+Passwords: locks in traditional Chinese (密碼鎖, 鐵捲門, 大鎖, 螢幕鎖), a door with a code and the
+hash key ("辦公室的門 1105#", "boot room 门 code 2597#"), a lock or a freezer's code changed
+(冷凍庫換成 7140); a freezer or a locker "now" another code, a room that "opens with" a
+lettered code, a key safe "on" its number, 访问码; a table whose column names a lock's
+code; a security question asked for, then the answer someone typed, gave or set, and a
+密保问题 filled in; a network then its key; the words that unlock a vault; a password spoken
+in a voice note, then written out after 也就是 or 整理出来是; a password given up (不再用 X 了) with
+its successor; a password with accented letters. Left alone: "not to tell" after a
+password's word, an exhibitor's pass, a WeChat AppID, a mnemonic after a key safe's
+code, a one-time PIN. Phones: Taiwanese, Irish and Swiss mobiles, a number assigned with
+"=", a WhatsApp link, a number after "contact" or "reception". First-generation Chinese
+IDs named so. Passports: a Chinese passport's number after a name or in an identity
+check, what someone "travels on". Keys: HubSpot tokens. And what the older splits still
+missed: an aside before a password's colon, a Wi-Fi named after a clause (无线网 too), a
+value spelled out "— so X", what a laptop or PDFs "unlock/open with", a lock "set to" a
+code, 儿童锁 and 锁屏是, 开机要输 X, what sets or unsets an alarm, a device's "user / password" or
+"admin, X", signing in "as X with Y", "locked with", "login became", a value after a
+device or an app and a colon, a value "是" later in a password's clause. The values are
+made up. The passwords are checked on the rules alone (no scorer), so that each test
+fails without its rule.
 """
 
 from __future__ import annotations
@@ -124,6 +125,13 @@ def test_the_rules_find_what_older_splits_still_missed(text: str, value: str) ->
     ("text", "category", "value"),
     [
         ("菜市場找陳老闆 0928-441-706", "phone", "0928-441-706"),
+        ("the hurling coach, for fixture changes: 087 214 5531", "phone", "087 214 5531"),
+        ("Reto Gisler, if the server room floods: 079 318 44 20", "phone", "079 318 44 20"),
+        ("prefs exported: name=Aiko, emergency_phone=080-4417-2290", "phone", "080-4417-2290"),
+        ("她发的 WhatsApp 链接 https://wa.me/447823537922 点开就能聊", "phone", "447823537922"),
+        ("the school office contact: 6123 4567, ask for Mrs Tan", "phone", "6123 4567"),
+        ("Grandad's first-generation number, from his old bank book: 440104560721131",
+         "national_id", "440104560721131"),
         ("學生表：曾子涵 E38261945，家長 139 1772 0461", "passport", "E38261945"),
         ("supplier file: Zhou Wenbo, EH4102733, +86 139 1772 0461", "passport", "EH4102733"),
         ("开户 KYC：护照以外的材料齐了，证件 E60219473 已扫描", "passport", "E60219473"),
@@ -149,6 +157,8 @@ def test_finds_the_twentyfirst_rounds_other_values(text: str, category: str, val
         "冷库换成 2000 度的温控",
         "the exhibition room opens with 1924 paintings",
         "product,code\nwidget,8526",
+        "酒店确认号 88437219，前台报这个就行",
+        "2^34 = 17179869184",
         "the survey asks for your first visit date: March 2019",
         "the museum asks which year you first came: 2019",
         "the area code, that is 0131.",
