@@ -212,7 +212,7 @@ def passports(text: str) -> Iterator[Detection]:
     lowered = text.lower()
     if any(word in lowered for word in _MANIFEST_STEMS):
         yield from _listed_with_names(text)
-    if "E" in text:
+    if _CHINESE_PASSPORT_SHAPE.search(text):
         yield from _chinese_passports(text)
     if "PP" not in text and not any(stem in lowered for stem in _PASSPORT_STEMS):
         return
@@ -290,6 +290,7 @@ _SURNAMES = (
 # A name: a given name and a surname, or two to four characters from a Chinese surname
 # ("欧阳明月"). Not a number that is a date ("取号单 E20260318": a queue ticket of 18
 # March 2026).
+_CHINESE_PASSPORT_SHAPE = re.compile(r"E[0-9A-Z][0-9]{7}")
 _CHINESE_PASSPORT_AFTER_A_NAME = re.compile(
     rf"(?:(?<![\w'’])[A-Z][a-z]{{1,20}} [A-Z][a-z]{{1,20}}"
     rf"|(?<![\u4e00-\u9fff])[{_SURNAMES}][\u4e00-\u9fff]{{1,3}})"

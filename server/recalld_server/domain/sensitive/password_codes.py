@@ -198,6 +198,9 @@ _ALARM_SETTING = re.compile(
 _ALARM = re.compile(r"(?i)\balarm|\bpanel\b|\bkeypad\b|\bduress\b")
 
 
+_SETS_AN_ALARM = re.compile(r"unset|disarm|(?:full|part|night) set|set and")
+
+
 def _alarm_settings(text: str) -> Iterator[Detection]:
     """A PIN that sets or unsets an alarm, in a line about one ("the unset values" are not)."""
     for match in _ALARM_SETTING.finditer(text):
@@ -364,7 +367,12 @@ RULES: tuple[Rule, ...] = (
         _chinese_lock_codes,
     ),
     (lambda text, low: "输" in text, _keyed_in_chinese),
-    (lambda text, low: "set" in low or "disarm" in low, _alarm_settings),
+    (
+        lambda text, low: (
+            ("set" in low or "disarm" in low) and _SETS_AN_ALARM.search(low) is not None
+        ),
+        _alarm_settings,
+    ),
     (
         lambda text, low: "\n" in text and ("|" in text or "," in text or "\t" in text),
         _code_columns,

@@ -447,7 +447,8 @@ _SECURITY_QUESTION = re.compile(
     r"|^(?=.*\b(?:name of|which|what|who|where)\b)(?!.*\b(?:date|year|day|time|number|when)\b)"
     r".*\bfirst\b"
 )
-_QUESTION_STEMS = ("favourite", "favorite", "maiden", "first", "born", "childhood", "nickname")
+_ASKS = re.compile(r"ask|want|need|requires")
+_QUESTION_STEM = re.compile(r"favou?rite|maiden|first|born|childhood|nickname")
 
 
 # Plain words after "password is" only when there are four or more, all in lower case,
@@ -520,10 +521,7 @@ _RULES: tuple[Rule, ...] = (
             or "first school" in low
             or "密保" in text
             or "安全问题" in text
-            or (
-                any(w in low for w in ("ask", "want", "need", "requires"))
-                and any(w in low for w in _QUESTION_STEMS)
-            )
+            or (_ASKS.search(low) is not None and _QUESTION_STEM.search(low) is not None)
         ),
         _security_answers,
     ),

@@ -252,6 +252,13 @@ def _sign_in_thing_values(text: str) -> Iterator[Detection]:
             yield Detection(Category.PASSWORD, start, start + len(value))
 
 
+_SIGNED_IN_STEMS = ("sign", "log", "lock", "secured", "became", "is now", "account", "登")
+_SIGNED_IN_TRIGGER = re.compile(
+    r"(?:sign|log)(?:s|ged|ed)? (?:in|on)\b|locked with|secured with|became|is now|登"
+    r"|(?:login|account)\b[^\n]{0,40}? with "
+)
+
+
 def _signed_in_with(text: str) -> Iterator[Detection]:
     """A made-up value a person signs in with, or that a device is locked with."""
     for match in _SIGNED_IN_WITH.finditer(text):
@@ -381,9 +388,8 @@ RULES: tuple[Rule, ...] = (
     (lambda text, low: ":" in text or "：" in text, _labelled_values),
     (lambda text, low: "auth" in low, _basic_auth),
     (
-        lambda text, low: any(
-            w in low
-            for w in (" in ", " on ", "locked", "secured", "became", "is now", " with ", "登")
+        lambda text, low: (
+            any(w in low for w in _SIGNED_IN_STEMS) and _SIGNED_IN_TRIGGER.search(low) is not None
         ),
         _signed_in_with,
     ),

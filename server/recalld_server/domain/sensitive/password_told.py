@@ -94,18 +94,23 @@ def _spoken_then_written(text: str) -> Iterator[Detection]:
             yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
 
-_SPOKEN_MARKS = (
-    "也就是", "即是", "整理", "出来是", "出來是", "就是", "i.e.", "that is", " out", "so",
-)  # fmt: skip
+# What the rules above need in the text before they are worth running.
+_NAMES_A_NETWORK = re.compile(r"network|ssid|wi-?fi|wlan|starlink")
+_SPOKEN_MARK = re.compile(
+    r"也就是|即是|整理|出[来來]是|就是|i\.e\.|that is| out\b|(?:[—–,]|\.\.\.) ?so\b"
+)
+
+
+def _may_mark_a_spoken_value(text: str, low: str) -> bool:
+    # Literal checks first: the pattern costs more than all of them, and most memories
+    # have none of these.
+    cheap = "是" in text or "整" in text or " out" in low or " so" in low or "i.e." in low
+    return (cheap or "that is" in low) and _SPOKEN_MARK.search(low) is not None
+
 
 # Each rule beside the literal words it needs (see password_forms.passwords_elsewhere).
 RULES: tuple[Rule, ...] = (
-    (
-        lambda text, low: any(
-            w in low for w in ("network", "ssid", "wifi", "wi-fi", "wlan", "starlink")
-        ),
-        _network_keys,
-    ),
+    (lambda text, low: _NAMES_A_NETWORK.search(low) is not None, _network_keys),
     (lambda text, low: "unlock" in low or "open" in low, _words_that_unlock),
-    (lambda text, low: any(w in low for w in _SPOKEN_MARKS), _spoken_then_written),
+    (lambda text, low: _may_mark_a_spoken_value(text, low), _spoken_then_written),
 )
