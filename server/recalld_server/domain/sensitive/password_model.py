@@ -75,13 +75,15 @@ _CUE_WORDS: dict[str, str] = {
         "lock locks padlock safe locker lockers gate gates door doors keypad"
         " keysafe lockbox keybox key-safe key-box alarm alarms garage shed bike bicycle"
         " cabinet drawer box intercom buzzer entry entrance vault deadbolt smartlock"
-        " storage cupboard mailbox postbox letterbox"
+        " storage cupboard mailbox postbox letterbox freezer storeroom cage barrier turnstile"
+        " boathouse hut"
     ),
     "device": (
         "phone iphone android mobile laptop tablet ipad computer pc mac macbook screen"
         " router wifi wi-fi wlan wpa wpa2 wpa3 network hotspot modem printer nas tv"
         " account portal app admin administrator console dashboard bank banking email"
-        " e-mail mail vpn server database db"
+        " e-mail mail vpn server database db imac desktop workstation kindle camera dvr nvr"
+        " doorbell switch playstation xbox"
     ),
     "change": (
         "changed change changing swapped swap reset updated update new old now from"
@@ -104,9 +106,13 @@ _CUE_OF_WORD = {word: kind for kind, words in _CUE_WORDS.items() for word in wor
 _CUE_CHINESE: dict[str, tuple[str, ...]] = {
     kind: tuple(markers.split())
     for kind, markers in {
-        "secret": "密码 口令 暗号 密钥 解锁 开锁 登录 登陆 支付",
-        "lock": "锁 门禁 保险柜 保险箱 柜 车库 单车 自行车 报警 大门",
-        "device": "手机 电脑 平板 开机 屏 路由 无线 网络 账户 后台",
+        # Simplified, then traditional characters (a Taipei stall's notes are written so).
+        "secret": "密码 口令 暗号 密钥 解锁 开锁 登录 登陆 支付 网银 访问码"
+        " 密碼 暗號 密鑰 解鎖 開鎖 登錄 登入 網銀 訪問碼",
+        "lock": "锁 门禁 保险柜 保险箱 柜 车库 单车 自行车 报警 大门 卷帘 冷库 冷冻 冰柜"
+        " 鎖 門禁 保險 櫃 車庫 單車 報警 捲門 冷凍",
+        "device": "手机 电脑 平板 开机 屏 路由 无线 网络 账户 后台 账号 系统 电视"
+        " 手機 電腦 開機 無線 網絡 網路 帳戶 帳號 後台 系統 電視",
         "change": "改 换 旧 新 原来 现在 以前",
         "give": "输 按 设 是 用 填",
         "told": "说 讲 告诉 发来 发给",
