@@ -37,19 +37,20 @@ _UNIT_AFTER = re.compile(
 # "=") and is no sum.
 _ARITHMETIC = re.compile(r"(?:[0-9)]\s*=|[\^*×÷])\s*$|^\s*[=^*×÷]")
 _PHONE_REGIONS = ("CN", "US")
-# British, French, Dutch, Japanese, Taiwanese, Irish and Swiss mobiles are read without a
-# word for a phone: their national shape ("07823 537922", "06 28 03 33 86", "06-68565018",
-# "070-8688-8203", "0953-332-839", "086 560 6348", "076 429 86 63") is theirs alone,
-# unlike a landline's.
-_MOBILE_REGIONS = ("GB", "FR", "NL", "JP", "TW", "IE", "CH")
+# British, French, Dutch, Japanese, Taiwanese, Irish, Swiss and Australian mobiles are
+# read without a word for a phone: their national shape ("07823 537922", "06 28 03 33
+# 86", "06-68565018", "070-8688-8203", "0953-332-839", "086 560 6348", "076 429 86 63",
+# "0414 458 138") is theirs alone, unlike a landline's.
+_MOBILE_REGIONS = ("GB", "FR", "NL", "JP", "TW", "IE", "CH", "AU")
 _MOBILE_START = re.compile(
     r"(?<![0-9])0(?:[67][ .\-]?[0-9]|[789]0[ \-]?[0-9]"
-    r"|9[0-9]{2}[ \-]?[0-9]{3}[ \-]?[0-9]{3}(?![0-9])|8[35-9][ ]?[0-9]{3}[ ]?[0-9]{4}(?![0-9]))"
+    r"|[49][0-9]{2}[ \-]?[0-9]{3}[ \-]?[0-9]{3}(?![0-9])|8[35-9][ ]?[0-9]{3}[ ]?[0-9]{4}(?![0-9]))"
 )
 _MOBILE_SHAPE = re.compile(
     r"07[1-9][0-9]{2}[ ]?[0-9]{6}|0[67](?:[ .]?[0-9]{2}){4}|06-[0-9]{8}"
     r"|0[789]0([ \-]?)[0-9]{4}\1[0-9]{4}|09[0-9]{2}([ \-]?)[0-9]{3}\2[0-9]{3}"
     r"|08[35-9]([ ]?)[0-9]{3}\3[0-9]{4}|07[5-9]([ ]?)[0-9]{3}\4[0-9]{2}\4[0-9]{2}"
+    r"|04[0-9]{2}([ ]?)[0-9]{3}\5[0-9]{3}"
 )
 # Numbers written the national way of another country ("07823 619930", "070-9938-7253")
 # count where the text says it is a phone number: read in these regions too.
@@ -57,6 +58,7 @@ _PHONE_CUE = re.compile(
     r"(?i)(?:phone|mobile|cell|tel|call|text me|number|desk|office|landline|whatsapp|handy"
     r"|büro|telefon|portable|móvil|telemóvel|celular|werk|mobiel|携帯|電話|番号|手机|电话"
     r"|号码|座机|联系|手機|電話|휴대폰|전화|телефон|моб|contact|reception|hotline|前台|就打|打给"
+    r"|(?:support|help|phone|direct|office) ?line"
     r"|wa\.me/"
     # "Aroha is on 027 555 0142", "ring her on 0412 …": how British, Irish, Australian and
     # New Zealand English give a phone number.
@@ -65,7 +67,7 @@ _PHONE_CUE = re.compile(
 _CUED_REGIONS = (
     "GB", "DE", "FR", "JP", "AU", "SG", "HK", "TW", "IN", "NL", "RU", "IT", "ES", "KR",
     "BR", "CA", "PT", "CH", "SE", "MY", "TH", "VN", "PH", "ID", "MX", "AE", "NZ", "IE",
-    "ZA",
+    "ZA", "NG", "KE", "GH",
 )  # fmt: skip
 """Regions numbers without a country code are read in: mainland China, then NANP."""
 # Dots separate phone groups only as 415.555.0199 (or +1.415.555.0199), never as versions.

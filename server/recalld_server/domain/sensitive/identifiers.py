@@ -278,19 +278,22 @@ def _listed_with_names(text: str) -> Iterator[Detection]:
 # A Chinese passport's number (E and eight digits, or E, a letter and seven) has a shape of
 # its own: it is one right after a person's name ("学生表：邢梓淇 E47300860", "buyer
 # file: Sheng Hailong, E50885338") or in an identity check ("KYC：3502…1937，E22996676").
-_CHINESE_PASSPORT = r"(?P<value>E(?:[0-9]{8}|[A-HJ-NP-Z][0-9]{7}))(?![A-Za-z0-9])"
+# Hong Kong's and Macao's SAR passports: K or H (Hong Kong), MA (Macao) and digits.
+_CHINESE_PASSPORT = (
+    r"(?P<value>(?:E(?:[0-9]{8}|[A-HJ-NP-Z][0-9]{7})|[GKH][0-9]{8}|MA[0-9]{7}))(?![A-Za-z0-9])"
+)
 # The common Chinese surnames (simplified and traditional): a name starts with one.
 _SURNAMES = (
     "王李张張刘劉陈陳杨楊黄黃赵趙吴吳周徐孙孫马馬朱胡郭何高林罗羅郑鄭梁谢謝宋唐许許韩韓冯馮邓鄧"
     "曹彭曾肖萧蕭田董袁潘于蒋蔣蔡余杜叶葉程苏蘇魏吕呂丁任沈姚卢盧姜崔钟鍾谭譚陆陸汪范範金石廖贾賈"
     "夏韦韋付傅方白邹鄒孟熊秦邱江尹薛闫閆段雷侯龙龍史陶黎贺賀顾顧毛郝龚龔邵万萬钱錢严嚴覃武戴莫孔"
     "向汤湯邢费費荀翁俸游阮柳欧歐司诸諸上尚尤易乔喬裴庞龐樊兰蘭殷施洪甘左祝纪紀季温溫岳鲁魯葛伍"
-    "单單聂聶章鲍鮑舒安齐齊童包卓蒙"
+    "单單聂聶章鲍鮑舒安齐齊童包卓蒙凌辜麦麥庞龐冼區区岑霍关關伍翟戚鄺邝"
 )
 # A name: a given name and a surname, or two to four characters from a Chinese surname
 # ("欧阳明月"). Not a number that is a date ("取号单 E20260318": a queue ticket of 18
 # March 2026).
-_CHINESE_PASSPORT_SHAPE = re.compile(r"E[0-9A-Z][0-9]{7}")
+_CHINESE_PASSPORT_SHAPE = re.compile(r"[EGKHM][0-9A-Z][0-9]{7}")
 _CHINESE_PASSPORT_AFTER_A_NAME = re.compile(
     rf"(?:(?<![\w'’])[A-Z][a-z]{{1,20}} [A-Z][a-z]{{1,20}}"
     rf"|(?<![\u4e00-\u9fff])[{_SURNAMES}][\u4e00-\u9fff]{{1,3}})"

@@ -32,7 +32,14 @@ _LATIN_VALUE = r"[\x21-\x7e]{3,40}(?![\x21-\x7e])"
 _CHANGES = (
     # "from 5391 to 8426", "went from 4412 to 7780", "from Prime-wq-2021 into …".
     re.compile(
-        rf"(?i)\bfrom\s+(?P<old>{_VALUE}){_END}[,]?\s+(?:to|into)\s+(?P<new>{_VALUE}){_END}"
+        rf"(?i)\bfrom\s+(?:the\s+)?(?:(?:factory|default|old|original|previous)\s+(?:one\s+)?)?"
+        rf"(?P<old>{_VALUE}){_END}[,]?\s+(?:to|into)\s+(?P<new>{_VALUE}){_END}"
+    ),
+    # "l'ancien lise1962beauce, le nouveau Sirop!Erable#63", "old Carer-Shift-01，new …".
+    re.compile(
+        rf"(?i)(?:\bl['’]ancien|\bancien|\bold|\balt|旧的?|舊的?)\s*[:：]?\s*(?P<old>{_VALUE}){_END}"
+        r"\s*[,，;；]\s*(?:\ble nouveau|\bnouveau|\bnew|\bneu|新的?)\s*[:：]?\s*"
+        rf"(?P<new>{_VALUE}){_END}"
     ),
     # "swapped Vosburgh2024! for Hiring-Heron-88", "replaced the old code 0193 with 7264".
     re.compile(
@@ -82,7 +89,7 @@ _CHANGES = (
 _SECRET = re.compile(
     r"(?i)\b(?:passwords?|passcodes?|passphrases?|passwd|pwd|pins?|codes?|combination|combo"
     r"|logins?|log-ins?|sign-ins?|admin|locks?|padlocks?|alarms?|safes?|gates?|doors?|keypads?"
-    r"|lock ?box(?:es)?|key ?safes?|key ?box(?:es)?|wi-?fi|wpa2?|router)\b"
+    r"|lock ?box(?:es)?|key ?safes?|key ?box(?:es)?|wi-?fi|wpa2?|router|mot de passe)\b"
     r"|密码|口令|锁|门禁|无线|wifi|WiFi"
 )
 # What else changes from one number to another: times, prices, scores, rooms, versions.
@@ -140,6 +147,10 @@ _CHANGE_WORDS = (
     "以前",
     "之前",
     "旧",
+    "舊",
+    "ancien",
+    "old",
+    "alt",
     "不再",
     "不用",
     "停用",

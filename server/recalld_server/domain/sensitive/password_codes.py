@@ -61,6 +61,11 @@ _CHINESE_LOCK = re.compile(
     # Not a count or an amount: "保险箱 2000 元".
     r"(?!\s*[年月日号號点點岁歲个個次位份元块塊万萬开開关關到至])"
 )
+# What one presses at a lock: "卷帘门按 170825 再按确认键", "门禁按 4471#".
+_PRESSED_AT_A_LOCK = re.compile(
+    r"(?:[门門]|[锁鎖]|门禁|門禁|卷帘|捲門)[^\n，。；,;]{0,4}?按\s*(?P<value>[0-9]{4,8}#?)(?![0-9])"
+    r"(?!\s*[年月日号號点點岁歲个個次位份元块塊万萬楼樓层層])"
+)
 # What a lock or a freezer's code was changed to: "冷凍庫換成 7140", "门锁改成了 5820".
 _CHINESE_CODE_CHANGED = re.compile(
     r"(?:[锁鎖]|[门門]禁|冷[冻凍]庫|冷[冻凍]库|冷库|冷庫|冰柜|冰櫃|保[险險](?:柜|櫃|箱))"
@@ -105,7 +110,7 @@ _LOCK_CODES = (
     # "the hotel safe in Lisbon, we set it to 240815", "hotel safe in Kyoto 设成了 0811".
     re.compile(
         rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?(?:\b(?:is\s+|was\s+)?(?:set|changed|reset)"
-        r"(?:\s+it)?\s+to\s+|(?:设成了?|设为|設成了?|設為|改成了?)\s*)"
+        r"(?:\s+it)?\s+to\s+|(?:设成了?|设为|設成了?|設為|改成了?|设的是|設的是)\s*)"
         r"(?P<value>[0-9]{3,8}(?![\w-])|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}(?![\w-]))"
     ),
     # "Chenxi set the hotel-room safe in Vancouver to 1127": set, the lock, then its code.
@@ -175,7 +180,7 @@ _LOCK_CODES = (
     ),
     # "the lock box at 14 Glenfarg Road: code 2719", "key safe by the back door, code 2803".
     re.compile(
-        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?[:：,]\s*(?:the\s+)?(?:code|pin|combination|combo)\b"
+        rf"(?i)\b{_LOCK}\b[^.\n;:]{{0,40}}?[:：,，]\s*(?:the\s+)?(?:code|pin|combination|combo)\b"
         rf"\s*(?:\b(?:is|was)\b|:|=)?\s*{_LOCK_VALUE}"
     ),
     re.compile(
@@ -234,7 +239,12 @@ _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 
 
 def _chinese_lock_codes(text: str) -> Iterator[Detection]:
-    for pattern in (_CHINESE_LOCK, _CHINESE_NUMERAL_CODE, _CHINESE_CODE_CHANGED):
+    for pattern in (
+        _CHINESE_LOCK,
+        _CHINESE_NUMERAL_CODE,
+        _CHINESE_CODE_CHANGED,
+        _PRESSED_AT_A_LOCK,
+    ):
         for match in pattern.finditer(text):
             yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
@@ -324,15 +334,22 @@ def _lock_codes(text: str) -> Iterator[Detection]:
 _CODE_HEADER = re.compile(
     r"(?i)(?:door|gate|lock|keypad|alarm|safe|key ?safe|lock ?box|entry|access|padlock)?"
     r"[ _]?(?:code|pin|combo|combination)s?|门禁|门锁|密码|門禁|門鎖|密碼"
+    # A Chinese code of a role or a lock: "收银主管码", "开门码"; not a number one is
+    # sent or shown (验证码, 取件码, 条码, 号码).
+    r"|(?![^|,\t;]*(?:验证|驗證|取件|条|條|二维|二維|号|號|邮|郵|区|區|付款|收款))"
+    r"[\u4e00-\u9fff]{0,6}[码碼]"
 )
 _NAMES_THE_LOCK = re.compile(
     r"(?i)door|gate|lock|keypad|alarm|safe|box|entry|access|padlock|门|門|锁|鎖|密"
 )
 _PLACE_HEADER = re.compile(
     r"(?i)^\s*(?:room|door|gate|site|building|entrance|unit|location|where|place|shed|locker"
-    r"|box|safe|store|office|block|house|flat|property|cabin|门|門|房|室|仓|倉|地点|位置)s?\s*$"
+    r"|box|safe|store|office|block|house|flat|property|cabin|branch|shop|门|門|房|室|仓|倉"
+    r"|地点|位置|门店|門店|店|分店|网点)s?\s*$"
 )
-_HEADER_WORD = re.compile(r"(?i)\b(?:code|pin|combo|combination)s?\b|门禁|门锁|密码|門禁|門鎖|密碼")
+_HEADER_WORD = re.compile(
+    r"(?i)\b(?:code|pin|combo|combination)s?\b|门禁|门锁|密码|門禁|門鎖|密碼|[\u4e00-\u9fff][码碼]"
+)
 
 
 def _names_a_place_code(cell: str) -> bool:

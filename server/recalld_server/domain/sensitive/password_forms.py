@@ -63,7 +63,7 @@ _ADMIN_PAIR = re.compile(
     r"|:(?P<colon>[\x21\x23-\x26\x28-\x2e\x30-\x39\x3b-\x5f\x61-\x7e]{6,})(?![:/\w]))"
     # After a label, "printer in the office: admin, ashbury01", made up (as every value
     # here) and ending the line: "admin, finance and HR" is a list.
-    r"|(?<=[:：—–] )(?:admin|administrator|root),[ \t]*"
+    r"|(?<=[:：—–\s])(?:admin|administrator|root)[,，][ \t]*"
     r"(?P<comma>[\x21\x23-\x26\x28-\x2b\x2d-\x7e]{6,40})[ \t]*(?=\n|$)"
 )
 # A passphrase of plain words: "the passphrase for the drive is purple monkey
@@ -204,7 +204,7 @@ def _wifi_keys(text: str) -> Iterator[Detection]:
 # A PIN described, then given: "her banking PIN is the year she was born, 1983", "the PIN
 # for his debit card is his house number twice, 1717", "取款密码就是她的生日 930416".
 _DESCRIBED_THEN_GIVEN = re.compile(
-    r"(?i)\b(?:pin|passcode|password)\b[^.\n;:]{0,40}?\b(?:is|was)\b[^.\n;:]{3,60}?,\s*"
+    r"(?i)\b(?:pin|passcode|password)\b[^.\n;:]{0,40}?\b(?:is|was)\b[^.\n;:]{3,60}?(?:,|\s[—–])\s*"
     # Not the first group of a longer number ("…, PIN 4821, 4111 1111 1111 1111").
     r"(?P<value>[0-9]{4,8})(?=[.,;!)]|\s(?![0-9])|$)"
     r"|(?:密码|口令)(?:就是|是)[^\n，。；0-9]{1,12}?\s*(?P<zh>[0-9]{4,8})(?![0-9])"
@@ -349,7 +349,9 @@ _WIFI_VALUE = re.compile(
 _WIFI_AFTER_A_CLAUSE = re.compile(
     r"(?i)(?<!ssid )\bwi-?fi\b(?!\s+(?:name|network|ssid)\b)[^\n:：]{1,60}?[:：][ \t]*"
     rf"(?P<value>{PASSWORD_CHARS}{{8,63}})(?=[\s,;。，]|$)"
-    r"|(?:无线网?|(?i:wi-?fi))(?:改成了?|换成了?|是|为|[:：]|[ \t])[ \t]*"
+    r"|(?:无线网?|(?i:wi-?fi))(?:改成了?|换成了?|是|为|[:：]|[ \t]"
+    # "guest Wi-Fi，给他的是 heitt-vatn-77".
+    r"|[，,][ \t]*(?:给|給|发给|發給)[他她你我们們]*的是)[ \t]*"
     # Not a Wi-Fi QR code's fields ("WIFI:T:WPA;S:…;P:…;;"), read by _wifi_keys.
     r"(?![A-Z]:)(?P<zh>[\x21\x23-\x26\x28-\x7e]{6,63})(?![\x21-\x7e])"
 )
@@ -419,7 +421,8 @@ _SECURITY_ANSWER = re.compile(
     # his favourite rugby league team; Carole typed Bramley Buffaloes", "his pension
     # helpline wants his mother's maiden name; Carole gave it as Hepworth", "the bank asks
     # which mountain hut he slept in first; the answer on file is Refuge du Couvercle".
-    r"|\b(?:asks?|wants|needs|requires)\s+(?:for\s+|about\s+)?(?P<q>[^\n;:：]{0,50}?"
+    r"|\b(?:asks?|asked|wants|wanted|needs|needed|requires|required)\s+(?:for\s+|about\s+)?"
+    r"(?P<q>[^\n;:：]{0,50}?"
     r"\b(?:favou?rite|maiden name|first|born|childhood|nickname|best friend)\b[^\n;:：]{0,50}?)"
     r"(?:;\s*(?:the answer(?:\s+(?:on file|saved|stored|given|(?:she|he|they|we|I)\s+"
     r"(?:set|gave|chose|picked|entered)))?\s+(?:is|was)"
@@ -503,7 +506,7 @@ _RULES: tuple[Rule, ...] = (
         _before_the_word,
     ),
     (
-        lambda text, low: ("/" in text or ":" in text) and ("admin" in low or "root" in low),
+        lambda text, low: any(c in text for c in "/:：,，") and ("admin" in low or "root" in low),
         _admin_pairs,
     ),
     (

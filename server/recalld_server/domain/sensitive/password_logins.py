@@ -58,6 +58,8 @@ _SIGNED_IN_WITH = re.compile(
     r"|\b(?:locked|secured)\s+with\s+(?:the\s+password\s+)?"
     r"|\b(?:login|log-in|sign-in|password)\s+(?:became|is now|has become)\s+"
     r"|\b(?:login|account)\b[^\n.;]{0,40}?[,:：]\s*[\w.@+-]{3,40}\s+with\s+"
+    # "Temi's Paystack dashboard login is her work address with Eko-Bridge#1990".
+    r"|\blogin\s+is\s+[^\n.;]{1,40}?\s+with\s+"
     r"|登[入录錄陆陸][^\n，。,;；]{0,12}?用\s*"
 )
 
@@ -196,7 +198,10 @@ def _labelled_pairs(text: str) -> Iterator[Detection]:
         digits = any(c.isdigit() for c in value)
         symbols = bool(_LOGIN_SYMBOLS.intersection(value)) or "@" in value
         cases = any(c.isupper() for c in value) and any(c.islower() for c in value)
-        if not (sign_in and digits and (symbols or cases)) or value.isdigit():
+        # A Wi-Fi's key may be lower case and digits: "office Wi-Fi: OjaPay-Staff /
+        # jollofrice2024".
+        wifi = _WIFI_LABEL.search(match.group("label")) is not None
+        if not (sign_in and digits and (symbols or cases or wifi)) or value.isdigit():
             continue
         if (
             "/" in value

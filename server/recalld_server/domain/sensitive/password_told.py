@@ -26,8 +26,12 @@ from recalld_server.domain.sensitive.spans import Detection, Rule
 # "SSID KettleCove / password: caplin-scull-9". The name makes the key a Wi-Fi key,
 # whatever its shape.
 _NETWORK_THEN_KEY = re.compile(
-    r"(?i)\b(?:network|ssid|wi-?fi|wlan|starlink)\s*[:=]?\s*[^\s,;/:]{2,40}\s*[,;/]\s*"
-    r"(?:key|password|passphrase|pw|pass|psk)\s*(?:is\b|[:=])?\s*"
+    r"(?i)\b(?:network|ssid|wi-?fi|wlan|starlink)(?:\s+[^\n:：,;]{1,40}?\s*[:：])?\s*[:=]?\s*"
+    r"[^\s,;/:]{2,40}\s*[,;/]\s*"
+    # The key in French, German, Spanish and Icelandic too: "Wi-Fi de la boutique :
+    # Erabliere-Gendreau, mot de passe tiredesurlaneige", "…, lykilorð gufa-og-hraun".
+    r"(?:key|password|passphrase|pw|pass|psk|mot de passe|passwort|schlüssel|clave"
+    r"|contraseña|lykilorð)\s*(?:is\b|[:=])?\s*"
     rf"(?P<value>{PASSWORD_CHARS}{{6,64}})"
 )
 # The words that unlock a vault or a wallet, after a colon: "the four words that unlock
@@ -44,18 +48,26 @@ _SPOKEN_THEN_WRITTEN = re.compile(
     r"|[—–]{1,2}\s*就是"
     r"|(?i:\bi\.e\.|\bthat is|\bwritten out|\bspelled out|\bspelt out|\btyped out)[,:]?"
     # "'…then the number seven' — so lighthouse7", "…, five eight, so PurpleKettle58".
-    r"|(?P<so>(?i:(?:[—–,]|\.\.\.)\s*so(?:\s+it'?s)?\b)))"
+    r"|(?P<so>(?i:(?:[—–,]|\.\.\.)\s*(?:so(?:\s+it'?s)?|donc|alors|also)\b)"
+    # "…再一个感叹号”——Qc2025!": the quote of what was spoken closes, a dash, the value.
+    r"|(?<=[”\"」』»'’])\s*[—–]{1,2}(?!\s*(?:so|donc|alors|also)\b)))"
     # "!" is the password's own at the end of the line ("也就是 sujun2025!"); "." is not.
     r"\s*[:：]?\s*[\"'“‘「]?(?P<value>[\x21\x23-\x26\x28-\x7e]{4,40}?)[\"'”’」]?"
     r"(?=\.?[ \t]*[。！]?[ \t]*(?:\n|$)|,\s(?:no spaces|all one word|one word|no capitals"
     r"|all lower ?case|all small letters|with the spaces)\b)"
+)
+_DIGIT_WORD = (
+    r"(?:zero|nought|oh|one|two|three|four|five|six|seven|eight|nine"
+    r"|zéro|un|deux|trois|quatre|cinq|sept|huit|neuf)"
 )
 _SPOKEN_WORD = re.compile(
     r"(?i)密[码碼]|口令|\bpass(?:word|code|phrase)?\b|\bpin\b|\bpw\b|\bcode\b"
 )
 _SPELLED_OUT = re.compile(
     r"(?i)\bcapital\b|small letters|lower ?case|upper ?case|\bthe number\b|no spaces"
-    r"|大写|小写|拼音"
+    r"|大写|小写|拼音|大寫|小寫"
+    # Digits said one by one, in English or French: "four, zero, five, eight".
+    rf"|\b{_DIGIT_WORD}\b(?:[ ,-]+{_DIGIT_WORD}\b){{2,}}"
 )
 _KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
 
@@ -79,10 +91,11 @@ def _spoken_then_written(text: str) -> Iterator[Detection]:
     for match in _SPOKEN_THEN_WRITTEN.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
         if match.group("so"):
-            # "so" follows a value spelled out letter by letter, and gives a made-up one
-            # ("we met at the code club, so it's Friday2" spells nothing).
+            # "so" follows a value spelled out letter by letter or digit by digit, and gives
+            # it ("we met at the code club, so it's Friday2" spells nothing).
             spelled = _SPELLED_OUT.search(text, line_start, match.start())
-            if spelled and looks_made_up(match.group("value")):
+            value = match.group("value")
+            if spelled and (looks_made_up(value) or _KEYED_PIN.fullmatch(value)):
                 yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
             continue
         if not _SPOKEN_WORD.search(text, line_start, match.start()):
@@ -97,7 +110,8 @@ def _spoken_then_written(text: str) -> Iterator[Detection]:
 # What the rules above need in the text before they are worth running.
 _NAMES_A_NETWORK = re.compile(r"network|ssid|wi-?fi|wlan|starlink")
 _SPOKEN_MARK = re.compile(
-    r"也就是|即是|整理|出[来來]是|就是|i\.e\.|that is| out\b|(?:[—–,]|\.\.\.) ?so\b"
+    r"[—–]|也就是|即是|整理|出[来來]是|就是|i\.e\.|that is| out\b"
+    r"|(?:[—–,]|\.\.\.) ?(?:so|donc|alors|also)\b"
 )
 
 
@@ -105,6 +119,7 @@ def _may_mark_a_spoken_value(text: str, low: str) -> bool:
     # Literal checks first: the pattern costs more than all of them, and most memories
     # have none of these.
     cheap = "是" in text or "整" in text or " out" in low or " so" in low or "i.e." in low
+    cheap = cheap or "—" in text or "–" in text or "donc" in low or "alors" in low
     return (cheap or "that is" in low) and _SPOKEN_MARK.search(low) is not None
 
 

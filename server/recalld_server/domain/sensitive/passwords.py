@@ -40,14 +40,14 @@ from recalld_server.domain.sensitive.spans import (
 # Slovak, Hungarian, Romanian, Spanish, Portuguese, French, Vietnamese, Indonesian.
 _PASSWORD_WORD = re.compile(
     r"(?:密码|密碼|口令|PIN ?码|pin ?码|提取码|提取碼|登录码|登入码|暗証番号|パスワード"
-    r"|撤防码|布防码|门禁码|开门码|开锁码|门锁码|访客码|門禁碼|開門碼|訪客碼"
+    r"|撤防码|布防码|门禁码|开门码|开锁码|门锁码|访客码|門禁碼|開門碼|訪客碼|解压码|解壓碼"
     # A device's access code on the local network: "打印机的局域网访问码 27182818".
     r"|访问码|訪問碼"
     r"|비밀번호|암호|пароль|парол[яюем]|лозинк[аеу]|κωδικός|şifre(?:si|m|niz)?|รหัสผ่าน"
     r"|كلمة (?:المرور|السر)|סיסמ[הא]|पासवर्ड)"
     r"|(?<![A-Za-z0-9_/\\])(?<![A-Za-z0-9]-)(?:[A-Za-z0-9]+[_-])*"
     r"(?:passwords|password|passwort|kennwort|wachtwoord|l[öo]senord|passord|adgangskode|salasana"
-    r"|has[łl]o|heslo|jelsz[óo]|parol[ăa]|contrase[ñn]a|senha|palavra-passe|mot de passe"
+    r"|has[łl]o|heslo|jelsz[óo]|parol[ăa]|contrase[ñn]a|senha|palavra-passe|mot de passe|lykilorð"
     r"|mật khẩu|kata sandi|passwd|passcode|pass ?phrase|pwd|pw|pass|psk|pin(?: ?code)?"
     # A word kept secret for a bank or an alarm company: "the memorable word is parsnip".
     r"|memorable (?:word|information|answer|phrase)|(?:secret|safe|code) word"
@@ -97,7 +97,8 @@ _PASSWORD_STATED = re.compile(
     # "密码还是 root 的": 还是 and 或是 ask "or", they do not state.
     # Japanese and Korean mark the topic after the word: "パスワードは …", "비밀번호는 …".
     # Cantonese says 系: "wifi 密码系 …".
-    r"|(?<![还或])是|为|為|系|は|는|은|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
+    # "password 就是 …"; Cantonese writes 係 (traditional) for 系: "password 係 …".
+    r"|(?<![还或])就?是|为|為|系|就?係|は|는|은|改成了?|改为了?|换成了?|设为|设置为|设置成)\s*"
     # "to", but not "read it to me: …"; "to" alone is weak ("a password for the logbook
     # and not to tell the crew").
     r"|\s+(?:set|changed|reset|updated)\s+to\s+(?!(?:me|him|her|them|us|you)\b)"
@@ -135,6 +136,23 @@ _NOT_ABOUT_THE_VALUE = re.compile(
     r"|screen|form|menu|option|setting|format|example|e\.g|sample|type"
 )
 _PASSPORT_SHAPE = re.compile(r"[A-Z]{1,2}[0-9]{6,8}")
+# "set the maintenance-planner password to Reykjanesviti": what it was set to, whatever
+# its shape (a bare "to" is weak: "a password for the logbook and not to tell the crew").
+_SET_BEFORE = re.compile(
+    r"(?i)\b(?:set|changed|reset|updated|made)\s+(?:the\s+|her\s+|his\s+|my\s+|their\s+"
+    r"|our\s+|its\s+)?(?:[\w'’-]+\s+){0,3}$"
+)
+
+
+def _set_to(text: str, word: re.Match[str]) -> bool:
+    """Set before the word, "to" right after it, the value ending its clause."""
+    return _SET_BEFORE.search(text, max(0, word.start() - 50), word.start()) is not None and (
+        _TO_A_VALUE.match(text, word.end()) is not None
+    )
+
+
+# "… password to Reykjanesviti, after the lighthouse", not "… password to expire monthly".
+_TO_A_VALUE = re.compile(rf"\s+to\s+{PASSWORD_CHARS}{{3,}}(?={CLAUSE_END})")
 # A pass one shows rather than types: a badge, a ticket, a permit.
 _PASS_TO_GET_IN = re.compile(
     r"(?i)\b(?:exhibitor|visitor|boarding|day|season|bus|rail|press|media|guest|staff|parking"
@@ -166,6 +184,10 @@ _ONE_TIME_BEFORE = re.compile(
     r"(?i)(?:动态|一次性|短信|行程\s*"
     r"|\b(?:trip|ride|delivery|pickup|one-time|uber|lyft|didi|grab|bolt|滴滴)\s*)$"
 )
+_HANDED_OVER = re.compile(
+    r"(?i)\b(?:courier|delivery|deliveries|driver|rider|takeaway|parcel)\b"
+    r"|福袋|抽奖|抽獎|红包|紅包|直播间|直播間|评论区|評論區|粉丝|粉絲"
+)
 _PARCEL = re.compile(r"(?i)parcel|package|deliver|inpost|pick-?up|collect|courier|取件|快递|驿站")
 _FACTORY_BEFORE = re.compile(r"(?i)(?:出厂|默认|factory)[^\n，,。]{0,12}$")
 _GROUPS_AFTER_A_COLON = re.compile(
@@ -187,9 +209,11 @@ _PASSWORD_STEMS = (
     "pass", "pasw", "pssw", "pw", "pin", "psk", "code", "keypad", "登录", "登入", "kennwort",
     "wachtwoord", "senord", "código", "box", "safe", "memorable", "secret word",
     "adgangskode", "salasana", "has", "heslo", "jelsz", "parol", "contrase", "senha",
-    "mật khẩu", "kata sandi", "密", "口令", "提取", "暗証", "パスワード", "비밀번호", "암호",
+    "mật khẩu", "kata sandi", "lykilor",
+    "密", "口令", "提取", "暗証", "パスワード", "비밀번호", "암호",
     "парол", "лозинк", "κωδικ", "şifre", "รหัสผ่าน", "كلمة", "סיסמ", "पासवर्ड",
     "门码", "锁码", "禁码", "防码", "访客码", "門禁碼", "開門碼", "訪客碼", "访问码", "訪問碼",
+    "解压码", "解壓碼",
     "locker", "cabinet", "cupboard", "drawer",
     "shower", "storeroom", "bike",
 )  # fmt: skip
@@ -213,6 +237,12 @@ def passwords(text: str) -> Iterator[Detection]:
             continue  # "${DB_PASSWORD:?missing}" names a variable
         if _ONE_TIME_BEFORE.search(text, max(0, word.start() - 12), word.start()):
             continue  # "动态密码 271840", "Uber trip PIN 2281": sent for one use
+        if _HANDED_OVER.search(line_around(text, *word.span())) and (
+            word.group().casefold() == "pin" or word.group() == "口令"
+        ):
+            # "the courier needed the PIN 4471 before handing over his dinner", "直播间福袋的
+            # 口令是…，粉丝在评论区打出来就能参与抽奖": given to everyone it is meant for.
+            continue
         if "locker" in word.group().casefold() and _PARCEL.search(line_around(text, *word.span())):
             continue  # "the locker code for the InPost parcel is 284913": sent for one pickup
         if _FACTORY_BEFORE.search(text, max(0, word.start() - 12), word.start()):
@@ -322,8 +352,7 @@ def _after_the_word(text: str, word: re.Match[str]) -> Detection | None:
         or stated is None
         or bool(clause)
         or bool(named.get("dash"))
-        or bool(named.get("to"))
-        or _TO.match(text, word.end()) is not None
+        or (bool(named.get("to") or _TO.match(text, word.end())) and not _set_to(text, word))
     )
     # After 口令 (a spoken password), pinyin letters alone: "口令 tianwanggaidihu".
     spoken = name == "口令" and stripped.isalpha() and len(stripped) >= 6
@@ -371,7 +400,8 @@ _STATED_LATER = re.compile(
 # "Wi-Fi password 每周换，this week 是 cangshan0612", "WeChat password … 新设的是 Karim@Yiwu24".
 _STATED_LATER_CHINESE = re.compile(
     r"(?P<between>[^\n.;:!?。；：]{1,60}?)(?:说|設的|设的|给的|給的|以后|以後|就)?(?<![不还還或])是\s*"
-    r"(?P<value>[\x21\x23-\x26\x28-\x7e]{6,40})(?![\x21-\x7e])"
+    # Four characters for a PIN after its word: "key safe，这个月是 4786".
+    r"(?P<value>[\x21\x23-\x26\x28-\x7e]{4,40})(?![\x21-\x7e])"
 )
 _COLON_LATER = re.compile(
     r"(?P<between>[^\n.;!?:：]{1,80}?)[:：][ \t]*[\"'“‘]?"

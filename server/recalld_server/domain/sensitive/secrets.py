@@ -180,7 +180,22 @@ def private_keys(text: str) -> Iterator[Detection]:
         for match in _PUTTY_KEY.finditer(text):
             if _PUTTY_PRIVATE.search(match.group()):
                 yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
+    if "ed25519:" in text:
+        for match in _NEAR_PRIVATE_KEY.finditer(text):
+            yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
+    if _SOLANA.search(text):
+        for match in _BASE58_KEYPAIR.finditer(text):
+            yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
     yield from key_context.private_keys_by_context(text)
+
+
+# A NEAR account's private key: "ed25519:" and 64 bytes in base58 (a public key is 32
+# bytes, about 44 characters).
+_NEAR_PRIVATE_KEY = re.compile(r"(?<![\w:])ed25519:[1-9A-HJ-NP-Za-km-z]{80,90}(?![A-Za-z0-9])")
+# A Solana keypair exported by a wallet (Phantom, the CLI): 64 bytes in base58, 86 to 88
+# characters, named as one (an address, 32 bytes, is 32 to 44).
+_SOLANA = re.compile(r"(?i)solana|phantom|keypair|\bsol\b")
+_BASE58_KEYPAIR = re.compile(r"(?<![A-Za-z0-9])[1-9A-HJ-NP-Za-km-z]{86,88}(?![A-Za-z0-9])")
 
 
 def api_keys(text: str) -> Iterator[Detection]:
