@@ -19,6 +19,7 @@ from recalld_server.domain.sensitive.spans import (
     SENTENCE_END,
     TO_ASCII,
     Detection,
+    any_word,
     cells_under,
 )
 
@@ -85,6 +86,7 @@ _PASSPORT_STEMS = (
     "جواز", "گذرنامه", "پاسپورت", "דרכון", "पासपोर्ट", "राहदानी", "পাসপোর্ট", "கடவுச்சீட்டு",
     "პასპორტ", "անձնագիր", "ፓስፖርት", "төлқұжат", "travel", "pass ",
 )  # fmt: skip
+_PASSPORT_STEM = any_word(_PASSPORT_STEMS)
 # "173825112 (passport)", "E12345678 就是他现在的护照号": the number right before the word.
 _PASSPORT_BEFORE = re.compile(
     r"(?<![A-Za-z0-9])([A-Z0-9]{6,9})\s*"
@@ -210,11 +212,11 @@ def passports(text: str) -> Iterator[Detection]:
     if "<<" in text:
         yield from _machine_readable(text)
     lowered = text.lower()
-    if any(word in lowered for word in _MANIFEST_STEMS):
+    if _MANIFEST_STEM.search(lowered):
         yield from _listed_with_names(text)
     if _CHINESE_PASSPORT_SHAPE.search(text):
         yield from _chinese_passports(text)
-    if "PP" not in text and not any(stem in lowered for stem in _PASSPORT_STEMS):
+    if "PP" not in text and not _PASSPORT_STEM.search(lowered):
         return
     for word in _PASSPORT_WORD.finditer(text):
         # The numbers that follow the word in its sentence ("passports E29799765 and
@@ -255,6 +257,7 @@ _MANIFEST_STEMS = (
     "crew", "guest", "passenger", "manifest", "travel", "boarding", "check-in", "乘客", "旅客",
     "客人", "住客", "船员", "机组", "名单", "入住登记",
 )  # fmt: skip
+_MANIFEST_STEM = any_word(_MANIFEST_STEMS)
 _NAME_THEN_NUMBER = re.compile(
     r"(?:(?<![\w'’])(?-i:[A-Z][a-z]{1,20})|(?<![\u4e00-\u9fff])[\u4e00-\u9fff]{2,4})[ \t]+"
     # Lettered and with two digits: "E24886958", "SGHMZW9A3"; not all digits (a phone's end).

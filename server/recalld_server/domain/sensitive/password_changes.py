@@ -21,7 +21,7 @@ from recalld_server.domain.sensitive.password_values import (
     could_be_a_password,
     looks_made_up,
 )
-from recalld_server.domain.sensitive.spans import Detection, Rule, line_around
+from recalld_server.domain.sensitive.spans import Detection, Rule, any_word, line_around
 
 # A value between spaces, or ended by Chinese or list punctuation.
 _VALUE = r"[^\s，。,;；、()（）\"“”]{3,40}?"
@@ -119,6 +119,8 @@ def _value(value: str) -> str | None:
 
 def _changed_secrets(text: str) -> Iterator[Detection]:
     """The old and the new value of a password, a PIN or a lock's code that changed."""
+    if not _SECRET.search(text):
+        return  # each value's line must name a secret: none does
     for pattern in _CHANGES:
         for match in pattern.finditer(text):
             line = line_around(text, match.start(), match.end())
@@ -148,9 +150,6 @@ _CHANGE_WORDS = (
     "之前",
     "旧",
     "舊",
-    "ancien",
-    "old",
-    "alt",
     "不再",
     "不用",
     "停用",
@@ -161,7 +160,17 @@ _CHANGE_WORDS = (
     "retired",
     "dropped",
 )
+_CHANGE_WORD = any_word(_CHANGE_WORDS)
 
 RULES: tuple[Rule, ...] = (
-    (lambda text, low: any(w in low for w in _CHANGE_WORDS), _changed_secrets),
+    (
+        lambda text, low: (
+            _CHANGE_WORD.search(low) is not None
+            or (
+                ("old" in low or "alt" in low or "ancien" in low)
+                and ("new" in low or "neu" in low or "nouveau" in low)
+            )
+        ),
+        _changed_secrets,
+    ),
 )

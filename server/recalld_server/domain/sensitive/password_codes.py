@@ -23,6 +23,7 @@ from recalld_server.domain.sensitive.spans import (
     Detection,
     Rule,
     answered_below,
+    any_word,
     cells_under,
     line_around,
 )
@@ -218,6 +219,7 @@ _LOCK_WORDS = (
     "code", "combination", "combo", "open", "unlock", "lock", "safe", "protected", "alarm",
     "keypad", "box", "door", "gate", "cabinet", "cupboard", "drawer", "shed", "garage", "barrier",
 )  # fmt: skip
+_LOCK_WORD = any_word(_LOCK_WORDS)
 
 
 _CHINESE_LOCK_WORDS = (
@@ -235,6 +237,7 @@ _CHINESE_LOCK_WORDS = (
     "櫃",
     "冷",
 )
+_CHINESE_LOCK_WORD = any_word(_CHINESE_LOCK_WORDS)
 _COMBINATION = re.compile(r"[0-9]{3,8}|[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 
 
@@ -378,9 +381,9 @@ def _code_columns(text: str) -> Iterator[Detection]:
 
 # Each rule beside the literal words it needs (see password_forms.passwords_elsewhere).
 RULES: tuple[Rule, ...] = (
-    (lambda text, low: any(w in low for w in _LOCK_WORDS), _lock_codes),
+    (lambda text, low: _LOCK_WORD.search(low) is not None, _lock_codes),
     (
-        lambda text, low: any(w in text for w in _CHINESE_LOCK_WORDS),
+        lambda text, low: _CHINESE_LOCK_WORD.search(text) is not None,
         _chinese_lock_codes,
     ),
     (lambda text, low: "输" in text, _keyed_in_chinese),

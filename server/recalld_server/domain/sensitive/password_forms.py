@@ -506,7 +506,7 @@ _RULES: tuple[Rule, ...] = (
         _before_the_word,
     ),
     (
-        lambda text, low: any(c in text for c in "/:：,，") and ("admin" in low or "root" in low),
+        lambda text, low: ("admin" in low or "root" in low) and any(c in text for c in "/:：,，"),
         _admin_pairs,
     ),
     (

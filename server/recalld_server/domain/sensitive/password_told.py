@@ -119,7 +119,10 @@ def _may_mark_a_spoken_value(text: str, low: str) -> bool:
     # Literal checks first: the pattern costs more than all of them, and most memories
     # have none of these.
     cheap = "是" in text or "整" in text or " out" in low or " so" in low or "i.e." in low
-    cheap = cheap or "—" in text or "–" in text or "donc" in low or "alors" in low
+    cheap = cheap or "donc" in low or "alors" in low
+    # A dash after a closing quote: "'…then the hash key' — 1903#".
+    dash = ("—" in text or "–" in text) and any(q in text for q in "'’\"”」』»")
+    cheap = cheap or dash
     return (cheap or "that is" in low) and _SPOKEN_MARK.search(low) is not None
 
 

@@ -28,6 +28,7 @@ from recalld_server.domain.sensitive.spans import (
     SENTENCE_END,
     Detection,
     answered_below,
+    any_word,
     cells_under,
     line_around,
     listed_under,
@@ -217,6 +218,7 @@ _PASSWORD_STEMS = (
     "locker", "cabinet", "cupboard", "drawer",
     "shower", "storeroom", "bike",
 )  # fmt: skip
+_PASSWORD_STEM = any_word(_PASSWORD_STEMS)
 
 
 # The first words of a description in quotes: "'the dog's name'", "'the usual one'" (not
@@ -227,11 +229,7 @@ _DESCRIBING = frozenset({"the", "his", "her", "our", "their", "your", "a", "an",
 def passwords(text: str) -> Iterator[Detection]:
     """Every password the text states, in a sentence, a config line or a command."""
     lowered = text.casefold()
-    words = (
-        _PASSWORD_WORD.finditer(text)
-        if any(stem in lowered for stem in _PASSWORD_STEMS)
-        else iter(())
-    )
+    words = _PASSWORD_WORD.finditer(text) if _PASSWORD_STEM.search(lowered) else iter(())
     for word in words:
         if text[max(0, word.start() - 2) : word.start()] == "${":
             continue  # "${DB_PASSWORD:?missing}" names a variable

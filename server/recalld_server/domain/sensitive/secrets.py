@@ -183,7 +183,7 @@ def private_keys(text: str) -> Iterator[Detection]:
     if "ed25519:" in text:
         for match in _NEAR_PRIVATE_KEY.finditer(text):
             yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
-    if _SOLANA.search(text):
+    if any(word in text for word in _SOLANA_WORDS) and _SOLANA.search(text):
         for match in _BASE58_KEYPAIR.finditer(text):
             yield Detection(Category.PRIVATE_KEY, match.start(), match.end())
     yield from key_context.private_keys_by_context(text)
@@ -195,6 +195,7 @@ _NEAR_PRIVATE_KEY = re.compile(r"(?<![\w:])ed25519:[1-9A-HJ-NP-Za-km-z]{80,90}(?
 # A Solana keypair exported by a wallet (Phantom, the CLI): 64 bytes in base58, 86 to 88
 # characters, named as one (an address, 32 bytes, is 32 to 44).
 _SOLANA = re.compile(r"(?i)solana|phantom|keypair|\bsol\b")
+_SOLANA_WORDS = ("olana", "OLANA", "hantom", "HANTOM", "eypair", "EYPAIR", "sol", "SOL", "Sol")
 _BASE58_KEYPAIR = re.compile(r"(?<![A-Za-z0-9])[1-9A-HJ-NP-Za-km-z]{86,88}(?![A-Za-z0-9])")
 
 
