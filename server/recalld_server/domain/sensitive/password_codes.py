@@ -14,6 +14,7 @@ from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.password_values import (
     CLAUSE_END,
     DASHED_COMBINATION,
+    KEYED_PIN,
     LETTERED_CODE,
     TRAILING,
     could_be_a_password,
@@ -289,9 +290,6 @@ def _keyed_in_chinese(text: str) -> Iterator[Detection]:
             yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
 
-_KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
-
-
 def _codes_answered(text: str) -> Iterator[Detection]:
     """A PIN-length number answering a question about a code on the line before."""
     for question in _CODE_QUESTION.finditer(text):
@@ -300,7 +298,7 @@ def _codes_answered(text: str) -> Iterator[Detection]:
         for start, end in answered_below(text, question.start()):
             value = text[start:end].rstrip(".,;:!?)]}>”’\"'`。，；：！？）」")
             # Digits, with the keys pressed around them: "*2961#".
-            if _KEYED_PIN.fullmatch(value):
+            if KEYED_PIN.fullmatch(value):
                 yield Detection(Category.PASSWORD, start, start + len(value))
             break  # only the next line answers it
 
@@ -375,7 +373,7 @@ def _code_columns(text: str) -> Iterator[Detection]:
         )
         for start, end in cells_under(text, word.start(), word.end(), names_it):
             value = text[start:end]
-            if _KEYED_PIN.fullmatch(value) or DASHED_COMBINATION.fullmatch(value):
+            if KEYED_PIN.fullmatch(value) or DASHED_COMBINATION.fullmatch(value):
                 yield Detection(Category.PASSWORD, start, end)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from recalld_server.domain.core.sensitive_data import Category
 from recalld_server.domain.sensitive.password_codes import NOT_A_SECRET_CODE
 from recalld_server.domain.sensitive.password_values import (
+    KEYED_PIN,
     NOT_A_PASSWORD,
     PASSWORD_CHARS,
     TRAILING,
@@ -69,7 +70,6 @@ _SPELLED_OUT = re.compile(
     # Digits said one by one, in English or French: "four, zero, five, eight".
     rf"|\b{_DIGIT_WORD}\b(?:[ ,-]+{_DIGIT_WORD}\b){{2,}}"
 )
-_KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
 
 
 def _network_keys(text: str) -> Iterator[Detection]:
@@ -95,7 +95,7 @@ def _spoken_then_written(text: str) -> Iterator[Detection]:
             # it ("we met at the code club, so it's Friday2" spells nothing).
             spelled = _SPELLED_OUT.search(text, line_start, match.start())
             value = match.group("value")
-            if spelled and (looks_made_up(value) or _KEYED_PIN.fullmatch(value)):
+            if spelled and (looks_made_up(value) or KEYED_PIN.fullmatch(value)):
                 yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
             continue
         if not _SPOKEN_WORD.search(text, line_start, match.start()):
@@ -103,7 +103,7 @@ def _spoken_then_written(text: str) -> Iterator[Detection]:
         if NOT_A_SECRET_CODE.search(text, line_start, match.start()):
             continue  # "the area code, that is 0131"
         value = match.group("value")
-        if (_KEYED_PIN.fullmatch(value) or looks_made_up(value)) and could_be_a_password(value):
+        if (KEYED_PIN.fullmatch(value) or looks_made_up(value)) and could_be_a_password(value):
             yield Detection(Category.PASSWORD, match.start("value"), match.end("value"))
 
 

@@ -16,6 +16,8 @@ NOT_A_PASSWORD_FIELD = re.compile(
 )
 # A door's or a box's code with one letter among four to six digits: "B2741", "4B7719".
 LETTERED_CODE = re.compile(r"(?=[0-9A-Z]{5,7}$)[0-9]*[A-Z][0-9]*")
+# Digits keyed in, with the keys pressed around them: "2961", "*2961#", "1105#".
+KEYED_PIN = re.compile(r"[*#]?[0-9]{4,8}[*#]?")
 # A safe's combination: "12-34-56".
 DASHED_COMBINATION = re.compile(r"[0-9]{1,3}(?:-[0-9]{1,3}){2,3}")
 # What may follow a PIN that ends its clause ("the key safe is 7249, back gate…"), so
