@@ -150,8 +150,12 @@ def neutralized(text: str, found: Sequence[tuple[int, int]]) -> tuple[str, list[
 def candidates(text: str) -> Iterator[tuple[int, int]]:
     """The (start, end) of every word in the text that could be a password."""
     one_use = _ONE_USE_WORD.search(text) is not None
+    # "车库门 0800 开到 2000", "open 0800-2000": hours, whatever a lock word before says.
+    hours = [m.span() for m in _TIME_RANGE.finditer(text)] if _DIGITS4.search(text) else []
     for match in _TOKEN.finditer(text):
         start, end = match.start(), match.end()
+        if any(a <= start and end <= b for a, b in hours):
+            continue
         while start < end and text[start] in ":.#*-/":
             start += 1
         while end > start and text[end - 1] in ".:?,":
@@ -171,6 +175,11 @@ _SENT_FOR_ONE_USE = re.compile(
 )
 
 
+_DIGITS4 = re.compile(r"[0-9]{4}")
+_HHMM = r"(?:[01][0-9]|2[0-3])[0-5][0-9]"
+_TIME_RANGE = re.compile(
+    rf"(?<![0-9]){_HHMM}\s*(?:开到|開到|到|至|[-–~]|to|until|till)\s*(?:{_HHMM}|2400)(?![0-9])"
+)
 _ONE_USE_WORD = re.compile(r"(?i)one-?time|otp|动态|動態|一次性")
 
 

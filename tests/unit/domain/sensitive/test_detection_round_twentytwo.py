@@ -20,7 +20,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.domain.sensitive.detections import assert_finds, assert_rules_leave, rules_find
+from tests.unit.domain.sensitive.detections import (
+    assert_finds,
+    assert_no_secret,
+    assert_rules_leave,
+    rules_find,
+)
 
 
 @pytest.mark.parametrize(
@@ -101,3 +106,11 @@ def test_the_rules_leave_the_twentysecond_rounds_look_alikes(text: str) -> None:
 )
 def test_a_carriers_or_a_reservations_number_is_no_phone(text: str) -> None:
     assert [c for c, _ in rules_find(text) if c == "phone"] == [], rules_find(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["车库门 0800 开到 2000", "the garage door is open 0900-1730 on weekdays"]
+)
+def test_hours_after_a_lock_word_are_no_pin(text: str) -> None:
+    # The scorer's: a time range is not scored, whatever word for a lock comes before it.
+    assert_no_secret(text)
